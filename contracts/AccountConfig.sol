@@ -357,6 +357,11 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         emit AdminApiPayerChanged(previous, adminPayer);
     }
 
+    /// @notice Always reverts with `RenounceOwnershipDisabled`.
+    function renounceOwnership() public view override onlyOwner {
+        revert RenounceOwnershipDisabled();
+    }
+
     // ──────────────────────────────────────────── Views ────────────────────────────────────────────
 
     /// @inheritdoc IAccountConfig

@@ -104,6 +104,8 @@ interface IAccountConfig {
     error ApiPayerAlreadyAdded(address payer);
     error ApiPayerNotFound(address payer);
     error NotApiPayer(address caller);
+    /// @notice The governance owner cannot be renounced: the payer set must keep an authority.
+    error RenounceOwnershipDisabled();
 
     // ────────────────────────────────────────── Accounts ──────────────────────────────────────────
 
