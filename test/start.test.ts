@@ -1,0 +1,69 @@
+import { expect } from "chai";
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { JsonRpcProvider } from "ethers";
+import { readStartEnv } from "../scripts/lib/env";
+
+/** Waits until `child` prints `marker`, or fails with what it printed. */
+function waitFor(child: ChildProcess, marker: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`no "${marker}" within ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes(marker)) {
+        clearTimeout(timer);
+        resolve(out);
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before "${marker}":\n${out}`));
+    });
+  });
+}
+
+describe("npm start (scripts/start.ts)", function () {
+  this.timeout(180_000);
+
+  it("serves a chain with both contracts deployed, prints the addresses and stops cleanly", async function () {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-start-"));
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // What `npm start` runs, without npm in between, so that the signal reaches the script itself.
+    const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", "scripts/start.ts"], {
+      env: { ...process.env, VESTA_CHAIN_PORT: String(port), VESTA_DATA_DIR: dataDir, VESTA_PAYER_COUNT: "3" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      const out = await waitFor(child, "Press Ctrl-C to stop.", 150_000);
+      const deployment = JSON.parse(fs.readFileSync(path.join(dataDir, "deployment.json"), "utf8"));
+      expect(out).to.contain(deployment.accountConfig).and.to.contain(deployment.appAuth).and.to.contain(`http://127.0.0.1:${port}`);
+      expect(deployment.apiPayers).to.have.length(3);
+      const provider = new JsonRpcProvider(`http://127.0.0.1:${port}`, undefined, { staticNetwork: true });
+      expect(await provider.getCode(deployment.accountConfig)).to.match(/^0x[0-9a-f]{100,}$/);
+      expect(await provider.getCode(deployment.appAuth)).to.match(/^0x[0-9a-f]{100,}$/);
+      provider.destroy();
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      expect(await exited).to.equal(0);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("readStartEnv", function () {
+  it("applies the defaults", function () {
+    expect(readStartEnv({})).to.deep.equal({ chainHost: "127.0.0.1", chainPort: 8545, payerCount: 4, dataDir: ".vesta" });
+  });
+
+  it("rejects bad values with one message naming each variable", function () {
+    expect(() => readStartEnv({ VESTA_CHAIN_PORT: "99999", VESTA_PAYER_COUNT: "two" }))
+      .to.throw(/VESTA_CHAIN_PORT="99999" must be an integer from 1 to 65535[\s\S]*VESTA_PAYER_COUNT="two"/);
+  });
+});
