@@ -61,7 +61,9 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         string description;
     }
 
-    mapping(uint256 keyHash => uint256 apiKeyHash) private _keyToAccount;
+    /// Usage keys only. An account's own hash is never stored here: an account record always wins
+    /// (see `_resolve`), so a usage key cannot squat the hash of a future ChainSecured account.
+    mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) private _keyToAccount;
     mapping(uint256 apiKeyHash => Account) private _accounts;
 
     mapping(uint256 usageApiKeyHash => UsageKey) private _usageKeys;
@@ -144,12 +146,13 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         if (expiration > type(uint64).max || (expiration != 0 && expiration <= block.timestamp)) revert InvalidExpiration(expiration);
         if (balance > type(uint128).max) revert BalanceTooLarge(balance);
 
+        if (_isAccount(usageApiKeyHash)) revert KeyHashInUse(usageApiKeyHash);
         uint256 owner_ = _keyToAccount[usageApiKeyHash];
         bool created = owner_ == 0;
         if (created) {
             _keyToAccount[usageApiKeyHash] = apiKeyHash;
             _accountUsageKeys[apiKeyHash].add(usageApiKeyHash);
-        } else if (owner_ != apiKeyHash || usageApiKeyHash == apiKeyHash) {
+        } else if (owner_ != apiKeyHash) {
             revert KeyHashInUse(usageApiKeyHash);
         }
 
@@ -381,7 +384,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     /// @inheritdoc IAccountConfig
     function resolveApiKey(uint256 keyHash) external view returns (uint256 apiKeyHash, bool isAccountKey, bool active) {
-        apiKeyHash = _keyToAccount[keyHash];
+        apiKeyHash = _resolve(keyHash);
         if (apiKeyHash == 0) return (0, false, false);
         isAccountKey = keyHash == apiKeyHash;
         active = isAccountKey ? _accounts[apiKeyHash].hasApiKey : !_expired(_usageKeys[keyHash]);
@@ -400,14 +403,14 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     /// @inheritdoc IAccountConfig
     function getUsageApiKey(uint256 usageApiKeyHash) external view returns (UsageKeyView memory) {
-        uint256 apiKeyHash = _keyToAccount[usageApiKeyHash];
+        uint256 apiKeyHash = _resolve(usageApiKeyHash);
         if (apiKeyHash == 0 || apiKeyHash == usageApiKeyHash) revert UsageApiKeyNotFound(apiKeyHash, usageApiKeyHash);
         return _usageKeyView(usageApiKeyHash);
     }
 
     /// @inheritdoc IAccountConfig
     function hasScope(uint256 keyHash, Scope scope, uint64 groupId) external view returns (bool) {
-        uint256 apiKeyHash = _keyToAccount[keyHash];
+        uint256 apiKeyHash = _resolve(keyHash);
         if (apiKeyHash == 0) return false;
         if (uint8(scope) >= _FIRST_GROUP_SCOPE && !_groupIds[apiKeyHash].contains(groupId)) return false;
         if (keyHash == apiKeyHash) return _accounts[apiKeyHash].managed;
@@ -429,7 +432,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     /// @inheritdoc IAccountConfig
     function canExecute(uint256 keyHash, uint256 cidHash, address pkpId, uint64 groupId) public view returns (bool) {
-        uint256 apiKeyHash = _keyToAccount[keyHash];
+        uint256 apiKeyHash = _resolve(keyHash);
         if (apiKeyHash == 0) return false;
         if (keyHash == apiKeyHash) {
             return _accounts[apiKeyHash].managed && (pkpId == address(0) || _pkps[pkpId].apiKeyHash == apiKeyHash);
@@ -441,7 +444,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     /// @inheritdoc IAccountConfig
     function findExecutionGroup(uint256 keyHash, uint256 cidHash, address pkpId) external view returns (bool allowed, uint64 groupId) {
-        uint256 apiKeyHash = _keyToAccount[keyHash];
+        uint256 apiKeyHash = _resolve(keyHash);
         if (apiKeyHash == 0) return (false, 0);
         if (keyHash == apiKeyHash) return (canExecute(keyHash, cidHash, pkpId, 0), 0);
         UsageKey storage k = _usageKeys[keyHash];
@@ -518,8 +521,11 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     function _createAccount(uint256 apiKeyHash, address admin, bool managed, string calldata name, string calldata description) private {
         if (apiKeyHash == 0) revert InvalidKeyHash(apiKeyHash);
-        if (_keyToAccount[apiKeyHash] != 0) revert AccountAlreadyExists(apiKeyHash);
-        _keyToAccount[apiKeyHash] = apiKeyHash;
+        if (_isAccount(apiKeyHash)) revert AccountAlreadyExists(apiKeyHash);
+        // A managed account's hash comes from a server-generated secret: a clash with a usage key
+        // means the secret is not fresh. A ChainSecured hash is fixed by its wallet and shadows
+        // any usage key that took it before (that key then authorizes nothing).
+        if (managed && _keyToAccount[apiKeyHash] != 0) revert KeyHashInUse(apiKeyHash);
         Account storage a = _accounts[apiKeyHash];
         a.admin = admin;
         a.managed = managed;
@@ -532,7 +538,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     /// @dev Resolves the acting key and checks the caller: the account's admin wallet acts as owner;
     /// an API payer acts for the key, only on a managed account, and a usage key must be unexpired.
     function _actor(uint256 keyHash) private view returns (uint256 apiKeyHash, bool isOwner) {
-        apiKeyHash = _keyToAccount[keyHash];
+        apiKeyHash = _resolve(keyHash);
         if (apiKeyHash == 0) revert UnknownApiKey(keyHash);
         Account storage a = _accounts[apiKeyHash];
         if (msg.sender == a.admin) return (apiKeyHash, true);
@@ -653,15 +659,22 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     }
 
     function _requireUsageKeyOf(uint256 apiKeyHash, uint256 usageApiKeyHash) private view {
-        if (usageApiKeyHash == apiKeyHash || _keyToAccount[usageApiKeyHash] != apiKeyHash) revert UsageApiKeyNotFound(apiKeyHash, usageApiKeyHash);
+        if (_keyToAccount[usageApiKeyHash] != apiKeyHash) revert UsageApiKeyNotFound(apiKeyHash, usageApiKeyHash);
     }
 
     function _requireGroup(uint256 apiKeyHash, uint64 groupId) private view {
         if (!_groupIds[apiKeyHash].contains(groupId)) revert GroupNotFound(apiKeyHash, groupId);
     }
 
+    /// @dev An account exists when it has an admin (never zero, see the creation paths).
     function _isAccount(uint256 apiKeyHash) private view returns (bool) {
-        return apiKeyHash != 0 && _keyToAccount[apiKeyHash] == apiKeyHash;
+        return _accounts[apiKeyHash].admin != address(0);
+    }
+
+    /// @dev The account a key hash acts for: itself when it is an account, else the usage key's
+    /// account (0 when unknown).
+    function _resolve(uint256 keyHash) private view returns (uint256) {
+        return _isAccount(keyHash) ? keyHash : _keyToAccount[keyHash];
     }
 
     function _account(uint256 apiKeyHash) private view returns (Account storage) {

@@ -247,16 +247,18 @@ describe("AccountConfig permission matrix", function () {
       const key = await ctx.usageKey(everything);
       const victim = await ctx.usageKey(perms({ executeInGroups: [1] }));
       const before = JSON.stringify(await ctx.config.listUsageApiKeys(ctx.account, 0, 100), (_k, v) => (typeof v === "bigint" ? v.toString() : v));
-      const attempts: Promise<ContractTransactionResponse>[] = [
-        ctx.c.setUsageApiKey(key, hashOf("minted-by-a-usage-key"), 0, 0, "", "", everything),
-        ctx.c.setUsageApiKey(key, key, 0, 0, "", "", everything),
-        ctx.c.setUsageApiKey(key, victim, 0, 0, "", "", everything),
-        ctx.c.updateUsageApiKeyMetadata(key, victim, "renamed", ""),
-        ctx.c.removeUsageApiKey(key, victim),
-        ctx.c.transferAccountOwnership(key, await ctx.stranger.getAddress()),
+      const stranger = await ctx.stranger.getAddress();
+      // thunks, sent one at a time, so that no rejection is left unobserved
+      const attempts: (() => Promise<ContractTransactionResponse>)[] = [
+        () => ctx.c.setUsageApiKey(key, hashOf("minted-by-a-usage-key"), 0, 0, "", "", everything),
+        () => ctx.c.setUsageApiKey(key, key, 0, 0, "", "", everything),
+        () => ctx.c.setUsageApiKey(key, victim, 0, 0, "", "", everything),
+        () => ctx.c.updateUsageApiKeyMetadata(key, victim, "renamed", ""),
+        () => ctx.c.removeUsageApiKey(key, victim),
+        () => ctx.c.transferAccountOwnership(key, stranger),
       ];
       for (const attempt of attempts) {
-        await expect(attempt).to.be.revertedWithCustomError(ctx.config, "OwnerOnly").withArgs(ctx.account, key);
+        await expect(attempt()).to.be.revertedWithCustomError(ctx.config, "OwnerOnly").withArgs(ctx.account, key);
       }
       const after = JSON.stringify(await ctx.config.listUsageApiKeys(ctx.account, 0, 100), (_k, v) => (typeof v === "bigint" ? v.toString() : v));
       expect(after).to.equal(before);
