@@ -131,7 +131,9 @@ interface IAccountConfig {
     /// @notice Adds a usage key, or replaces the whole permission set, expiration and balance of an
     /// existing one of the same account (replace-all: nothing of the previous set survives). Owner only.
     /// @param apiKeyHash the account's hash (an account key, never a usage key).
-    /// @param usageApiKeyHash keccak256 of the usage key's bytes; unique across all accounts.
+    /// @param usageApiKeyHash keccak256 of the usage key's bytes; unique across all accounts, and never
+    /// the hash of an existing account (`KeyHashInUse`). A ChainSecured account created later under a
+    /// hash that a usage key holds shadows that key, which then authorizes nothing.
     /// @param expiration unix seconds after which the key is invalid; 0 = never.
     function setUsageApiKey(
         uint256 apiKeyHash,
@@ -173,7 +175,8 @@ interface IAccountConfig {
         uint256[] calldata cidHashes
     ) external;
 
-    /// @notice Removes a group (scope group:delete).
+    /// @notice Removes a group (scope group:delete). Its id is never reused, so usage keys whose
+    /// lists still name it gain nothing; their stored lists are left as granted.
     function removeGroup(uint256 actorKeyHash, uint64 groupId) external;
 
     /// @notice Adds one of the account's PKPs to a group (scope group:addPkp on the group).
@@ -218,7 +221,8 @@ interface IAccountConfig {
     /// @notice Removes an API payer (the contract owner or the admin API payer).
     function removeApiPayer(address payer) external;
 
-    /// @notice Sets the admin API payer, which manages the payer set (contract owner only).
+    /// @notice Sets the admin API payer, which manages the payer set (contract owner only);
+    /// address(0) leaves the payer set to the owner alone.
     function setAdminApiPayer(address adminPayer) external;
 
     // ─────────────────────────────────────────── Views ────────────────────────────────────────────
