@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { Wallet, ZeroAddress, type ContractTransactionResponse } from "ethers";
 import { deployAccountConfig, hashOf, perms, type Permissions } from "./helpers/accountConfig";
+import { allScopes } from "./helpers/scenario";
 import type { AccountConfig } from "../typechain-types";
 
 // Scope enum values of contracts/types/AccountConfigTypes.sol
@@ -156,15 +157,7 @@ describe("AccountConfig permission matrix", function () {
       it("reverts when the usage key lacks the scope, and changes nothing", async function () {
         const ctx = await loadFixture(fixture);
         // every other capability, on every group, but not this one
-        const all = perms({
-          canCreateGroups: true,
-          canDeleteGroups: true,
-          canCreatePkps: true,
-          manageIpfsIdsInGroups: [0],
-          addPkpToGroups: [0],
-          removePkpFromGroups: [0],
-          executeInGroups: [0],
-        });
+        const all = allScopes();
         const field = Object.keys(w.grant([1])).find((k) => {
           const v = (w.grant([1]) as Record<string, unknown>)[k];
           return v === true || (Array.isArray(v) && v.length > 0);
@@ -232,15 +225,7 @@ describe("AccountConfig permission matrix", function () {
   }
 
   describe("owner-only operations", function () {
-    const everything = perms({
-      canCreateGroups: true,
-      canDeleteGroups: true,
-      canCreatePkps: true,
-      manageIpfsIdsInGroups: [0],
-      addPkpToGroups: [0],
-      removePkpFromGroups: [0],
-      executeInGroups: [0],
-    });
+    const everything = allScopes();
 
     it("reverts when a usage key with every scope tries to add, update or revoke a key, or transfer ownership", async function () {
       const ctx = await loadFixture(fixture);
