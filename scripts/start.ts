@@ -1,10 +1,10 @@
 /**
- * `npm start`: the whole service on one machine with embedded defaults.
- * Now: a local Hardhat (EDR) chain served over JSON-RPC, AccountConfig and AppAuth deployed
- * through Ignition with a pool of API payers, and the addresses printed and written to
- * `.vesta/deployment.json`. Stops cleanly on Ctrl-C / SIGTERM.
+ * `npm start`: the whole service on one machine with embedded defaults: a local Hardhat (EDR)
+ * chain served over JSON-RPC, AccountConfig and AppAuth deployed through Ignition with a pool of
+ * API payers (written to `.vesta/deployment.json`), and the relayer (core HTTP API) on top, with a
+ * first account created through it. Stops cleanly on Ctrl-C / SIGTERM.
  *
- * Environment (all optional):
+ * Environment (all optional; the relayer's own variables apply too, see the README):
  *   VESTA_CHAIN_HOST   interface the JSON-RPC server binds (default 127.0.0.1)
  *   VESTA_CHAIN_PORT   its port (default 8545)
  *   VESTA_PAYER_COUNT  number of API payer wallets, taken from the local chain's accounts 1..N (default 4)
@@ -14,8 +14,17 @@ import fs from "node:fs";
 import path from "node:path";
 import hre from "hardhat";
 import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
+import { HDNodeWallet } from "ethers";
 import { deployVesta } from "./lib/deploy";
 import { readStartEnv } from "./lib/env";
+import { loadConfig } from "../relayer/config";
+import { startRelayer } from "../relayer/server";
+
+/** The private keys of the local chain's accounts `from`..`from+count-1` (its well-known test mnemonic). */
+function localKeys(from: number, count: number): string[] {
+  const accounts = hre.network.config.accounts as { mnemonic: string; path: string };
+  return Array.from({ length: count }, (_, i) => HDNodeWallet.fromPhrase(accounts.mnemonic, undefined, `${accounts.path}/${from + i}`).privateKey);
+}
 
 async function main() {
   const env = readStartEnv(process.env);
@@ -45,14 +54,41 @@ async function main() {
   const file = path.join(env.dataDir, "deployment.json");
   fs.writeFileSync(file, JSON.stringify({ rpcUrl, ...deployment }, null, 2) + "\n");
 
+  console.log("Vesta: starting the relayer ...");
+  const relayer = await startRelayer(
+    loadConfig({
+      VESTA_LOG_LEVEL: "warn",
+      VESTA_LOCAL_ROOT_SECRET_FILE: path.join(env.dataDir, "root-secret"),
+      ...process.env,
+      VESTA_RPC_URL: rpcUrl,
+      VESTA_ACCOUNT_CONFIG_ADDRESS: deployment.accountConfig,
+      VESTA_PAYER_KEYS: localKeys(1, env.payerCount).join(","),
+    }),
+  );
+  const api = `${relayer.url}/core/v1`;
+  const created = await fetch(`${api}/new_account`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ account_name: "first account", account_description: "created by npm start" }),
+  });
+  if (!created.ok) throw new Error(`creating the first account failed: ${created.status} ${await created.text()}`);
+  const first = (await created.json()) as { api_key: string; wallet_address: string };
+
   console.log(`
 Vesta is running (local development chain: keys and accounts here are for testing only)
+  core API           ${api}
+  API explorer       ${api}/swagger-ui
   chain JSON-RPC     ${rpcUrl}   (chain id ${deployment.chainId})
   AccountConfig      ${deployment.accountConfig}
   AppAuth            ${deployment.appAuth}
   owner / admin payer ${owner}
   API payers         ${payers.join(", ")}
   deployment file    ${path.resolve(file)}
+
+A first account key to try (shown once):
+  ${first.api_key}
+  curl -s -H 'X-Api-Key: ${first.api_key}' ${api}/list_groups
+
 Press Ctrl-C to stop.`);
 
   await new Promise<void>((resolve) => {
@@ -61,6 +97,7 @@ Press Ctrl-C to stop.`);
     process.once("SIGTERM", stop);
   });
   console.log("Vesta: stopping ...");
+  await relayer.close();
   await server.close();
 }
 

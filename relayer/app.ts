@@ -1,0 +1,51 @@
+import express, { type Express } from "express";
+import { rateLimit } from "express-rate-limit";
+import swaggerUi from "swagger-ui-express";
+import type { Ctx } from "./context";
+import { AppError, errorMiddleware, notFoundRoute } from "./errors";
+import { newRegistry, openApiDocument } from "./openapi";
+import { configRoutes } from "./routes/config";
+import { accountRoutes } from "./routes/accounts";
+import { usageKeyRoutes } from "./routes/usageKeys";
+import { groupRoutes } from "./routes/groups";
+import { walletRoutes } from "./routes/wallets";
+import { actionRoutes } from "./routes/actions";
+
+/** The relayer's HTTP app: `/core/v1/...`, its OpenAPI description and explorer. */
+export function createApp(ctx: Ctx): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", false);
+
+  const v1 = express.Router();
+  v1.use(express.json({ limit: ctx.config.bodyLimit, strict: false, type: ["application/json", "application/*+json"] }));
+  v1.use(
+    "/new_account",
+    rateLimit({
+      windowMs: 60_000,
+      limit: ctx.config.newAccountRateLimitPerMinute,
+      standardHeaders: "draft-7",
+      legacyHeaders: false,
+      handler: (_req, _res, next) => next(new AppError(429, "rate_limited", "too many accounts created from this address; try again in a minute")),
+    }),
+  );
+
+  const registry = newRegistry();
+  configRoutes(v1, registry, ctx);
+  accountRoutes(v1, registry, ctx);
+  usageKeyRoutes(v1, registry, ctx);
+  groupRoutes(v1, registry, ctx);
+  walletRoutes(v1, registry, ctx);
+  actionRoutes(v1, registry, ctx);
+
+  const doc = openApiDocument(registry);
+  v1.get("/openapi.json", (_req, res) => {
+    res.json(doc);
+  });
+  v1.use("/swagger-ui", swaggerUi.serve, swaggerUi.setup(doc, { customSiteTitle: "Vesta core API" }));
+
+  app.use("/core/v1", v1);
+  app.use(notFoundRoute);
+  app.use(errorMiddleware(ctx.logger));
+  return app;
+}

@@ -1,0 +1,26 @@
+import { JsonRpcProvider } from "ethers";
+import { AccountConfig__factory, type AccountConfig } from "../../typechain-types";
+
+export type Chain = {
+  provider: JsonRpcProvider;
+  accountConfig: AccountConfig;
+  chainId: bigint;
+};
+
+/** Connects to the RPC and checks that the AccountConfig contract is deployed there. */
+export async function connectChain(rpcUrl: string, accountConfigAddress: string): Promise<Chain> {
+  const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
+  let chainId: bigint;
+  try {
+    chainId = (await provider.getNetwork()).chainId;
+  } catch (err) {
+    provider.destroy();
+    throw new Error(`cannot reach the chain at ${rpcUrl}: ${(err as Error).message}`);
+  }
+  const code = await provider.getCode(accountConfigAddress);
+  if (code === "0x") {
+    provider.destroy();
+    throw new Error(`no contract at ${accountConfigAddress} on chain ${chainId} (${rpcUrl}): deploy first (npm run deploy)`);
+  }
+  return { provider, accountConfig: AccountConfig__factory.connect(accountConfigAddress, provider), chainId };
+}

@@ -1,0 +1,75 @@
+import { Wallet, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
+import type { Logger } from "pino";
+import { AppError } from "../errors";
+
+type Payer = { wallet: Wallet; nonce: number | null; pending: number; tail: Promise<unknown> };
+
+/**
+ * A pool of payer wallets. Each payer has its own queue: its transactions go out one at a time,
+ * each after the previous one is mined, with a nonce kept locally and read back from the chain
+ * at start and after any send error. Writes spread over the payers with the fewest pending.
+ */
+export class PayerPool {
+  private readonly payers: Payer[];
+  private next = 0;
+
+  constructor(
+    keys: string[],
+    private readonly provider: JsonRpcProvider,
+    private readonly logger: Logger,
+    private readonly txTimeoutMs: number,
+  ) {
+    this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, pending: 0, tail: Promise.resolve() }));
+  }
+
+  addresses(): string[] {
+    return this.payers.map((p) => p.wallet.address);
+  }
+
+  /** Sends `tx` from the least busy payer and resolves with its receipt once mined. */
+  async send(tx: TransactionRequest): Promise<TransactionReceipt> {
+    const payer = this.pick();
+    payer.pending++;
+    const run = payer.tail.then(() => this.sendNow(payer, tx));
+    payer.tail = run.catch(() => undefined);
+    try {
+      return await run;
+    } finally {
+      payer.pending--;
+    }
+  }
+
+  private pick(): Payer {
+    let best = this.payers[this.next % this.payers.length];
+    for (let i = 0; i < this.payers.length; i++) {
+      const p = this.payers[(this.next + i) % this.payers.length];
+      if (p.pending < best.pending) best = p;
+    }
+    this.next++;
+    return best;
+  }
+
+  private async sendNow(payer: Payer, tx: TransactionRequest, retried = false): Promise<TransactionReceipt> {
+    if (payer.nonce === null) payer.nonce = await this.provider.getTransactionCount(payer.wallet.address, "pending");
+    let hash: string;
+    try {
+      const sent = await payer.wallet.sendTransaction({ ...tx, nonce: payer.nonce });
+      hash = sent.hash;
+      payer.nonce++;
+    } catch (err) {
+      payer.nonce = null; // read it back from the chain next time
+      const msg = (err as Error).message ?? "";
+      if (!retried && /nonce|replacement/i.test(msg)) return this.sendNow(payer, tx, true);
+      this.logger.error({ err, payer: payer.wallet.address }, "sending a transaction failed");
+      throw new AppError(503, "chain_unavailable", "the transaction could not be sent to the chain; nothing changed, try again");
+    }
+    const receipt = await this.provider.waitForTransaction(hash, 1, this.txTimeoutMs).catch(() => null);
+    if (!receipt) {
+      payer.nonce = null;
+      throw new AppError(504, "chain_timeout", `transaction ${hash} was not mined within ${this.txTimeoutMs} ms; it may still land`);
+    }
+    return receipt;
+  }
+}
+
+

@@ -1,0 +1,59 @@
+import type { TransactionReceipt } from "ethers";
+import type { AccountConfig } from "../../typechain-types";
+import type { Ctx } from "../context";
+import { AppError } from "../errors";
+import { decodeRevert } from "./revert";
+
+type WriteName = string;
+
+/**
+ * Relays one AccountConfig write through the payer pool. The write is first simulated
+ * (estimateGas from a payer), so a write the contract rejects answers with its decoded error and
+ * costs nothing; then it is sent, and the answer comes once it is mined.
+ */
+export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): Promise<TransactionReceipt> {
+  const contract = ctx.chain.accountConfig;
+  const to = await contract.getAddress();
+  const data = contract.interface.encodeFunctionData(method as never, args as never);
+  const from = ctx.payers.addresses()[0];
+  let gas: bigint;
+  try {
+    gas = await ctx.chain.provider.estimateGas({ to, data, from });
+  } catch (err) {
+    throw decodeRevert(contract.interface, err);
+  }
+  const receipt = await ctx.payers.send({ to, data, gasLimit: (gas * 12n) / 10n + 20_000n });
+  if (receipt.status !== 1) {
+    try {
+      await ctx.chain.provider.call({ to, data, from });
+    } catch (err) {
+      throw decodeRevert(contract.interface, err);
+    }
+    throw new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
+  }
+  return receipt;
+}
+
+/** Decodes view errors (e.g. GroupNotFound) the same way as writes. */
+export async function read<T>(ctx: Ctx, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw decodeRevert(ctx.chain.accountConfig.interface, err);
+  }
+}
+
+/** The first event `name` emitted by AccountConfig in `receipt`. */
+export function eventArgs(ctx: Ctx, receipt: TransactionReceipt, name: string) {
+  for (const log of receipt.logs) {
+    const parsed = (() => {
+      try {
+        return ctx.chain.accountConfig.interface.parseLog(log);
+      } catch {
+        return null;
+      }
+    })();
+    if (parsed?.name === name) return parsed.args;
+  }
+  throw new AppError(500, "internal_error", `the transaction emitted no ${name} event`);
+}

@@ -1,0 +1,93 @@
+import fs from "node:fs";
+import { getAddress, isHexString, Wallet } from "ethers";
+import { z } from "zod";
+
+const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
+
+const EnvSchema = z
+  .object({
+    VESTA_RPC_URL: z.string().url("VESTA_RPC_URL must be a URL").optional(),
+    VESTA_ACCOUNT_CONFIG_ADDRESS: z.string().optional(),
+    VESTA_DEPLOYMENT_FILE: z.string().optional(),
+    VESTA_PAYER_KEYS: z.string().optional(),
+    VESTA_HOST: z.string().default("127.0.0.1"),
+    VESTA_PORT: z.coerce.number().int("VESTA_PORT must be an integer").min(0).max(65535).default(8000),
+    VESTA_KEY_PROVIDER: z.enum(["local", "dstack"]).default("local"),
+    VESTA_LOCAL_ROOT_SECRET_FILE: z.string().default(".vesta/root-secret"),
+    VESTA_DSTACK_ENDPOINT: z.string().optional(),
+    VESTA_BODY_LIMIT: z.string().default("256kb"),
+    VESTA_TX_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+    VESTA_NEW_ACCOUNT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
+    VESTA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  })
+  .passthrough();
+
+export type RelayerConfig = {
+  rpcUrl: string;
+  accountConfigAddress: string;
+  payerKeys: string[];
+  host: string;
+  port: number;
+  keyProvider: "local" | "dstack";
+  localRootSecretFile: string;
+  dstackEndpoint?: string;
+  bodyLimit: string;
+  txTimeoutMs: number;
+  newAccountRateLimitPerMinute: number;
+  logLevel: string;
+};
+
+/**
+ * Reads the relayer's configuration from the environment. Contract address and RPC URL come from
+ * the variables or from a deployment file written by `npm start` / `npm run deploy`. Throws one
+ * error that lists every problem.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
+  const parsed = EnvSchema.safeParse(env);
+  const problems: string[] = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  const e = parsed.success ? parsed.data : EnvSchema.parse({});
+
+  let deployment: { rpcUrl?: string; accountConfig?: string } = {};
+  if (e.VESTA_DEPLOYMENT_FILE) {
+    try {
+      deployment = JSON.parse(fs.readFileSync(e.VESTA_DEPLOYMENT_FILE, "utf8"));
+    } catch (err) {
+      problems.push(`VESTA_DEPLOYMENT_FILE: cannot read ${e.VESTA_DEPLOYMENT_FILE} (${(err as Error).message})`);
+    }
+  }
+  const rpcUrl = e.VESTA_RPC_URL ?? deployment.rpcUrl;
+  if (!rpcUrl) problems.push("VESTA_RPC_URL: required (or VESTA_DEPLOYMENT_FILE with rpcUrl)");
+  let accountConfigAddress = "";
+  const rawAddress = e.VESTA_ACCOUNT_CONFIG_ADDRESS ?? deployment.accountConfig;
+  try {
+    accountConfigAddress = getAddress(rawAddress ?? "");
+  } catch {
+    problems.push("VESTA_ACCOUNT_CONFIG_ADDRESS: required, a 0x address (or VESTA_DEPLOYMENT_FILE with accountConfig)");
+  }
+  const payerKeys = (e.VESTA_PAYER_KEYS ?? "").split(",").map((k) => k.trim()).filter(Boolean);
+  if (payerKeys.length === 0) problems.push("VESTA_PAYER_KEYS: at least one payer private key (comma-separated hex)");
+  for (const [i, k] of payerKeys.entries()) {
+    if (!hexKey.safeParse(k).success) problems.push(`VESTA_PAYER_KEYS: entry ${i + 1} is not a 32-byte hex private key`);
+  }
+  if (new Set(payerKeys.map((k) => (isHexString(k.startsWith("0x") ? k : `0x${k}`, 32) ? new Wallet(k).address : k))).size !== payerKeys.length) {
+    problems.push("VESTA_PAYER_KEYS: the same payer key is listed twice (each payer needs its own nonce queue)");
+  }
+  if (e.VESTA_KEY_PROVIDER === "dstack" && !e.VESTA_DSTACK_ENDPOINT && !fs.existsSync("/var/run/dstack.sock")) {
+    problems.push("VESTA_KEY_PROVIDER=dstack: no /var/run/dstack.sock and no VESTA_DSTACK_ENDPOINT");
+  }
+  if (problems.length) throw new Error(`bad relayer environment:\n  - ${problems.join("\n  - ")}`);
+  return {
+    rpcUrl: rpcUrl!,
+    accountConfigAddress,
+    payerKeys: payerKeys.map((k) => (k.startsWith("0x") ? k : `0x${k}`)),
+    host: e.VESTA_HOST,
+    port: e.VESTA_PORT,
+    keyProvider: e.VESTA_KEY_PROVIDER,
+    localRootSecretFile: e.VESTA_LOCAL_ROOT_SECRET_FILE,
+    dstackEndpoint: e.VESTA_DSTACK_ENDPOINT,
+    bodyLimit: e.VESTA_BODY_LIMIT,
+    txTimeoutMs: e.VESTA_TX_TIMEOUT_MS,
+    newAccountRateLimitPerMinute: e.VESTA_NEW_ACCOUNT_RATE_LIMIT,
+    logLevel: e.VESTA_LOG_LEVEL,
+  };
+}

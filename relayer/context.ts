@@ -1,0 +1,15 @@
+import type { Logger } from "pino";
+import type { RelayerConfig } from "./config";
+import type { Chain } from "./chain/client";
+import type { PayerPool } from "./chain/payers";
+import type { KeyProvider } from "./keys/provider";
+
+/** What every route and service receives. */
+export type Ctx = {
+  config: RelayerConfig;
+  logger: Logger;
+  chain: Chain;
+  payers: PayerPool;
+  keys: KeyProvider;
+  signal: AbortSignal;
+};

@@ -1,0 +1,43 @@
+import { computeAddress, getBytes, hexlify, keccak256, concat, toUtf8Bytes } from "ethers";
+import type { Logger } from "pino";
+import { LocalKeyProvider } from "./local";
+import { DstackKeyProvider } from "./dstack";
+
+/**
+ * Where key material comes from. Keys are derived on demand from a path and live only in memory;
+ * nothing derived is ever stored or returned by the API.
+ */
+export interface KeyProvider {
+  readonly kind: "local" | "dstack";
+  /** 32 bytes of key material for `path`, the same on every call. */
+  deriveSecret(path: string): Promise<Uint8Array>;
+}
+
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+/** A valid secp256k1 private key from derived material (re-hashed in the negligible case it is out of range). */
+export function toPrivateKey(material: Uint8Array): string {
+  let k = getBytes(keccak256(concat([toUtf8Bytes("vesta/secp256k1/v1"), material])));
+  while (BigInt(hexlify(k)) === 0n || BigInt(hexlify(k)) >= SECP256K1_N) k = getBytes(keccak256(k));
+  return hexlify(k);
+}
+
+/** Derives the wallet (private key and address) for `path`. */
+export async function deriveWallet(keys: KeyProvider, path: string): Promise<{ privateKey: string; address: string }> {
+  const privateKey = toPrivateKey(await keys.deriveSecret(path));
+  return { privateKey, address: computeAddress(privateKey) };
+}
+
+const hex = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
+
+/** Derivation paths. PKP keys are bound to their owning account, so a path registered under another account yields another key. */
+export const paths = {
+  accountAdmin: (apiKeyHash: bigint) => `account-admin/${hex(apiKeyHash)}`,
+  pkp: (apiKeyHash: bigint, derivationPath: bigint) => `pkp/${hex(apiKeyHash)}/${hex(derivationPath)}`,
+};
+
+export type KeyProviderOptions = { kind: "local" | "dstack"; localRootSecretFile: string; dstackEndpoint?: string };
+
+export function createKeyProvider(opts: KeyProviderOptions, logger: Logger): KeyProvider {
+  return opts.kind === "dstack" ? new DstackKeyProvider(opts.dstackEndpoint) : LocalKeyProvider.open(opts.localRootSecretFile, logger);
+}

@@ -1,0 +1,22 @@
+/**
+ * Runs the relayer alone against an existing chain and deployment:
+ *   node --require ts-node/register/transpile-only relayer/main.ts   (npm run relayer)
+ * Configuration: see the README ("Relayer environment").
+ */
+import { loadConfig } from "./config";
+import { startRelayer } from "./server";
+
+async function main() {
+  const relayer = await startRelayer(loadConfig(process.env));
+  console.log(`Vesta relayer: ${relayer.url}/core/v1  (API explorer: ${relayer.url}/core/v1/swagger-ui)`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await relayer.close();
+}
+
+main().catch((err) => {
+  console.error(`Vesta relayer failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+import crypto from "node:crypto";
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Router } from "express";
+import { z, name, description } from "../schemas/common";
+import { route } from "../http/route";
+import { hashKey, presentedKey } from "../http/auth";
+import { relayWrite } from "../chain/relay";
+import { deriveWallet, paths } from "../keys/provider";
+import { unauthorized } from "../errors";
+import type { Ctx } from "../context";
+
+const NewAccountBody = z
+  .object({
+    account_name: name.min(1, "account_name must not be empty"),
+    account_description: description.default(""),
+    email: z.string().email("email must be an e-mail address").optional(),
+  })
+  .strict()
+  .openapi("NewAccountRequest");
+
+/** A fresh account key: 32 random bytes, base64. Its UTF-8 bytes hash to the account's apiKeyHash. */
+export const newSecretKey = () => crypto.randomBytes(32).toString("base64");
+
+export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/new_account",
+    tag: "Accounts",
+    summary: "Creates a managed account. Returns its account key once, and its admin wallet address.",
+    auth: "none",
+    body: NewAccountBody,
+    response: z.object({ api_key: z.string(), wallet_address: z.string() }).openapi("NewAccountResponse"),
+    handler: async ({ body }) => {
+      const apiKey = newSecretKey();
+      const apiKeyHash = hashKey(apiKey);
+      const admin = await deriveWallet(ctx.keys, paths.accountAdmin(apiKeyHash));
+      await relayWrite(ctx, "newAccount", [apiKeyHash, admin.address, body.account_name, body.account_description]);
+      ctx.logger.info({ account: `0x${apiKeyHash.toString(16)}`, admin: admin.address }, "account created");
+      return { api_key: apiKey, wallet_address: admin.address };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "get",
+    path: "/account_exists",
+    tag: "Accounts",
+    summary: "Whether the presented key is a valid account or usage key (bare true or false).",
+    auth: "none",
+    response: z.boolean(),
+    handler: async ({ req }) => {
+      const key = presentedKey(req);
+      if (!key) throw unauthorized();
+      const [accountHash, , active] = await ctx.chain.accountConfig.resolveApiKey(hashKey(key));
+      return accountHash !== 0n && active;
+    },
+  });
+}

@@ -1,0 +1,142 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Router } from "express";
+import { z, name, description, groupId, address, hash32, paging, success } from "../schemas/common";
+import { route } from "../http/route";
+import { eventArgs, read, relayWrite } from "../chain/relay";
+import { cidHash, cidString } from "../schemas/cid";
+import type { Ctx } from "../context";
+
+const members = {
+  pkp_ids_permitted: z.array(address).max(100, "at most 100 PKPs per call").default([]),
+  cid_hashes_permitted: z.array(hash32).max(100, "at most 100 CID hashes per call").default([]),
+};
+
+const AddGroupBody = z
+  .object({ group_name: name.min(1, "group_name must not be empty"), group_description: description.default(""), ...members })
+  .strict()
+  .openapi("AddGroupRequest");
+const UpdateGroupBody = z
+  .object({ group_id: groupId, name: name.min(1, "name must not be empty"), description: description.default(""), ...members })
+  .strict()
+  .openapi("UpdateGroupRequest");
+const GroupIdBody = z.object({ group_id: groupId }).strict().openapi("RemoveGroupRequest");
+const PkpInGroupBody = z.object({ group_id: groupId, pkp_id: address }).strict().openapi("PkpInGroupRequest");
+const AddActionToGroupBody = z.object({ group_id: groupId, action_ipfs_cid: cidString }).strict().openapi("AddActionToGroupRequest");
+const RemoveActionFromGroupBody = z.object({ group_id: groupId, hashed_cid: hash32 }).strict().openapi("RemoveActionFromGroupRequest");
+
+export const ListItem = z.object({ id: z.string(), name: z.string(), description: z.string() }).openapi("ListItem");
+
+export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/add_group",
+    tag: "Groups",
+    summary: "Creates a group (group:create; initial PKPs need group:addPkp and CIDs group:manageActions on it).",
+    auth: "key",
+    body: AddGroupBody,
+    response: z.object({ success: z.literal(true), group_id: z.number().int() }),
+    handler: async ({ auth, body }) => {
+      const receipt = await relayWrite(ctx, "addGroup", [auth.keyHash, body.group_name, body.group_description, body.pkp_ids_permitted, body.cid_hashes_permitted]);
+      return { success: true, group_id: Number(eventArgs(ctx, receipt, "GroupCreated").groupId) };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/update_group",
+    tag: "Groups",
+    summary: "Replaces a group's name, description, PKPs and CID hashes.",
+    auth: "key",
+    body: UpdateGroupBody,
+    response: success,
+    handler: async ({ auth, body }) => {
+      await relayWrite(ctx, "updateGroup", [auth.keyHash, body.group_id, body.name, body.description, body.pkp_ids_permitted, body.cid_hashes_permitted]);
+      return { success: true };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/remove_group",
+    tag: "Groups",
+    summary: "Deletes a group (group:delete).",
+    auth: "key",
+    body: GroupIdBody,
+    response: success,
+    handler: async ({ auth, body }) => {
+      await relayWrite(ctx, "removeGroup", [auth.keyHash, body.group_id]);
+      return { success: true };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/add_pkp_to_group",
+    tag: "Groups",
+    summary: "Adds one of the account's PKPs to a group (group:addPkp on it).",
+    auth: "key",
+    body: PkpInGroupBody,
+    response: success,
+    handler: async ({ auth, body }) => {
+      await relayWrite(ctx, "addPkpToGroup", [auth.keyHash, body.group_id, body.pkp_id]);
+      return { success: true };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/remove_pkp_from_group",
+    tag: "Groups",
+    summary: "Removes a PKP from a group (group:removePkp on it).",
+    auth: "key",
+    body: PkpInGroupBody,
+    response: success,
+    handler: async ({ auth, body }) => {
+      await relayWrite(ctx, "removePkpFromGroup", [auth.keyHash, body.group_id, body.pkp_id]);
+      return { success: true };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/add_action_to_group",
+    tag: "Groups",
+    summary: "Lists an action (raw IPFS CID, hashed server-side) in a group (group:manageActions on it).",
+    auth: "key",
+    body: AddActionToGroupBody,
+    response: z.object({ success: z.literal(true), hashed_cid: z.string() }),
+    handler: async ({ auth, body }) => {
+      const h = cidHash(body.action_ipfs_cid);
+      await relayWrite(ctx, "addActionToGroup", [auth.keyHash, body.group_id, h]);
+      return { success: true, hashed_cid: h };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/remove_action_from_group",
+    tag: "Groups",
+    summary: "Removes an action (by hashed CID) from a group (group:manageActions on it).",
+    auth: "key",
+    body: RemoveActionFromGroupBody,
+    response: success,
+    handler: async ({ auth, body }) => {
+      await relayWrite(ctx, "removeActionFromGroup", [auth.keyHash, body.group_id, body.hashed_cid]);
+      return { success: true };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "get",
+    path: "/list_groups",
+    tag: "Groups",
+    summary: "The account's groups.",
+    auth: "key",
+    query: paging,
+    response: z.array(ListItem.extend({ pkp_count: z.number().int(), cid_count: z.number().int() })),
+    handler: async ({ auth, query }) => {
+      const [items] = await read(ctx, () => ctx.chain.accountConfig.listGroups(auth.accountHash, query.page_number, query.page_size));
+      return items.map((g) => ({ id: g.id.toString(), name: g.name, description: g.description, pkp_count: Number(g.pkpCount), cid_count: Number(g.cidCount) }));
+    },
+  });
+}

@@ -1,0 +1,172 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Router } from "express";
+import { z, name, description, uint64, uint256, paging, success } from "../schemas/common";
+import { route } from "../http/route";
+import { hashKey } from "../http/auth";
+import { read, relayWrite } from "../chain/relay";
+import { notFound } from "../errors";
+import { newSecretKey } from "./accounts";
+import type { Ctx } from "../context";
+import type { Auth } from "../http/auth";
+
+const groupList = (what: string) =>
+  z
+    .array(uint64(`${what} entry`))
+    .max(100, `${what}: at most 100 group ids`)
+    .default([])
+    .openapi({ type: "array", items: { type: "integer" }, description: `Group ids; [0] = all groups, [] = none.` });
+
+/** The permission set of spec 1; omitted fields take their defaults (false, []). */
+const permissionFields = {
+  name: name.default(""),
+  description: description.default(""),
+  can_create_groups: z.boolean().default(false),
+  can_delete_groups: z.boolean().default(false),
+  can_create_pkps: z.boolean().default(false),
+  manage_ipfs_ids_in_groups: groupList("manage_ipfs_ids_in_groups"),
+  add_pkp_to_groups: groupList("add_pkp_to_groups"),
+  remove_pkp_from_groups: groupList("remove_pkp_from_groups"),
+  execute_in_groups: groupList("execute_in_groups"),
+  expiration: uint64("expiration").default(0n).openapi({ type: "integer", description: "Unix seconds; 0 = never expires." }),
+  balance: uint256("balance").default(0n).openapi({ type: "integer" }),
+};
+
+const AddBody = z.object(permissionFields).strict().openapi("AddUsageApiKeyRequest");
+const UpdateBody = z
+  .object({ usage_api_key: z.string().min(1), ...permissionFields })
+  .strict()
+  .openapi("UpdateUsageApiKeyRequest");
+const MetadataBody = z
+  .object({ usage_api_key: z.string().min(1), name, description: description.default("") })
+  .strict()
+  .openapi("UpdateUsageApiKeyMetadataRequest");
+const RemoveBody = z.object({ usage_api_key: z.string().min(1) }).strict().openapi("RemoveUsageApiKeyRequest");
+
+const UsageKeyItem = z
+  .object({
+    id: z.string().openapi({ description: "keccak256 of the usage key (never the key itself)" }),
+    name: z.string(),
+    description: z.string(),
+    expiration: z.number().int(),
+    balance: z.string(),
+    can_create_groups: z.boolean(),
+    can_delete_groups: z.boolean(),
+    can_create_pkps: z.boolean(),
+    manage_ipfs_ids_in_groups: z.array(z.number().int()),
+    add_pkp_to_groups: z.array(z.number().int()),
+    remove_pkp_from_groups: z.array(z.number().int()),
+    execute_in_groups: z.array(z.number().int()),
+  })
+  .openapi("UsageApiKeyItem");
+
+type PermissionInput = z.output<typeof AddBody>;
+
+const toContractPermissions = (b: PermissionInput) => ({
+  canCreateGroups: b.can_create_groups,
+  canDeleteGroups: b.can_delete_groups,
+  canCreatePkps: b.can_create_pkps,
+  manageIpfsIdsInGroups: b.manage_ipfs_ids_in_groups,
+  addPkpToGroups: b.add_pkp_to_groups,
+  removePkpFromGroups: b.remove_pkp_from_groups,
+  executeInGroups: b.execute_in_groups,
+});
+
+const setKey = (ctx: Ctx, auth: Auth, keyHash: bigint, b: PermissionInput) =>
+  relayWrite(ctx, "setUsageApiKey", [auth.accountHash, keyHash, b.expiration, b.balance, b.name, b.description, toContractPermissions(b)]);
+
+/** The hash of a usage key of the caller's account, or 404. */
+async function ownUsageKey(ctx: Ctx, auth: Auth, usageApiKey: string): Promise<bigint> {
+  const h = hashKey(usageApiKey);
+  const [account, isAccountKey] = await ctx.chain.accountConfig.resolveApiKey(h);
+  if (account !== auth.accountHash || isAccountKey) throw notFound("usage_key_not_found", "no such usage key in this account");
+  return h;
+}
+
+export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/add_usage_api_key",
+    tag: "Usage keys",
+    summary: "Creates a usage key with its permission set; its value is returned once.",
+    auth: "account",
+    body: AddBody,
+    response: z.object({ success: z.literal(true), usage_api_key: z.string() }),
+    handler: async ({ auth, body }) => {
+      const key = newSecretKey();
+      await setKey(ctx, auth, hashKey(key), body);
+      return { success: true, usage_api_key: key };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/update_usage_api_key",
+    tag: "Usage keys",
+    summary: "Replaces the whole permission set of a usage key (omitted fields reset to their defaults).",
+    auth: "account",
+    body: UpdateBody,
+    response: success,
+    handler: async ({ auth, body }) => {
+      await setKey(ctx, auth, await ownUsageKey(ctx, auth, body.usage_api_key), body);
+      return { success: true };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/update_usage_api_key_metadata",
+    tag: "Usage keys",
+    summary: "Changes only the name and description of a usage key.",
+    auth: "account",
+    body: MetadataBody,
+    response: success,
+    handler: async ({ auth, body }) => {
+      const h = await ownUsageKey(ctx, auth, body.usage_api_key);
+      await relayWrite(ctx, "updateUsageApiKeyMetadata", [auth.accountHash, h, body.name, body.description]);
+      return { success: true };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/remove_usage_api_key",
+    tag: "Usage keys",
+    summary: "Revokes a usage key at once.",
+    auth: "account",
+    body: RemoveBody,
+    response: success,
+    handler: async ({ auth, body }) => {
+      const h = await ownUsageKey(ctx, auth, body.usage_api_key);
+      await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, h]);
+      return { success: true };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "get",
+    path: "/list_api_keys",
+    tag: "Usage keys",
+    summary: "The account's usage keys: hash, metadata and full permission set (never the key).",
+    auth: "account",
+    query: paging,
+    response: z.array(UsageKeyItem),
+    handler: async ({ auth, query }) => {
+      const [items] = await read(ctx, () => ctx.chain.accountConfig.listUsageApiKeys(auth.accountHash, query.page_number, query.page_size));
+      const ids = (l: bigint[]) => l.map(Number);
+      return items.map((k) => ({
+        id: `0x${k.usageApiKeyHash.toString(16).padStart(64, "0")}`,
+        name: k.name,
+        description: k.description,
+        expiration: Number(k.expiration),
+        balance: k.balance.toString(),
+        can_create_groups: k.permissions.canCreateGroups,
+        can_delete_groups: k.permissions.canDeleteGroups,
+        can_create_pkps: k.permissions.canCreatePkps,
+        manage_ipfs_ids_in_groups: ids(k.permissions.manageIpfsIdsInGroups),
+        add_pkp_to_groups: ids(k.permissions.addPkpToGroups),
+        remove_pkp_from_groups: ids(k.permissions.removePkpFromGroups),
+        execute_in_groups: ids(k.permissions.executeInGroups),
+      }));
+    },
+  });
+}

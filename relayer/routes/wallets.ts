@@ -1,0 +1,74 @@
+import crypto from "node:crypto";
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Router } from "express";
+import { z, name, description, groupId, paging } from "../schemas/common";
+import { route } from "../http/route";
+import { read, relayWrite } from "../chain/relay";
+import { deriveWallet, paths } from "../keys/provider";
+import { ListItem } from "./groups";
+import type { Ctx } from "../context";
+
+const CreateWalletInput = z.object({ name: name.default(""), description: description.default("") }).strict().openapi("CreateWalletRequest");
+const WalletItem = ListItem.extend({ wallet_address: z.string() }).openapi("WalletItem");
+
+const toItem = (w: { walletAddress: string; name: string; description: string }) => ({
+  id: w.walletAddress,
+  name: w.name,
+  description: w.description,
+  wallet_address: w.walletAddress,
+});
+
+/** A fresh random derivation path (non-zero uint256). */
+const randomPath = (): bigint => {
+  let p = 0n;
+  while (p === 0n) p = BigInt(`0x${crypto.randomBytes(32).toString("hex")}`);
+  return p;
+};
+
+export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+  route(router, registry, ctx, {
+    method: ["get", "post"],
+    path: "/create_wallet",
+    tag: "Wallets",
+    summary: "Derives a new wallet (PKP) for the account and registers it on chain (pkp:create). Optional name/description.",
+    auth: "key",
+    body: CreateWalletInput,
+    response: z.object({ wallet_address: z.string() }).openapi("CreateWalletResponse"),
+    handler: async ({ auth, body }) => {
+      const derivationPath = randomPath();
+      const { address } = await deriveWallet(ctx.keys, paths.pkp(auth.accountHash, derivationPath));
+      await relayWrite(ctx, "registerWalletDerivation", [auth.keyHash, address, derivationPath, body.name, body.description]);
+      return { wallet_address: address };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "get",
+    path: "/list_wallets",
+    tag: "Wallets",
+    summary: "The account's wallets (PKPs).",
+    auth: "key",
+    query: paging,
+    response: z.array(WalletItem),
+    handler: async ({ auth, query }) => {
+      const [items] = await read(ctx, () => ctx.chain.accountConfig.listWallets(auth.accountHash, query.page_number, query.page_size));
+      return items.map(toItem);
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "get",
+    path: "/list_wallets_in_group",
+    tag: "Wallets",
+    summary: "The wallets in one group.",
+    auth: "key",
+    query: paging.extend({ group_id: groupId }),
+    response: z.array(WalletItem),
+    handler: async ({ auth, query }) => {
+      const [items] = await read(ctx, () =>
+        ctx.chain.accountConfig.listWalletsInGroup(auth.accountHash, query.group_id, query.page_number, query.page_size),
+      );
+      return items.map(toItem);
+    },
+  });
+}

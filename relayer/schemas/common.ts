@@ -1,0 +1,70 @@
+import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
+import { getAddress, isHexString } from "ethers";
+import { z } from "zod";
+
+extendZodWithOpenApi(z);
+export { z };
+
+const U64_MAX = (1n << 64n) - 1n;
+const U256_MAX = (1n << 256n) - 1n;
+
+/** A non-negative integer given as a JSON number or a decimal string, as bigint, at most `max`. */
+export const uintString = (max: bigint, what: string) =>
+  z
+    .union([z.number().int().nonnegative(), z.string().regex(/^\d{1,78}$/, `${what} must be a non-negative integer`)])
+    .transform((v, ctx) => {
+      const n = BigInt(v);
+      if (n > max) {
+        ctx.addIssue({ code: "custom", message: `${what} is too large` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+/** A group id: a positive integer (JSON number or decimal string). */
+export const groupId = uintString(U64_MAX, "group_id")
+  .refine((n) => n > 0n, "group_id starts at 1")
+  .openapi({ type: "integer", example: 1, description: "Group id (integer or decimal string)." });
+
+export const uint64 = (what: string) => uintString(U64_MAX, what);
+export const uint256 = (what: string) => uintString(U256_MAX, what);
+
+/** An EVM address, normalized to its checksum form. */
+export const address = z
+  .string()
+  .refine((s) => {
+    try {
+      getAddress(s);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "must be a 0x-prefixed 20-byte address")
+  .transform((s) => getAddress(s))
+  .openapi({ example: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" });
+
+/** A keccak256 hash as hex (0x optional), normalized to lower-case 0x form. */
+export const hash32 = z
+  .string()
+  .transform((s) => (s.startsWith("0x") || s.startsWith("0X") ? "0x" + s.slice(2) : "0x" + s).toLowerCase())
+  .refine((s) => isHexString(s, 32), "must be a 32-byte hex hash")
+  .openapi({ example: "0x2b6a5dcf1cd2a1d4a1e1fe8d7a1fbc8ae1f71f6c5e1c5c0a2f4c6b8a6f1e0d3c" });
+
+export const name = z.string().max(256, "at most 256 characters");
+export const description = z.string().max(1024, "at most 1024 characters");
+
+export const paging = z
+  .object({
+    page_number: uintString(1_000_000_000n, "page_number").default(0n).openapi({ type: "integer", example: 0 }),
+    page_size: uintString(100n, "page_size (1 to 100)")
+      .refine((n) => n >= 1n, "page_size must be from 1 to 100")
+      .default(20n)
+      .openapi({ type: "integer", example: 20 }),
+  })
+  .strict();
+
+export const success = z.object({ success: z.literal(true) });
+
+export const errorBody = z
+  .object({ error: z.string().openapi({ example: "invalid_request" }), message: z.string() })
+  .openapi("Error");

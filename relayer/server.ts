@@ -1,0 +1,43 @@
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import pino, { type Logger } from "pino";
+import { createApp } from "./app";
+import { connectChain } from "./chain/client";
+import { PayerPool } from "./chain/payers";
+import { createKeyProvider } from "./keys/provider";
+import type { RelayerConfig } from "./config";
+import type { Ctx } from "./context";
+
+export type RunningRelayer = { url: string; ctx: Ctx; close: () => Promise<void> };
+
+/** Connects to the chain, builds the context and listens. `close` stops everything it started. */
+export async function startRelayer(config: RelayerConfig, logger: Logger = pino({ level: config.logLevel })): Promise<RunningRelayer> {
+  const chain = await connectChain(config.rpcUrl, config.accountConfigAddress);
+  const payers = new PayerPool(config.payerKeys, chain.provider, logger, config.txTimeoutMs);
+  const notPayers = [];
+  for (const a of payers.addresses()) if (!(await chain.accountConfig.isApiPayer(a))) notPayers.push(a);
+  if (notPayers.length) logger.warn({ notPayers }, "some payer keys are not API payers on the contract: their writes will be refused");
+  const abort = new AbortController();
+  const ctx: Ctx = { config, logger, chain, payers, keys: createKeyProvider({ kind: config.keyProvider, localRootSecretFile: config.localRootSecretFile, dstackEndpoint: config.dstackEndpoint }, logger), signal: abort.signal };
+  const app = createApp(ctx);
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.port, config.host);
+    s.once("listening", () => resolve(s));
+    s.once("error", (err: NodeJS.ErrnoException) =>
+      reject(err.code === "EADDRINUSE" ? new Error(`port ${config.port} is in use: set VESTA_PORT to a free port`) : err),
+    );
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host}:${port}`;
+  logger.info({ url, payers: payers.addresses(), chainId: chain.chainId.toString() }, "relayer listening");
+  return {
+    url,
+    ctx,
+    close: async () => {
+      abort.abort();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      chain.provider.destroy();
+    },
+  };
+}
