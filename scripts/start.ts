@@ -30,8 +30,6 @@ async function main() {
   const env = readStartEnv(process.env);
   if (hre.network.name !== "hardhat") throw new Error(`npm start runs its own chain; got --network ${hre.network.name}`);
 
-  console.log("Vesta: compiling contracts ...");
-  await hre.run("compile", { quiet: true });
   console.log("Vesta: starting a local chain ...");
   const server = await hre.run(TASK_NODE_CREATE_SERVER, { hostname: env.chainHost, port: env.chainPort, provider: hre.network.provider });
   try {

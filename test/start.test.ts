@@ -30,12 +30,13 @@ function waitFor(child: ChildProcess, marker: string, timeoutMs: number): Promis
 describe("npm start (scripts/start.ts)", function () {
   this.timeout(180_000);
 
-  it("serves a chain with both contracts deployed, prints the addresses and stops cleanly", async function () {
+  it("serves the chain, the contracts and the core API with a working first key, and stops cleanly", async function () {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-start-"));
     const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const apiPort = port + 1;
     // What `npm start` runs, without npm in between, so that the signal reaches the script itself.
     const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", "scripts/start.ts"], {
-      env: { ...process.env, VESTA_CHAIN_PORT: String(port), VESTA_DATA_DIR: dataDir, VESTA_PAYER_COUNT: "3" },
+      env: { ...process.env, VESTA_CHAIN_PORT: String(port), VESTA_DATA_DIR: dataDir, VESTA_PAYER_COUNT: "3", VESTA_PORT: String(apiPort) },
       stdio: ["ignore", "pipe", "pipe"],
     });
     try {
@@ -47,6 +48,17 @@ describe("npm start (scripts/start.ts)", function () {
       expect(await provider.getCode(deployment.accountConfig)).to.match(/^0x[0-9a-f]{100,}$/);
       expect(await provider.getCode(deployment.appAuth)).to.match(/^0x[0-9a-f]{100,}$/);
       provider.destroy();
+
+      const api = `http://127.0.0.1:${apiPort}/core/v1`;
+      expect(out).to.contain(`core API           ${api}`);
+      const cfg = await (await fetch(`${api}/get_node_chain_config`)).json();
+      expect(cfg).to.include({ chain_id: 31337, contract_address: deployment.accountConfig });
+      const key = out.match(/A first account key to try \(shown once\):\s+(\S+)/)?.[1];
+      expect(key, "printed first key").to.match(/^[A-Za-z0-9+/]{43}=$/);
+      const groups = await fetch(`${api}/list_groups`, { headers: { "x-api-key": key! } });
+      expect(groups.status).to.equal(200);
+      expect(await groups.json()).to.deep.equal([]);
+      expect(await (await fetch(`${api}/account_exists`, { headers: { "x-api-key": key! } })).json()).to.equal(true);
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
       expect(await exited).to.equal(0);
