@@ -1,7 +1,9 @@
 import { printGasBench } from "./gas";
+import { printRelayerBench } from "./relayer";
 
 async function main() {
   await printGasBench();
+  await printRelayerBench();
 }
 
 main().catch((err) => {

@@ -17,6 +17,7 @@ const EnvSchema = z
     VESTA_DSTACK_ENDPOINT: z.string().optional(),
     VESTA_BODY_LIMIT: z.string().default("256kb"),
     VESTA_TX_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+    VESTA_RECEIPT_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100),
     VESTA_NEW_ACCOUNT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
     VESTA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
@@ -33,6 +34,7 @@ export type RelayerConfig = {
   dstackEndpoint?: string;
   bodyLimit: string;
   txTimeoutMs: number;
+  receiptPollMs: number;
   newAccountRateLimitPerMinute: number;
   logLevel: string;
 };
@@ -87,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     dstackEndpoint: e.VESTA_DSTACK_ENDPOINT,
     bodyLimit: e.VESTA_BODY_LIMIT,
     txTimeoutMs: e.VESTA_TX_TIMEOUT_MS,
+    receiptPollMs: e.VESTA_RECEIPT_POLL_MS,
     newAccountRateLimitPerMinute: e.VESTA_NEW_ACCOUNT_RATE_LIMIT,
     logLevel: e.VESTA_LOG_LEVEL,
   };

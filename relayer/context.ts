@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { RelayerConfig } from "./config";
 import type { Chain } from "./chain/client";
 import type { PayerPool } from "./chain/payers";
-import type { KeyProvider } from "./keys/provider";
+import type { KeyProvider } from "../executor/keys/provider";
 
 /** What every route and service receives. */
 export type Ctx = {

@@ -18,6 +18,7 @@ export class PayerPool {
     private readonly provider: JsonRpcProvider,
     private readonly logger: Logger,
     private readonly txTimeoutMs: number,
+    private readonly receiptPollMs = 100,
   ) {
     this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, pending: 0, tail: Promise.resolve() }));
   }
@@ -63,12 +64,26 @@ export class PayerPool {
       this.logger.error({ err, payer: payer.wallet.address }, "sending a transaction failed");
       throw new AppError(503, "chain_unavailable", "the transaction could not be sent to the chain; nothing changed, try again");
     }
-    const receipt = await this.provider.waitForTransaction(hash, 1, this.txTimeoutMs).catch(() => null);
+    const receipt = await this.waitForReceipt(hash);
     if (!receipt) {
       payer.nonce = null;
       throw new AppError(504, "chain_timeout", `transaction ${hash} was not mined within ${this.txTimeoutMs} ms; it may still land`);
     }
     return receipt;
+  }
+
+  /**
+   * Polls for the receipt itself. (ethers' waitForTransaction compares against a cached block number
+   * and waits for its next block poll, ~4 s; under automine it can miss the only block and hang.)
+   */
+  private async waitForReceipt(hash: string): Promise<TransactionReceipt | null> {
+    const deadline = Date.now() + this.txTimeoutMs;
+    for (;;) {
+      const receipt = await this.provider.getTransactionReceipt(hash).catch(() => null);
+      if (receipt) return receipt;
+      if (Date.now() >= deadline) return null;
+      await new Promise((r) => setTimeout(r, Math.min(this.receiptPollMs, Math.max(0, deadline - Date.now()))));
+    }
   }
 }
 

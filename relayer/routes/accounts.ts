@@ -5,7 +5,7 @@ import { z, name, description } from "../schemas/common";
 import { route } from "../http/route";
 import { hashKey, presentedKey } from "../http/auth";
 import { relayWrite } from "../chain/relay";
-import { deriveWallet, paths } from "../keys/provider";
+import { deriveWallet, paths } from "../../executor/keys/provider";
 import { unauthorized } from "../errors";
 import type { Ctx } from "../context";
 

@@ -4,7 +4,7 @@ import type { Router } from "express";
 import { z, name, description, groupId, paging } from "../schemas/common";
 import { route } from "../http/route";
 import { read, relayWrite } from "../chain/relay";
-import { deriveWallet, paths } from "../keys/provider";
+import { deriveWallet, paths } from "../../executor/keys/provider";
 import { ListItem } from "./groups";
 import type { Ctx } from "../context";
 

@@ -51,6 +51,9 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
     VESTA_PAYER_KEYS: payerKeys.join(","),
     VESTA_PORT: "0",
     VESTA_LOCAL_ROOT_SECRET_FILE: path.join(dataDir, "root-secret"),
+    VESTA_DATA_DIR: dataDir,
+    VESTA_PERMISSION_POLL_MS: "100",
+    VESTA_SANDBOX_WORKERS: "2",
     VESTA_NEW_ACCOUNT_RATE_LIMIT: "10000",
     ...opts.env,
   });

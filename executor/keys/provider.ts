@@ -34,6 +34,10 @@ const hex = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
 export const paths = {
   accountAdmin: (apiKeyHash: bigint) => `account-admin/${hex(apiKeyHash)}`,
   pkp: (apiKeyHash: bigint, derivationPath: bigint) => `pkp/${hex(apiKeyHash)}/${hex(derivationPath)}`,
+  /** The symmetric key of Encrypt/Decrypt for a PKP: separate from its signing key. */
+  pkpEncryption: (apiKeyHash: bigint, derivationPath: bigint) => `pkp-encryption/${hex(apiKeyHash)}/${hex(derivationPath)}`,
+  /** An action's own identity key, from its CID. */
+  action: (cid: string) => `action/${cid}`,
 };
 
 export type KeyProviderOptions = { kind: "local" | "dstack"; localRootSecretFile: string; dstackEndpoint?: string };

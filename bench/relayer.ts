@@ -1,0 +1,210 @@
+import type { AddressInfo } from "node:net";
+import { Worker } from "node:worker_threads";
+import express from "express";
+import pino from "pino";
+import { network } from "hardhat";
+import { call, newAccount, startStack, type Stack } from "../test/helpers/relayer";
+import { startRelayer } from "../relayer/server";
+import { hashKey } from "../relayer/http/auth";
+
+const BLOCK_MS = 150;
+/** Writes per payer: 4 through the 1-payer relayer, 16 through the 4-payer one, so each payer queues the same. */
+const WRITES_PER_PAYER = 4;
+const WRITE_TARGET = 3;
+const READ = { concurrency: 16, maxRequests: 1000, maxMs: 5000, warmup: 200 };
+/** Each read target is measured this many times, interleaved, and its best run kept (the machine is noisy). */
+const READ_ROUNDS = 2;
+const READ_TARGET = 0.5;
+
+/** `n` concurrent add_group writes from one account, named `<tag>-<i>`. */
+async function addGroups(stack: Stack, apiKey: string, n: number, tag: string): Promise<void> {
+  const replies = await Promise.all(
+    Array.from({ length: n }, (_, i) => call(stack, "POST", "/add_group", { key: apiKey, body: { group_name: `${tag}-${i}`, group_description: tag } })),
+  );
+  const bad = replies.find((r) => r.status !== 200);
+  if (bad) throw new Error(`add_group (${tag}): ${bad.status} ${JSON.stringify(bad.body)}`);
+}
+
+/** `n` concurrent add_group writes; resolves with writes per second. */
+async function writeRate(stack: Stack, apiKey: string, n: number, tag: string): Promise<number> {
+  const t0 = performance.now();
+  await addGroups(stack, apiKey, n, tag);
+  return n / ((performance.now() - t0) / 1000);
+}
+
+/**
+ * Runs `fn` with the in-process chain mining a block every BLOCK_MS instead of one per transaction.
+ * All relayed writes of the bench run under it: the relayer answers a write once ethers reports a
+ * block after the one holding the transaction, and under automine no later block may ever come
+ * (the write then hangs until VESTA_TX_TIMEOUT_MS).
+ */
+async function withIntervalMining<T>(fn: () => Promise<T>): Promise<T> {
+  await network.provider.send("evm_setAutomine", [false]);
+  await network.provider.send("evm_setIntervalMining", [BLOCK_MS]);
+  try {
+    return await fn();
+  } finally {
+    await network.provider.send("evm_setIntervalMining", [0]);
+    await network.provider.send("evm_setAutomine", [true]);
+  }
+}
+
+/**
+ * Admin-write throughput with 1 and with 4 payers. Both relayers use the same AccountConfig, whose
+ * 4 registered payers are the stack's; the 1-payer relayer is a second relayer given only the first
+ * of those keys. It runs (and is closed) before the 4-payer relayer sends anything, so neither
+ * relayer's locally kept nonces go stale because of the other.
+ */
+async function benchWrites(stack: Stack): Promise<void> {
+  const one = await startRelayer({ ...stack.relayerConfig, payerKeys: stack.relayerConfig.payerKeys.slice(0, 1) }, pino({ level: "silent" }));
+  const oneStack: Stack = { ...stack, api: `${one.url}/core/v1` };
+  let rate1: number;
+  let rate4: number;
+  try {
+    const { apiKey } = await newAccount(oneStack, "write bench"); // also warms the write path up
+    rate1 = await writeRate(oneStack, apiKey, WRITES_PER_PAYER, "one-payer");
+    await one.close();
+    rate4 = await writeRate(stack, apiKey, 4 * WRITES_PER_PAYER, "four-payers");
+  } finally {
+    await one.close().catch(() => undefined);
+  }
+  const ratio = rate4 / rate1;
+  console.log(`add_group, ${WRITES_PER_PAYER} concurrent writes per payer, ${BLOCK_MS} ms blocks:`);
+  console.log(`  1 payer  ${rate1.toFixed(2)} writes/s (${WRITES_PER_PAYER} writes)`);
+  console.log(`  4 payers ${rate4.toFixed(2)} writes/s (${4 * WRITES_PER_PAYER} writes)`);
+  console.log(`  ratio 4/1 payers ${ratio.toFixed(2)} (target >= ${WRITE_TARGET}) ${ratio >= WRITE_TARGET ? "ok" : "UNDER"}`);
+  // A payer sends its next write only after the previous one is mined, so this is its cycle time.
+  console.log(`  one write per payer every ${(1 / rate1).toFixed(2)} s = ${(1000 / rate1 / BLOCK_MS).toFixed(0)} blocks (1 would be ideal)`);
+}
+
+type Request = { url: string; headers: Record<string, string>; body?: string };
+type Load = Request & { concurrency: number; warmup: number; maxRequests: number; maxMs: number };
+type LoadResult = { latencies: number[]; errors: number; sample?: string; seconds: number };
+
+// The load loop runs in a worker thread, so the client's own work is not charged to the servers'
+// event loop (relayer, chain and bare express all live on the main thread). A warm-up pass in the
+// same worker first (so its fetch is JIT-warm), then the measured pass; each bounded by count and time.
+const LOAD_LOOP = `
+const { parentPort, workerData: w } = require("node:worker_threads");
+const pass = async (maxRequests) => {
+  const latencies = [];
+  let errors = 0, sample, issued = 0;
+  const t0 = performance.now(), deadline = t0 + w.maxMs;
+  const client = async () => {
+    while (issued < maxRequests && performance.now() < deadline) {
+      issued++;
+      const s = performance.now();
+      try {
+        const res = await fetch(w.url, { method: w.body ? "POST" : "GET", headers: w.headers, body: w.body, signal: AbortSignal.timeout(5000) });
+        const text = await res.text();
+        if (res.status === 200 && !text.includes('"error"')) latencies.push(performance.now() - s);
+        else { errors++; sample ??= res.status + " " + text; }
+      } catch (err) { errors++; sample ??= String(err); }
+    }
+  };
+  await Promise.all(Array.from({ length: w.concurrency }, client));
+  return { latencies, errors, sample, seconds: (performance.now() - t0) / 1000 };
+};
+(async () => {
+  const warm = await pass(w.warmup);
+  parentPort.postMessage(warm.errors ? warm : await pass(w.maxRequests));
+})();
+`;
+
+function load(job: Load): Promise<LoadResult> {
+  if (!job.url.startsWith("http://127.0.0.1:")) throw new Error(`load only targets loopback, not ${job.url}`);
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(LOAD_LOOP, { eval: true, workerData: job });
+    worker.once("message", (r: LoadResult) => {
+      void worker.terminate();
+      if (r.errors) reject(new Error(`${job.url}: ${r.errors} failed requests, e.g. ${r.sample}`));
+      else resolve(r);
+    });
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`load worker exited (${code}) before reporting`)));
+  });
+}
+
+type Stats = { rps: number; p50: number; p99: number };
+
+async function measure(request: Request): Promise<Stats> {
+  const r = await load({ ...request, ...READ });
+  const sorted = r.latencies.sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { rps: sorted.length / r.seconds, p50: at(0.5), p99: at(0.99) };
+}
+
+/**
+ * GET list_groups (an account with 3 groups) against a bare express endpoint answering the same JSON,
+ * at the same load. A third row, one eth_call of resolveApiKey straight to the chain's JSON-RPC,
+ * shows the floor under list_groups: it makes two chain reads (resolveApiKey, listGroups), and the
+ * chain serves them on the same main thread as the relayer.
+ */
+async function benchReads(stack: Stack, apiKey: string): Promise<void> {
+  const listed = await call(stack, "GET", "/list_groups", { key: apiKey });
+  if (listed.status !== 200 || listed.body.length !== 3) throw new Error(`list_groups: ${listed.status} ${JSON.stringify(listed.body)}`);
+
+  const bare = express();
+  bare.get("/json", (_req, res) => {
+    res.json(listed.body);
+  });
+  const server = bare.listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  try {
+    const headers = { "x-api-key": apiKey };
+    const to = await stack.config.getAddress();
+    const data = stack.config.interface.encodeFunctionData("resolveApiKey", [hashKey(apiKey)]);
+    const targets: Record<"base" | "rpc" | "list", Request> = {
+      base: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/json`, headers },
+      rpc: {
+        url: stack.rpcUrl,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_call", params: [{ to, data }, "latest"] }),
+      },
+      list: { url: `${stack.api}/list_groups`, headers },
+    };
+    const best: Partial<Record<keyof typeof targets, Stats>> = {};
+    for (let round = 0; round < READ_ROUNDS; round++) {
+      for (const name of ["base", "rpc", "list"] as const) {
+        const s = await measure(targets[name]);
+        if (!best[name] || s.rps > best[name].rps) best[name] = s;
+      }
+    }
+    const { base, rpc, list } = best as Record<keyof typeof targets, Stats>;
+    const ratio = list.rps / base.rps;
+    const row = (name: string, s: Stats) =>
+      console.log(`${name.padEnd(34)} ${s.rps.toFixed(0).padStart(6)} req/s   p50 ${s.p50.toFixed(2)} ms   p99 ${s.p99.toFixed(2)} ms`);
+    console.log(
+      `GET, ${READ.concurrency} concurrent clients (a worker thread), ${READ.maxRequests} requests (or ${READ.maxMs / 1000} s), best of ${READ_ROUNDS} interleaved runs:`,
+    );
+    row("bare express JSON", base);
+    row("list_groups (3 groups)", list);
+    row("  chain eth_call (JSON-RPC POST)", rpc);
+    console.log(`  ratio list_groups/bare ${ratio.toFixed(2)} (target >= ${READ_TARGET}) ${ratio >= READ_TARGET ? "ok" : "UNDER"}`);
+    // With the client on another thread, the main thread's time per request is about 1/rate.
+    const ms = (s: Stats) => 1000 / s.rps;
+    const chainMs = 2 * ms(rpc);
+    console.log(
+      `  main-thread ms per list_groups ${ms(list).toFixed(2)}: 2 chain reads ~${chainMs.toFixed(2)}, relayer ~${(ms(list) - chainMs).toFixed(2)} (bare express ${ms(base).toFixed(2)})`,
+    );
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+export async function printRelayerBench() {
+  console.log("== Relayer (real HTTP on loopback, in-process Hardhat chain over JSON-RPC)");
+  const stack = await startStack({ payerCount: 4 });
+  try {
+    const reader = await withIntervalMining(async () => {
+      await benchWrites(stack);
+      const { apiKey } = await newAccount(stack, "read bench");
+      await addGroups(stack, apiKey, 3, "read");
+      return apiKey;
+    });
+    await benchReads(stack, reader); // back on automine: no block production competing with the reads
+  } finally {
+    await stack.stop();
+  }
+}
