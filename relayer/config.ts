@@ -47,7 +47,11 @@ export type RelayerConfig = {
 export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   const parsed = EnvSchema.safeParse(env);
   const problems: string[] = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-  const e = parsed.success ? parsed.data : EnvSchema.parse({});
+  // Report every bad variable, and keep checking the rest with the bad ones set aside.
+  const rest = { ...env };
+  const bad = new Set(parsed.success ? [] : parsed.error.issues.map((i) => String(i.path[0])));
+  for (const name of bad) delete rest[name];
+  const e = parsed.success ? parsed.data : EnvSchema.parse(rest);
 
   let deployment: { rpcUrl?: string; accountConfig?: string } = {};
   if (e.VESTA_DEPLOYMENT_FILE) {
@@ -58,7 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     }
   }
   const rpcUrl = e.VESTA_RPC_URL ?? deployment.rpcUrl;
-  if (!rpcUrl) problems.push("VESTA_RPC_URL: required (or VESTA_DEPLOYMENT_FILE with rpcUrl)");
+  if (!rpcUrl && !bad.has("VESTA_RPC_URL")) problems.push("VESTA_RPC_URL: required (or VESTA_DEPLOYMENT_FILE with rpcUrl)");
   let accountConfigAddress = "";
   const rawAddress = e.VESTA_ACCOUNT_CONFIG_ADDRESS ?? deployment.accountConfig;
   try {

@@ -9,7 +9,7 @@ export type Chain = {
 
 /** Connects to the RPC and checks that the AccountConfig contract is deployed there. */
 export async function connectChain(rpcUrl: string, accountConfigAddress: string): Promise<Chain> {
-  const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
+  const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
   let chainId: bigint;
   try {
     chainId = (await provider.getNetwork()).chainId;

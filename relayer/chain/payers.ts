@@ -27,11 +27,15 @@ export class PayerPool {
     return this.payers.map((p) => p.wallet.address);
   }
 
-  /** Sends `tx` from the least busy payer and resolves with its receipt once mined. */
-  async send(tx: TransactionRequest): Promise<TransactionReceipt> {
+  /**
+   * Sends `tx` from the least busy payer and resolves with its receipt once mined. `decode` turns a
+   * send error that carries revert data (some nodes, Hardhat's among them, mine a reverting
+   * transaction and report the revert at send time) into the answer to give.
+   */
+  async send(tx: TransactionRequest, decode?: (err: unknown) => unknown): Promise<TransactionReceipt> {
     const payer = this.pick();
     payer.pending++;
-    const run = payer.tail.then(() => this.sendNow(payer, tx));
+    const run = payer.tail.then(() => this.sendNow(payer, tx, decode));
     payer.tail = run.catch(() => undefined);
     try {
       return await run;
@@ -50,7 +54,7 @@ export class PayerPool {
     return best;
   }
 
-  private async sendNow(payer: Payer, tx: TransactionRequest, retried = false): Promise<TransactionReceipt> {
+  private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, retried = false): Promise<TransactionReceipt> {
     if (payer.nonce === null) payer.nonce = await this.provider.getTransactionCount(payer.wallet.address, "pending");
     let hash: string;
     try {
@@ -59,8 +63,10 @@ export class PayerPool {
       payer.nonce++;
     } catch (err) {
       payer.nonce = null; // read it back from the chain next time
+      const decoded = decode?.(err);
+      if (decoded instanceof AppError) throw decoded;
       const msg = (err as Error).message ?? "";
-      if (!retried && /nonce|replacement/i.test(msg)) return this.sendNow(payer, tx, true);
+      if (!retried && /nonce|replacement/i.test(msg)) return this.sendNow(payer, tx, decode, true);
       this.logger.error({ err, payer: payer.wallet.address }, "sending a transaction failed");
       throw new AppError(503, "chain_unavailable", "the transaction could not be sent to the chain; nothing changed, try again");
     }

@@ -22,7 +22,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
   } catch (err) {
     throw decodeRevert(contract.interface, err);
   }
-  const receipt = await ctx.payers.send({ to, data, gasLimit: (gas * 12n) / 10n + 20_000n });
+  const receipt = await ctx.payers.send({ to, data, gasLimit: (gas * 12n) / 10n + 20_000n }, (err) => decodeRevert(contract.interface, err));
   if (receipt.status !== 1) {
     try {
       await ctx.chain.provider.call({ to, data, from });

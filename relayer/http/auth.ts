@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { keccak256, toUtf8Bytes } from "ethers";
-import { forbidden, unauthorized } from "../errors";
+import { AppError, unauthorized } from "../errors";
 import type { Ctx } from "../context";
 
 export type Auth = {
@@ -37,6 +37,6 @@ export async function authenticate(ctx: Ctx, req: Request, need: "key" | "accoun
   const keyHash = hashKey(key);
   const [accountHash, isAccountKey, active] = await ctx.chain.accountConfig.resolveApiKey(keyHash);
   if (accountHash === 0n || !active) throw unauthorized("this API key is unknown, revoked or expired");
-  if (need === "account" && !isAccountKey) throw forbidden("this operation needs the account key; a usage key cannot do it");
+  if (need === "account" && !isAccountKey) throw new AppError(403, "owner_only", "only the account key can do this; a usage key cannot");
   return { keyHash, accountHash, isAccountKey };
 }

@@ -2,6 +2,7 @@ import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openap
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import { errorBody } from "../schemas/common";
+import { AppError } from "../errors";
 import { parseOrThrow } from "./validate";
 import { authenticate, type Auth } from "./auth";
 import type { Ctx } from "../context";
@@ -60,9 +61,14 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
     registry.registerPath(doc);
     router[method](spec.path, async (req, res, next) => {
       try {
+        const hasContent = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+        if (method === "post" && hasContent && !req.is(["application/json", "application/*+json"])) {
+          throw new AppError(415, "unsupported_media_type", "send the body as JSON with Content-Type: application/json");
+        }
         const auth = spec.auth === "none" ? (undefined as unknown as Auth) : await authenticate(ctx, req, spec.auth);
-        const source = method === "get" ? req.query : req.body;
-        const body = spec.body ? parseOrThrow(spec.body, source ?? {}, method === "get" ? "query" : "body") : undefined;
+        // No body at all counts as {}; a JSON `null` (or any non-object where an object is expected) is a bad body.
+        const source = method === "get" ? req.query : req.body === undefined ? {} : req.body;
+        const body = spec.body ? parseOrThrow(spec.body, source, method === "get" ? "query" : "body") : undefined;
         const query = spec.query ? parseOrThrow(spec.query, req.query, "query") : undefined;
         const result = await spec.handler({ ctx, auth, body: body as never, query: query as never, req, res });
         if (!res.headersSent) res.json(result);

@@ -32,8 +32,20 @@ const permissionFields = {
 };
 
 const AddBody = z.object(permissionFields).strict().openapi("AddUsageApiKeyRequest");
+/**
+ * Update: the permission fields are replaced (omitted ones reset to their defaults, per spec 1);
+ * name, description, expiration and balance are not permissions and keep their current values when
+ * omitted (an omitted expiration must never turn an expiring key into one that never expires).
+ */
 const UpdateBody = z
-  .object({ usage_api_key: z.string().min(1), ...permissionFields })
+  .object({
+    usage_api_key: z.string().min(1),
+    ...permissionFields,
+    name: name.optional(),
+    description: description.optional(),
+    expiration: uint64("expiration").optional().openapi({ type: "integer", description: "Unix seconds; 0 = never; omitted = unchanged." }),
+    balance: uint256("balance").optional().openapi({ type: "integer", description: "Omitted = unchanged." }),
+  })
   .strict()
   .openapi("UpdateUsageApiKeyRequest");
 const MetadataBody = z
@@ -107,7 +119,15 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     body: UpdateBody,
     response: success,
     handler: async ({ auth, body }) => {
-      await setKey(ctx, auth, await ownUsageKey(ctx, auth, body.usage_api_key), body);
+      const h = await ownUsageKey(ctx, auth, body.usage_api_key);
+      const current = await ctx.chain.accountConfig.getUsageApiKey(h);
+      await setKey(ctx, auth, h, {
+        ...body,
+        name: body.name ?? current.name,
+        description: body.description ?? current.description,
+        expiration: body.expiration ?? current.expiration,
+        balance: body.balance ?? current.balance,
+      });
       return { success: true };
     },
   });
