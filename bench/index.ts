@@ -1,9 +1,15 @@
 import { printGasBench } from "./gas";
 import { printRelayerBench } from "./relayer";
+import { benchExecutor } from "./executor";
+import { printExecutorHttpBench } from "./executorHttp";
+
+/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http picks some. */
+const BENCHES: Record<string, () => Promise<void>> = { gas: printGasBench, relayer: printRelayerBench, executor: benchExecutor, http: printExecutorHttpBench };
 
 async function main() {
-  await printGasBench();
-  await printRelayerBench();
+  const wanted = (process.env.VESTA_BENCH ?? "").split(",").filter(Boolean);
+  for (const name of wanted) if (!BENCHES[name]) throw new Error(`unknown bench ${name}; choose from ${Object.keys(BENCHES).join(", ")}`);
+  for (const [name, run] of Object.entries(BENCHES)) if (wanted.length === 0 || wanted.includes(name)) await run();
 }
 
 main().catch((err) => {

@@ -10,6 +10,8 @@ import { usageKeyRoutes } from "./routes/usageKeys";
 import { groupRoutes } from "./routes/groups";
 import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
+import { runRoutes } from "./routes/run";
+import { chainSecuredRoutes } from "./routes/chainSecured";
 
 /** The relayer's HTTP app: `/core/v1/...`, its OpenAPI description and explorer. */
 export function createApp(ctx: Ctx): Express {
@@ -18,6 +20,9 @@ export function createApp(ctx: Ctx): Express {
   app.set("trust proxy", false);
 
   const v1 = express.Router();
+  // Action code may be large (up to the code limit): a larger body limit on the routes that carry it.
+  const codeLimit = ctx.config.limits.maxCodeBytes + ctx.config.limits.maxParamsBytes + 64 * 1024;
+  v1.use(["/lit_action", "/run_action", "/get_action_ipfs_id", "/get_lit_action_ipfs_id"], express.json({ limit: codeLimit, strict: false }));
   v1.use(express.json({ limit: ctx.config.bodyLimit, strict: false, type: ["application/json", "application/*+json"] }));
   v1.use(
     "/new_account",
@@ -37,6 +42,8 @@ export function createApp(ctx: Ctx): Express {
   groupRoutes(v1, registry, ctx);
   walletRoutes(v1, registry, ctx);
   actionRoutes(v1, registry, ctx);
+  runRoutes(v1, registry, ctx);
+  chainSecuredRoutes(v1, registry, ctx);
 
   const doc = openApiDocument(registry);
   v1.get("/openapi.json", (_req, res) => {

@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
+import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
+import { DEFAULT_DOMAIN_NAME } from "./eip712";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
@@ -19,6 +21,19 @@ const EnvSchema = z
     VESTA_TX_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
     VESTA_RECEIPT_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100),
     VESTA_NEW_ACCOUNT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
+    VESTA_DATA_DIR: z.string().default(".vesta"),
+    VESTA_EIP712_DOMAIN_NAME: z.string().min(1).max(128).default(DEFAULT_DOMAIN_NAME),
+    VESTA_ACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(MAX_TIMEOUT_MS, `VESTA_ACTION_TIMEOUT_MS is at most ${MAX_TIMEOUT_MS} (15 min)`).default(DEFAULT_LIMITS.timeoutMs),
+    VESTA_ACTION_MEMORY_MB: z.coerce.number().int().min(8).max(4096).default(DEFAULT_LIMITS.memoryBytes / 1024 / 1024),
+    VESTA_ACTION_MAX_FETCHES: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_LIMITS.maxFetches),
+    VESTA_ACTION_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxResponseBytes),
+    VESTA_ACTION_MAX_LOG_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxLogBytes),
+    VESTA_ACTION_MAX_KEY_REQUESTS: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_LIMITS.maxKeyRequests),
+    VESTA_ACTION_MAX_PARAMS_BYTES: z.coerce.number().int().min(2).default(DEFAULT_LIMITS.maxParamsBytes),
+    VESTA_ACTION_MAX_CODE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_LIMITS.maxCodeBytes),
+    VESTA_ACTION_MAX_FETCH_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxFetchBytes),
+    VESTA_SANDBOX_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
+    VESTA_PERMISSION_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
     VESTA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .passthrough();
@@ -37,6 +52,11 @@ export type RelayerConfig = {
   receiptPollMs: number;
   newAccountRateLimitPerMinute: number;
   logLevel: string;
+  dataDir: string;
+  eip712DomainName: string;
+  limits: RunLimits;
+  sandboxWorkers?: number;
+  permissionPollMs: number;
 };
 
 /**
@@ -96,5 +116,20 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     receiptPollMs: e.VESTA_RECEIPT_POLL_MS,
     newAccountRateLimitPerMinute: e.VESTA_NEW_ACCOUNT_RATE_LIMIT,
     logLevel: e.VESTA_LOG_LEVEL,
+    dataDir: e.VESTA_DATA_DIR,
+    eip712DomainName: e.VESTA_EIP712_DOMAIN_NAME,
+    limits: {
+      memoryBytes: e.VESTA_ACTION_MEMORY_MB * 1024 * 1024,
+      timeoutMs: e.VESTA_ACTION_TIMEOUT_MS,
+      maxFetches: e.VESTA_ACTION_MAX_FETCHES,
+      maxResponseBytes: e.VESTA_ACTION_MAX_RESPONSE_BYTES,
+      maxLogBytes: e.VESTA_ACTION_MAX_LOG_BYTES,
+      maxKeyRequests: e.VESTA_ACTION_MAX_KEY_REQUESTS,
+      maxParamsBytes: e.VESTA_ACTION_MAX_PARAMS_BYTES,
+      maxCodeBytes: e.VESTA_ACTION_MAX_CODE_BYTES,
+      maxFetchBytes: e.VESTA_ACTION_MAX_FETCH_BYTES,
+    },
+    sandboxWorkers: e.VESTA_SANDBOX_WORKERS,
+    permissionPollMs: e.VESTA_PERMISSION_POLL_MS,
   };
 }

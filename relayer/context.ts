@@ -3,6 +3,7 @@ import type { RelayerConfig } from "./config";
 import type { Chain } from "./chain/client";
 import type { PayerPool } from "./chain/payers";
 import type { KeyProvider } from "../executor/keys/provider";
+import type { Executor } from "../executor";
 
 /** What every route and service receives. */
 export type Ctx = {
@@ -11,5 +12,6 @@ export type Ctx = {
   chain: Chain;
   payers: PayerPool;
   keys: KeyProvider;
+  executor: Executor;
   signal: AbortSignal;
 };

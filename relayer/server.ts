@@ -5,6 +5,7 @@ import { createApp } from "./app";
 import { connectChain } from "./chain/client";
 import { PayerPool } from "./chain/payers";
 import { createKeyProvider } from "../executor/keys/provider";
+import { Executor } from "../executor";
 import type { RelayerConfig } from "./config";
 import type { Ctx } from "./context";
 
@@ -18,7 +19,19 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
   for (const a of payers.addresses()) if (!(await chain.accountConfig.isApiPayer(a))) notPayers.push(a);
   if (notPayers.length) logger.warn({ notPayers }, "some payer keys are not API payers on the contract: their writes will be refused");
   const abort = new AbortController();
-  const ctx: Ctx = { config, logger, chain, payers, keys: createKeyProvider({ kind: config.keyProvider, localRootSecretFile: config.localRootSecretFile, dstackEndpoint: config.dstackEndpoint }, logger), signal: abort.signal };
+  const keys = createKeyProvider({ kind: config.keyProvider, localRootSecretFile: config.localRootSecretFile, dstackEndpoint: config.dstackEndpoint }, logger);
+  const executor = new Executor({
+    keys,
+    accountConfig: chain.accountConfig,
+    provider: chain.provider,
+    logger,
+    dataDir: config.dataDir,
+    limits: config.limits,
+    workers: config.sandboxWorkers,
+    permissionPollMs: config.permissionPollMs,
+  });
+  await executor.start(abort.signal);
+  const ctx: Ctx = { config, logger, chain, payers, keys, executor, signal: abort.signal };
   const app = createApp(ctx);
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host);
@@ -37,6 +50,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
       abort.abort();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await executor.close();
       chain.provider.destroy();
     },
   };

@@ -31,6 +31,8 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
     }
     throw new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
   }
+  // Every AccountConfig event names its account in topic 1: drop what is cached for those accounts now.
+  for (const log of receipt.logs) if (log.address.toLowerCase() === to.toLowerCase() && log.topics[1]) ctx.executor.permissions.invalidate(BigInt(log.topics[1]));
   return receipt;
 }
 
@@ -41,6 +43,14 @@ export async function read<T>(ctx: Ctx, call: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw decodeRevert(ctx.chain.accountConfig.interface, err);
   }
+}
+
+/**
+ * A read of one account's on-chain state through the event-synced cache (dropped when an event of
+ * that account is seen; see PermissionCache.read), with view errors decoded like `read`.
+ */
+export function cachedRead<T>(ctx: Ctx, accountHash: bigint, key: string, call: (c: AccountConfig) => Promise<T>): Promise<T> {
+  return read(ctx, () => ctx.executor.permissions.read(accountHash, key, () => call(ctx.chain.accountConfig)));
 }
 
 /** The first event `name` emitted by AccountConfig in `receipt`. */

@@ -35,7 +35,7 @@ export async function authenticate(ctx: Ctx, req: Request, need: "key" | "accoun
   if (!key) throw unauthorized();
   if (key.length > MAX_KEY_LENGTH) throw unauthorized("the API key is malformed (too long)");
   const keyHash = hashKey(key);
-  const [accountHash, isAccountKey, active] = await ctx.chain.accountConfig.resolveApiKey(keyHash);
+  const { accountHash, isAccountKey, active } = await ctx.executor.permissions.resolve(keyHash);
   if (accountHash === 0n || !active) throw unauthorized("this API key is unknown, revoked or expired");
   if (need === "account" && !isAccountKey) throw new AppError(403, "owner_only", "only the account key can do this; a usage key cannot");
   return { keyHash, accountHash, isAccountKey };

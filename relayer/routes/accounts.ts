@@ -50,7 +50,7 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     handler: async ({ req }) => {
       const key = presentedKey(req);
       if (!key) throw unauthorized();
-      const [accountHash, , active] = await ctx.chain.accountConfig.resolveApiKey(hashKey(key));
+      const { accountHash, active } = await ctx.executor.permissions.resolve(hashKey(key));
       return accountHash !== 0n && active;
     },
   });

@@ -2,7 +2,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, groupId, hash32, paging, success } from "../schemas/common";
 import { route } from "../http/route";
-import { read, relayWrite } from "../chain/relay";
+import { cachedRead, relayWrite } from "../chain/relay";
 import { cidHash, cidString } from "../schemas/cid";
 import { ListItem } from "./groups";
 import type { Ctx } from "../context";
@@ -67,8 +67,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     query: paging.extend({ group_id: groupId.optional() }),
     response: z.array(ActionItem),
     handler: async ({ auth, query }) => {
-      const c = ctx.chain.accountConfig;
-      const [items] = await read(ctx, () =>
+      const [items] = await cachedRead(ctx, auth.accountHash, `listActions:${query.group_id ?? "all"}:${query.page_number}:${query.page_size}`, (c) =>
         query.group_id === undefined
           ? c.listActions(auth.accountHash, query.page_number, query.page_size)
           : c.listActionsInGroup(auth.accountHash, query.group_id, query.page_number, query.page_size),

@@ -2,7 +2,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, groupId, address, hash32, paging, success } from "../schemas/common";
 import { route } from "../http/route";
-import { eventArgs, read, relayWrite } from "../chain/relay";
+import { cachedRead, eventArgs, relayWrite } from "../chain/relay";
 import { cidHash, cidString } from "../schemas/cid";
 import type { Ctx } from "../context";
 
@@ -135,7 +135,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     query: paging,
     response: z.array(ListItem.extend({ pkp_count: z.number().int(), cid_count: z.number().int() })),
     handler: async ({ auth, query }) => {
-      const [items] = await read(ctx, () => ctx.chain.accountConfig.listGroups(auth.accountHash, query.page_number, query.page_size));
+      const [items] = await cachedRead(ctx, auth.accountHash, `listGroups:${query.page_number}:${query.page_size}`, (c) => c.listGroups(auth.accountHash, query.page_number, query.page_size));
       return items.map((g) => ({ id: g.id.toString(), name: g.name, description: g.description, pkp_count: Number(g.pkpCount), cid_count: Number(g.cidCount) }));
     },
   });

@@ -3,7 +3,7 @@ import type { Router } from "express";
 import { z, name, description, uint64, uint256, paging, success } from "../schemas/common";
 import { route } from "../http/route";
 import { hashKey } from "../http/auth";
-import { read, relayWrite } from "../chain/relay";
+import { cachedRead, relayWrite } from "../chain/relay";
 import { notFound } from "../errors";
 import { newSecretKey } from "./accounts";
 import type { Ctx } from "../context";
@@ -171,7 +171,9 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     query: paging,
     response: z.array(UsageKeyItem),
     handler: async ({ auth, query }) => {
-      const [items] = await read(ctx, () => ctx.chain.accountConfig.listUsageApiKeys(auth.accountHash, query.page_number, query.page_size));
+      const [items] = await cachedRead(ctx, auth.accountHash, `listUsageApiKeys:${query.page_number}:${query.page_size}`, (c) =>
+        c.listUsageApiKeys(auth.accountHash, query.page_number, query.page_size),
+      );
       const ids = (l: bigint[]) => l.map(Number);
       return items.map((k) => ({
         id: `0x${k.usageApiKeyHash.toString(16).padStart(64, "0")}`,

@@ -3,7 +3,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, groupId, paging } from "../schemas/common";
 import { route } from "../http/route";
-import { read, relayWrite } from "../chain/relay";
+import { cachedRead, relayWrite } from "../chain/relay";
 import { deriveWallet, paths } from "../../executor/keys/provider";
 import { ListItem } from "./groups";
 import type { Ctx } from "../context";
@@ -51,7 +51,7 @@ export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     query: paging,
     response: z.array(WalletItem),
     handler: async ({ auth, query }) => {
-      const [items] = await read(ctx, () => ctx.chain.accountConfig.listWallets(auth.accountHash, query.page_number, query.page_size));
+      const [items] = await cachedRead(ctx, auth.accountHash, `listWallets:${query.page_number}:${query.page_size}`, (c) => c.listWallets(auth.accountHash, query.page_number, query.page_size));
       return items.map(toItem);
     },
   });
@@ -65,8 +65,8 @@ export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     query: paging.extend({ group_id: groupId }),
     response: z.array(WalletItem),
     handler: async ({ auth, query }) => {
-      const [items] = await read(ctx, () =>
-        ctx.chain.accountConfig.listWalletsInGroup(auth.accountHash, query.group_id, query.page_number, query.page_size),
+      const [items] = await cachedRead(ctx, auth.accountHash, `listWalletsInGroup:${query.group_id}:${query.page_number}:${query.page_size}`, (c) =>
+        c.listWalletsInGroup(auth.accountHash, query.group_id, query.page_number, query.page_size),
       );
       return items.map(toItem);
     },

@@ -1,0 +1,159 @@
+import type { Logger } from "pino";
+import type { AccountConfig } from "../typechain-types";
+import type { JsonRpcProvider } from "ethers";
+
+export type Who = { keyHash: bigint; accountHash: bigint; isAccountKey: boolean };
+type Decision = { allowed: boolean; groupId: bigint };
+export type Resolved = { accountHash: bigint; isAccountKey: boolean; active: boolean };
+type CachedKey = { accountHash: bigint; isAccountKey: boolean; expiration: bigint };
+
+/**
+ * The execution question of spec 1 — may key K run action C with PKP P? — answered by the
+ * contract (`findExecutionGroup`), cached, and kept in sync from the contract's events: every
+ * AccountConfig event names its account (topic 1), and any event of an account drops every
+ * cached decision of that account. Writes relayed by this service drop them at once (see
+ * `invalidate`); writes sent to the contract directly are seen at the next poll (`pollMs`).
+ * The cache only ever holds what the chain answered; on any doubt (not synced yet) it asks the chain.
+ */
+export class PermissionCache {
+  private readonly decisions = new Map<string, Decision>();
+  private readonly keys = new Map<bigint, CachedKey>();
+  private readonly reads = new Map<string, unknown>();
+  private readonly byAccount = new Map<bigint, Set<string>>();
+  /** Bumped on every invalidation, so that a chain read that raced with one is not cached. */
+  private version = 0;
+  private cursor = -1;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(
+    private readonly accountConfig: AccountConfig,
+    private readonly provider: JsonRpcProvider,
+    private readonly logger: Logger,
+    private readonly pollMs: number,
+  ) {}
+
+  /** Starts following the chain from the current block; stops on `signal`. */
+  async start(signal: AbortSignal): Promise<void> {
+    this.cursor = await this.provider.getBlockNumber();
+    const tick = async () => {
+      if (this.stopped) return;
+      try {
+        await this.sync();
+      } catch (err) {
+        // Unsynced: drop everything, so that every decision is read from the chain until the sync recovers.
+        this.clear();
+        this.logger.warn({ err: (err as Error).message }, "permission cache: sync failed, reading from the chain");
+      }
+      if (!this.stopped) this.timer = setTimeout(tick, this.pollMs);
+    };
+    this.timer = setTimeout(tick, this.pollMs);
+    signal.addEventListener("abort", () => {
+      this.stopped = true;
+      clearTimeout(this.timer);
+    });
+  }
+
+  /** Reads the logs of the new blocks and drops the decisions of every account they name. */
+  async sync(): Promise<void> {
+    const head = await this.provider.getBlockNumber();
+    if (head < this.cursor) {
+      // the chain went back (reorg or a reset local chain): nothing cached can be trusted
+      this.clear();
+      this.cursor = head;
+      return;
+    }
+    if (head === this.cursor) return;
+    const logs = await this.provider.getLogs({ address: await this.accountConfig.getAddress(), fromBlock: this.cursor + 1, toBlock: head });
+    for (const log of logs) if (log.topics[1]) this.invalidate(BigInt(log.topics[1]));
+    this.cursor = head;
+  }
+
+  /** Drops every cached decision of `accountHash` (after a write this service relayed for it). */
+  invalidate(accountHash: bigint): void {
+    this.version++;
+    const keys = this.byAccount.get(accountHash);
+    if (!keys) return;
+    for (const k of keys) {
+      this.decisions.delete(k);
+      this.reads.delete(k);
+      if (/^\d+$/.test(k)) this.keys.delete(BigInt(k));
+    }
+    this.byAccount.delete(accountHash);
+  }
+
+  clear(): void {
+    this.version++;
+    this.keys.clear();
+    this.reads.clear();
+    this.decisions.clear();
+    this.byAccount.clear();
+  }
+
+  /**
+   * Resolves a presented key's hash (cached like the decisions; an unknown key is never cached, and
+   * a usage key's expiration is checked against the clock on every use).
+   */
+  async resolve(keyHash: bigint): Promise<Resolved> {
+    const cached = this.caching() ? this.keys.get(keyHash) : undefined;
+    if (cached) {
+      const expired = cached.expiration !== 0n && BigInt(Math.floor(Date.now() / 1000)) >= cached.expiration;
+      return { accountHash: cached.accountHash, isAccountKey: cached.isAccountKey, active: !expired };
+    }
+    const before = this.version;
+    const [accountHash, isAccountKey, active] = await this.accountConfig.resolveApiKey(keyHash);
+    if (accountHash === 0n || !active) return { accountHash, isAccountKey, active };
+    const expiration = isAccountKey ? 0n : (await this.accountConfig.getUsageApiKey(keyHash)).expiration;
+    if (this.caching() && before === this.version) {
+      this.keys.set(keyHash, { accountHash, isAccountKey, expiration });
+      this.remember(accountHash, keyHash.toString());
+    }
+    return { accountHash, isAccountKey, active };
+  }
+
+  private caching(): boolean {
+    return this.cursor >= 0 && !this.stopped;
+  }
+
+  private remember(accountHash: bigint, key: string): void {
+    let set = this.byAccount.get(accountHash);
+    if (!set) this.byAccount.set(accountHash, (set = new Set()));
+    set.add(key);
+  }
+
+  /** Whether `who` may run `cidHash` with `pkp` (ZeroAddress: the action alone, no PKP). */
+  async allowed(who: Who, cidHash: string, pkp: string): Promise<boolean> {
+    const k = `${who.keyHash}:${cidHash}:${pkp.toLowerCase()}`;
+    const cached = this.caching() ? this.decisions.get(k) : undefined;
+    if (cached) return cached.allowed;
+    const before = this.version;
+    const [allowed, groupId] = await this.accountConfig.findExecutionGroup(who.keyHash, cidHash, pkp);
+    if (this.caching() && before === this.version) {
+      this.decisions.set(k, { allowed, groupId });
+      this.remember(who.accountHash, k);
+    }
+    return allowed;
+  }
+
+  /**
+   * A view of `accountHash`'s on-chain state (e.g. a list page), cached under `key` until an event
+   * of that account is seen: the relayer's own writes drop it at once, direct contract writes at the
+   * next poll. Pass only reads whose result depends on that account's state alone.
+   */
+  async read<T>(accountHash: bigint, key: string, fetch: () => Promise<T>): Promise<T> {
+    const k = `read/${accountHash}/${key}`;
+    if (this.caching() && this.reads.has(k)) return this.reads.get(k) as T;
+    const before = this.version;
+    const value = await fetch();
+    if (this.caching() && before === this.version) {
+      this.reads.set(k, value);
+      this.remember(accountHash, k);
+    }
+    return value;
+  }
+
+  /** How many decisions and keys are cached (for tests and metrics). */
+  size(): { decisions: number; keys: number } {
+    return { decisions: this.decisions.size, keys: this.keys.size };
+  }
+}

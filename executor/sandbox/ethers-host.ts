@@ -1,0 +1,120 @@
+/**
+ * Host side of the guest `ethers` shim (guest/ethers.js): synchronous functions backed by the real
+ * ethers v6, run in the worker thread. Inputs and outputs are JSON text with two tags,
+ * {$bigint: "123"} and {$bytes: "0x.."}, so no host object ever reaches the QuickJS heap.
+ * Keys used here are only those the action passes in (which it got from the host).
+ */
+import * as ethers from "ethers";
+import type { TransactionLike, TypedDataField } from "ethers";
+
+type Op = (...args: any[]) => unknown;
+
+const coder = ethers.AbiCoder.defaultAbiCoder();
+
+function walletInfo(privateKey: string) {
+  const wallet = new ethers.Wallet(privateKey);
+  const { publicKey, compressedPublicKey } = wallet.signingKey;
+  return { privateKey: wallet.privateKey, address: wallet.address, publicKey, compressedPublicKey };
+}
+
+/** What ethers' Wallet.signTransaction does, without the (async) provider/ENS resolution. */
+function signTransaction(privateKey: string, input: Record<string, unknown>): string {
+  const wallet = new ethers.Wallet(privateKey);
+  const { from, gas, type, ...fields } = input;
+  if (from != null && ethers.getAddress(String(from)) !== wallet.address) {
+    throw new Error(`signTransaction: from ${String(from)} is not the wallet's address ${wallet.address}`);
+  }
+  const like: TransactionLike = { ...fields, gasLimit: (fields.gasLimit ?? gas) as TransactionLike["gasLimit"] };
+  if (type != null) like.type = Number(type);
+  const tx = ethers.Transaction.from(like);
+  tx.signature = wallet.signingKey.sign(tx.unsignedHash);
+  return tx.serialized;
+}
+
+function typedDataHash(domain: ethers.TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) {
+  const { EIP712Domain: _ignored, ...rest } = types; // v5-style code often passes it; ethers derives it
+  return ethers.TypedDataEncoder.hash(domain, rest, value);
+}
+
+const OPS: Record<string, Op> = {
+  keccak256: ethers.keccak256,
+  sha256: ethers.sha256,
+  id: ethers.id,
+  toUtf8Bytes: (s: string) => ethers.toUtf8Bytes(s),
+  toUtf8String: (b: ethers.BytesLike) => ethers.toUtf8String(b),
+  hexlify: ethers.hexlify,
+  getBytes: (b: ethers.BytesLike) => ethers.getBytes(b),
+  hashMessage: ethers.hashMessage,
+  verifyMessage: ethers.verifyMessage,
+  computeAddress: ethers.computeAddress,
+  getAddress: ethers.getAddress,
+  isAddress: ethers.isAddress,
+  isHexString: ethers.isHexString,
+  dataLength: ethers.dataLength,
+  zeroPadValue: ethers.zeroPadValue,
+  concat: ethers.concat,
+  toBeHex: ethers.toBeHex,
+  randomBytes: (n: number) => ethers.randomBytes(Math.min(Number(n), 1024)),
+  parseEther: ethers.parseEther,
+  formatEther: ethers.formatEther,
+  parseUnits: ethers.parseUnits,
+  formatUnits: ethers.formatUnits,
+  solidityPacked: ethers.solidityPacked,
+  solidityPackedKeccak256: ethers.solidityPackedKeccak256,
+  recoverAddress: ethers.recoverAddress,
+  abiEncode: (types: string[], values: unknown[]) => coder.encode(types, values),
+  abiDecode: (types: string[], data: ethers.BytesLike) => coder.decode(types, data).toArray(true),
+  walletInfo,
+  randomPrivateKey: () => ethers.Wallet.createRandom().privateKey,
+  signMessage: (pk: string, message: string | Uint8Array) => new ethers.Wallet(pk).signMessageSync(message),
+  signTransaction,
+  signTypedData: (pk: string, domain: ethers.TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) =>
+    new ethers.Wallet(pk).signingKey.sign(typedDataHash(domain, types, value)).serialized,
+  verifyTypedData: (domain: ethers.TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>, sig: string) =>
+    ethers.recoverAddress(typedDataHash(domain, types, value), sig),
+};
+
+/** How the action wrote the operations that are not plain ethers functions, for error messages. */
+const LABELS: Record<string, string> = {
+  walletInfo: "new ethers.Wallet",
+  randomPrivateKey: "ethers.Wallet.createRandom",
+  signMessage: "wallet.signMessage",
+  signTransaction: "wallet.signTransaction",
+  signTypedData: "wallet.signTypedData",
+  abiEncode: "abiCoder.encode",
+  abiDecode: "abiCoder.decode",
+};
+
+const tagged = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+function decodeArgs(json: string): unknown[] {
+  const args = JSON.parse(json, (_k, v) => {
+    if (tagged(v) && typeof v.$bigint === "string") return BigInt(v.$bigint);
+    if (tagged(v) && typeof v.$bytes === "string") return ethers.getBytes(v.$bytes);
+    return v;
+  });
+  if (!Array.isArray(args)) throw new TypeError("ethers shim: arguments must be an array");
+  return args;
+}
+
+function encodeResult(value: unknown): string {
+  const json = JSON.stringify(value, function (this: Record<string, unknown>, key, v) {
+    const original = this[key];
+    if (typeof original === "bigint") return { $bigint: original.toString() };
+    if (original instanceof Uint8Array) return { $bytes: ethers.hexlify(original) };
+    return v;
+  });
+  return json === undefined ? "null" : json;
+}
+
+/** Runs one shim operation: `name` from the guest, `argsJson` the tagged JSON array of arguments. */
+export function callEthers(name: string, argsJson: string): string {
+  const op = Object.prototype.hasOwnProperty.call(OPS, name) ? OPS[name] : undefined;
+  if (!op) throw new TypeError(`ethers shim: ${name} is not supported in the sandbox`);
+  try {
+    return encodeResult(op(...decodeArgs(argsJson)));
+  } catch (err) {
+    const e = err as { shortMessage?: string; message?: string };
+    throw new Error(`${LABELS[name] ?? `ethers.${name}`}: ${e.shortMessage ?? e.message ?? String(err)}`);
+  }
+}

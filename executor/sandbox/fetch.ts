@@ -1,0 +1,97 @@
+/**
+ * The host side of the sandbox's fetch(): http/https only (on every redirect hop too), a timeout
+ * per request, and the response body capped at limits.maxFetchBytes. Errors are thrown with the
+ * message the action sees; an oversized body throws SandboxLimitError("maxFetchBytes").
+ */
+import { SandboxLimitError, limitMessage } from "./errors";
+import type { FetchAnswer, HostCall, RunLimits } from "./types";
+
+const MAX_REQUEST_MS = 10_000;
+const MAX_REDIRECTS = 5;
+/** Credentials not sent on to another origin after a redirect (as browsers and undici do). */
+const CREDENTIAL_HEADERS = new Set(["authorization", "cookie"]);
+/** Headers the action may not set (the HTTP client owns them). */
+const DROPPED_HEADERS = new Set(["host", "connection", "content-length", "transfer-encoding", "keep-alive", "upgrade", "te", "trailer", "expect"]);
+
+export type HostFetchOptions = {
+  /** Epoch ms when the run ends: the request gets min(10 s, what is left). */
+  deadline?: number;
+};
+
+function httpUrl(raw: string, base?: URL): URL {
+  let url: URL;
+  try {
+    url = new URL(raw, base);
+  } catch {
+    throw new TypeError(`fetch: invalid URL ${JSON.stringify(raw.slice(0, 200))}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError(`fetch: only http and https URLs are allowed, got ${url.protocol}`);
+  }
+  return url;
+}
+
+function requestHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !DROPPED_HEADERS.has(k.toLowerCase()) && !k.toLowerCase().startsWith("proxy-")));
+}
+
+async function readCapped(res: Response, limits: RunLimits, abort: AbortController): Promise<string> {
+  const declared = Number(res.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > limits.maxFetchBytes) {
+    abort.abort();
+    throw new SandboxLimitError("maxFetchBytes", limitMessage("maxFetchBytes", limits));
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (res.body) {
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > limits.maxFetchBytes) {
+        abort.abort();
+        throw new SandboxLimitError("maxFetchBytes", limitMessage("maxFetchBytes", limits));
+      }
+      chunks.push(chunk);
+    }
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits: RunLimits, opts: HostFetchOptions = {}): Promise<FetchAnswer> {
+  let url = httpUrl(call.url);
+  const remaining = opts.deadline === undefined ? limits.timeoutMs : opts.deadline - Date.now();
+  const timeoutMs = Math.max(0, Math.min(MAX_REQUEST_MS, remaining));
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  let method = call.method.toUpperCase();
+  let body = call.body;
+  let headers = requestHeaders(call.headers);
+  try {
+    for (let hop = 0; ; hop++) {
+      const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: abort.signal });
+      const location = res.headers.get("location");
+      if (res.status >= 300 && res.status < 400 && location) {
+        await res.body?.cancel();
+        if (hop >= MAX_REDIRECTS) throw new Error(`fetch: more than ${MAX_REDIRECTS} redirects`);
+        const next = httpUrl(location, url);
+        if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIAL_HEADERS.has(k.toLowerCase())));
+        url = next;
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
+          method = "GET";
+          body = undefined;
+        }
+        continue;
+      }
+      const answerHeaders: Record<string, string> = {};
+      res.headers.forEach((value, key) => (answerHeaders[key] = value));
+      return { status: res.status, statusText: res.statusText, headers: answerHeaders, body: await readCapped(res, limits, abort) };
+    }
+  } catch (err) {
+    if (err instanceof SandboxLimitError) throw err;
+    if (abort.signal.aborted) throw new Error(`fetch: ${call.url.slice(0, 200)} timed out after ${timeoutMs} ms`);
+    const e = err as Error & { cause?: { message?: string } };
+    if (e.message?.startsWith("fetch:")) throw e;
+    throw new Error(`fetch: ${e.message}${e.cause?.message ? ` (${e.cause.message})` : ""}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Turns a guest request (op name + JSON arguments) into a checked HostCall, and counts it against
+ * the run's limits before it is sent. The guest API (guest/prelude.js) validates too, but the
+ * action can reach none of this except through these checks.
+ */
+import type { HostCall, RunLimits } from "./types";
+
+/** Host calls of any kind per run (the uncounted lookups must not flood the main thread). */
+export const MAX_HOST_CALLS_PER_RUN = 256;
+const MAX_ID_CHARS = 512;
+const MAX_URL_CHARS = 8192;
+const MAX_HEADERS = 64;
+const MAX_HEADER_CHARS = 8192;
+const MAX_MESSAGE_CHARS = 1024 * 1024;
+
+const KEY_OPS: ReadonlySet<HostCall["op"]> = new Set(["getPrivateKey", "getLitActionPrivateKey", "encrypt", "decrypt"]);
+
+export type CallCounts = { total: number; keys: number; fetches: number };
+
+/** Which limit this call would pass, or undefined when it may be sent (then it is counted). */
+export function countCall(call: HostCall, counts: CallCounts, limits: RunLimits): keyof RunLimits | "maxHostCalls" | undefined {
+  if (counts.total >= MAX_HOST_CALLS_PER_RUN) return "maxHostCalls";
+  if (KEY_OPS.has(call.op) && counts.keys >= limits.maxKeyRequests) return "maxKeyRequests";
+  if (call.op === "fetch" && counts.fetches >= limits.maxFetches) return "maxFetches";
+  counts.total++;
+  if (KEY_OPS.has(call.op)) counts.keys++;
+  if (call.op === "fetch") counts.fetches++;
+  return undefined;
+}
+
+function text(args: Record<string, unknown>, name: string, max: number): string {
+  const v = args[name];
+  if (typeof v !== "string") throw new TypeError(`${name} must be a string`);
+  if (v.length > max) throw new RangeError(`${name} is longer than ${max} characters`);
+  return v;
+}
+
+function headers(value: unknown): Record<string, string> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new TypeError("fetch headers must be an object");
+  const entries = Object.entries(value);
+  if (entries.length > MAX_HEADERS) throw new RangeError(`at most ${MAX_HEADERS} fetch headers`);
+  const out: Record<string, string> = {};
+  for (const [k, v] of entries) {
+    if (typeof v !== "string" || k.length + v.length > MAX_HEADER_CHARS) throw new TypeError(`bad fetch header ${k.slice(0, 64)}`);
+    out[k] = v;
+  }
+  return out;
+}
+
+/** Builds the HostCall for `op`; throws a TypeError/RangeError the action sees on bad input. */
+export function toHostCall(op: string, args: Record<string, unknown>, ipfsId: string, limits: RunLimits): HostCall {
+  switch (op) {
+    case "getPrivateKey":
+      return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS) };
+    case "getLitActionPrivateKey":
+      return { op };
+    case "getLitActionPublicKey":
+    case "getLitActionWalletAddress":
+      return { op, ipfsId: args.ipfsId === undefined ? ipfsId : text(args, "ipfsId", MAX_ID_CHARS) };
+    case "encrypt":
+      return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), message: text(args, "message", MAX_MESSAGE_CHARS) };
+    case "decrypt":
+      return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), ciphertext: text(args, "ciphertext", 2 * MAX_MESSAGE_CHARS) };
+    case "fetch": {
+      const body = args.body === undefined ? undefined : text(args, "body", limits.maxFetchBytes);
+      const method = text(args, "method", 16);
+      if (!/^[A-Z]+$/.test(method)) throw new TypeError(`bad fetch method ${method}`);
+      const url = text(args, "url", MAX_URL_CHARS);
+      const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1].toLowerCase();
+      if (scheme !== "http" && scheme !== "https") {
+        throw new TypeError(`fetch: only http and https URLs are allowed, got ${scheme ? `${scheme}:` : JSON.stringify(url.slice(0, 100))}`);
+      }
+      return { op, url, method, headers: headers(args.headers), ...(body === undefined ? {} : { body }) };
+    }
+    default:
+      throw new TypeError(`unknown host operation ${op.slice(0, 64)}`);
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * One action run inside a worker: a fresh QuickJS runtime + context (nothing survives between
+ * runs), limits, the guest API, and the loop that drives promises until the action settles.
+ */
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
+import type { FreshContext } from "./context";
+import { limitError, type RunError } from "./errors";
+import { countCall, MAX_HOST_CALLS_PER_RUN, toHostCall, type CallCounts } from "./host-calls";
+import { GuestException, type GuestHost } from "./host-functions";
+import type { HostAnswer } from "./messages";
+import { actionStack, buildResult, describeThrown, LogBuffer, readString } from "./run-output";
+import { GuestTimers } from "./timers";
+import { MAX_TIMEOUT_MS, type HostCall, type RunLimits, type RunRequest, type RunResult } from "./types";
+
+/** WASM growth allowed beyond memoryBytes (allocator overhead, Emscripten's over-growth). */
+const wasmAllowance = (memoryBytes: number) => Math.ceil(memoryBytes * 1.5) + 16 * 1024 * 1024;
+
+/** `crashed`: a host-side exception (a WASM trap) left the QuickJS module possibly corrupt. */
+export type RunOutcome = { result: RunResult; crashed: boolean };
+
+export class ActionRun implements GuestHost {
+  readonly done: Promise<RunOutcome>;
+  private resolveDone!: (outcome: RunOutcome) => void;
+  private finished = false;
+  private readonly ctx: QuickJSContext;
+  /** Promise of the response JSON when there is a main() (or a promise completion value). */
+  private settled?: QuickJSHandle;
+  private readonly limits: RunLimits;
+  private readonly deadline: number;
+  private readonly wasmCeiling: number;
+  private readonly logs: LogBuffer;
+  /** Ends the run at the next interrupt check. */
+  private fatal?: RunError;
+  /** A limit the action survived (e.g. a rejected fetch it caught): the run still has hasError. */
+  private marked?: RunError;
+  private responseJson?: string;
+  private readonly calls = new Map<number, QuickJSDeferredPromise>();
+  private readonly timers: GuestTimers;
+  private readonly counts: CallCounts = { total: 0, keys: 0, fetches: 0 };
+  private lastCallId = 0;
+  private deadlineTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly fresh: FreshContext,
+    private readonly memory: WebAssembly.Memory,
+    private readonly req: RunRequest,
+    private readonly send: (callId: number, call: HostCall) => void,
+  ) {
+    this.ctx = fresh.ctx;
+    this.limits = req.limits;
+    this.deadline = Date.now() + Math.min(req.limits.timeoutMs, MAX_TIMEOUT_MS);
+    this.wasmCeiling = memory.buffer.byteLength + wasmAllowance(req.limits.memoryBytes);
+    this.logs = new LogBuffer(req.limits.maxLogBytes);
+    this.timers = new GuestTimers(this.ctx, this.deadline, (err) => (err ? this.crash(err) : this.pump()));
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  start(): Promise<RunOutcome> {
+    try {
+      this.deadlineTimer = setTimeout(() => this.pump(), Math.max(0, this.deadline - Date.now()) + 1);
+      this.fresh.bind(this);
+      this.fresh.rt.setMemoryLimit(this.limits.memoryBytes);
+      this.fresh.rt.setInterruptHandler(() => this.shouldInterrupt());
+      this.evaluate(this.ctx);
+      this.pump();
+    } catch (err) {
+      if (err instanceof GuestException) this.finishThrown(err.handle);
+      else this.crash(err);
+    }
+    return this.done;
+  }
+
+  /** Evaluates the action, then tracks main(params), a promise completion value, or nothing. */
+  private evaluate(ctx: QuickJSContext): void {
+    let result = ctx.evalCode(this.req.code, "action.js", { type: "global" });
+    if (result.error && !this.fatal && readString(ctx, result.error, "name") === "SyntaxError") {
+      // Top-level await (Lit-style code): same lines, wrapped in an async function.
+      const wrapped = ctx.evalCode(`(async () => {${this.req.code}\n})()`, "action.js", { type: "global" });
+      if (wrapped.error) {
+        wrapped.error.dispose();
+      } else {
+        result.error.dispose();
+        result = wrapped;
+      }
+    }
+    if (result.error) return this.finishThrown(result.error);
+    let target = result.value;
+    const state = ctx.getPromiseState(target);
+    if (state.type === "fulfilled" && state.notAPromise) {
+      target.dispose();
+      const lookup = ctx.evalCode('typeof main === "function" ? main : undefined', "vesta:main", { type: "global" });
+      if (lookup.error) return this.finishThrown(lookup.error);
+      target = lookup.value;
+      if (ctx.typeof(target) === "undefined") return target.dispose();
+    }
+    const params = ctx.newString(JSON.stringify(this.req.params ?? null));
+    const call = ctx.callFunction(this.fresh.api.track, ctx.undefined, target, params);
+    target.dispose();
+    params.dispose();
+    if (call.error) return this.finishThrown(call.error);
+    this.settled = call.value;
+  }
+
+  /** Asked before the WASM memory grows to `bytes`; a refusal ends the run with the memory limit. */
+  allowGrowth(bytes: number): boolean {
+    if (bytes <= this.wasmCeiling) return true;
+    this.fatal ??= limitError("memoryBytes", this.limits);
+    return false;
+  }
+
+  private shouldInterrupt(): boolean {
+    if (this.fatal) return true;
+    if (Date.now() > this.deadline) this.fatal = limitError("timeoutMs", this.limits);
+    else if (this.memory.buffer.byteLength > this.wasmCeiling) this.fatal = limitError("memoryBytes", this.limits);
+    return this.fatal !== undefined;
+  }
+
+  /** Runs pending jobs and decides whether the run is over. Called after every host event. */
+  private pump(): void {
+    if (this.finished) return;
+    try {
+      if (!this.shouldInterrupt()) this.fresh.rt.executePendingJobs().error?.dispose();
+      // executePendingJobs may report success after dropping an interrupted job: check ourselves.
+      if (this.shouldInterrupt()) return this.finish(this.fatal!);
+      if (this.settled) {
+        const state = this.ctx.getPromiseState(this.settled);
+        if (state.type === "rejected") return this.finishThrown(state.error);
+        if (state.type === "fulfilled") {
+          const json = this.ctx.typeof(state.value) === "string" ? this.ctx.getString(state.value) : undefined;
+          state.value.dispose();
+          return this.finish(undefined, json);
+        }
+      }
+      if (this.calls.size > 0 || this.timers.size > 0) return;
+      if (this.settled) return this.finish({ message: "the action's promise never settled (nothing left to wait for)" });
+      this.finish(undefined);
+    } catch (err) {
+      this.crash(err);
+    }
+  }
+
+  answer(callId: number, answer: HostAnswer): void {
+    const deferred = this.calls.get(callId);
+    if (!deferred || this.finished) return;
+    this.calls.delete(callId);
+    try {
+      if (answer.ok) {
+        this.ctx.newString(JSON.stringify(answer.value ?? null)).consume((h) => deferred.resolve(h));
+      } else {
+        if (answer.limit) this.marked ??= { message: answer.message, limit: answer.limit };
+        this.ctx.newError({ name: "Error", message: answer.message }).consume((h) => deferred.reject(h));
+      }
+    } catch (err) {
+      return this.crash(err);
+    } finally {
+      deferred.dispose();
+    }
+    this.pump();
+  }
+
+  // ---- GuestHost ------------------------------------------------------------------------
+
+  call(op: string, argsJson: string): QuickJSHandle {
+    const args: unknown = JSON.parse(argsJson);
+    if (args === null || typeof args !== "object") throw new TypeError("host call arguments must be an object");
+    const call = toHostCall(op, args as Record<string, unknown>, this.req.ipfsId, this.limits);
+    const hit = countCall(call, this.counts, this.limits);
+    const deferred = this.ctx.newPromise();
+    if (hit) {
+      const error = hit === "maxHostCalls" ? { message: `host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run` } : limitError(hit, this.limits);
+      this.marked ??= error;
+      this.ctx.newError({ name: "Error", message: error.message }).consume((h) => deferred.reject(h));
+      return deferred.handle;
+    }
+    const callId = ++this.lastCallId;
+    this.calls.set(callId, deferred);
+    this.send(callId, call);
+    return deferred.handle;
+  }
+
+  log(line: string): void {
+    if (!this.fatal && !this.logs.append(line)) this.fatal = limitError("maxLogBytes", this.limits);
+  }
+
+  setResponse(json: string): void {
+    if (Buffer.byteLength(json, "utf8") > this.limits.maxResponseBytes) this.fatal ??= limitError("maxResponseBytes", this.limits);
+    else this.responseJson = json;
+  }
+
+  sleep(id: number, ms: number): QuickJSHandle {
+    return this.timers.sleep(id, ms);
+  }
+
+  cancel(id: number): void {
+    this.timers.cancel(id);
+  }
+
+  fail(message: string, stack: string): void {
+    this.fatal ??= { message, ...(stack ? { stack: actionStack(stack) } : {}) };
+  }
+
+  // ---- the end of a run -----------------------------------------------------------------
+
+  private finishThrown(thrown: QuickJSHandle): void {
+    const error = this.fatal ?? describeThrown(this.ctx, thrown, this.limits);
+    thrown.dispose();
+    this.finish(error);
+  }
+
+  private finish(error: RunError | undefined, mainJson?: string): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.clearTimers();
+    const result = buildResult(this.logs, this.limits, this.responseJson ?? mainJson, error ?? this.marked);
+    this.resolveDone({ result, crashed: false });
+  }
+
+  /** A host-side exception (a WASM trap, V8 stack exhaustion): the module may be corrupt. */
+  private crash(err: unknown): void {
+    if (this.finished) return;
+    this.finished = true;
+    const e = err instanceof Error ? err : new Error(String(err));
+    const error = this.fatal ?? (/call stack/i.test(e.message) ? { message: "InternalError: stack overflow" } : { message: `the sandbox failed: ${e.message}` });
+    this.clearTimers();
+    this.resolveDone({ result: buildResult(this.logs, this.limits, this.responseJson, error), crashed: true });
+  }
+
+  private clearTimers(): void {
+    clearTimeout(this.deadlineTimer);
+    this.timers.stop();
+  }
+
+  /**
+   * Frees every handle, the context and the runtime, after the result is sent (never after a
+   * crash); false when QuickJS could not be freed cleanly (e.g. it leaked an object).
+   */
+  release(): boolean {
+    try {
+      this.timers.dispose();
+      for (const deferred of this.calls.values()) deferred.dispose();
+      this.calls.clear();
+      this.fresh.api.dispose();
+      this.settled?.dispose();
+      this.ctx.dispose();
+      this.fresh.rt.dispose();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

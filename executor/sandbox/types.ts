@@ -1,0 +1,80 @@
+/**
+ * The contract between the sandbox (QuickJS in worker threads) and its host (the main thread,
+ * which holds permissions and key material). The sandbox never derives keys nor checks
+ * permissions itself: every privileged operation is a HostCall answered by the host.
+ */
+
+/** Limits of one run; each one, when hit, ends the run with `hasError: true` and a clear message. */
+export type RunLimits = {
+  /** QuickJS heap limit and WASM memory ceiling (default 64 MB). */
+  memoryBytes: number;
+  /** Wall-clock deadline of the run (default 30 s, at most 15 min). */
+  timeoutMs: number;
+  /** Outbound fetches per run (default 50). */
+  maxFetches: number;
+  /** Serialized response size (default 100 KB). */
+  maxResponseBytes: number;
+  /** Total size of captured logs (default 100 KB). */
+  maxLogBytes: number;
+  /** Key requests per run: getPrivateKey, getLitActionPrivateKey, Encrypt, Decrypt (default 10). */
+  maxKeyRequests: number;
+  /** Serialized js_params size (default 64 KB). */
+  maxParamsBytes: number;
+  /** Code size (default 16 MB). */
+  maxCodeBytes: number;
+  /** Largest body of one fetch answer (default 1 MB). */
+  maxFetchBytes: number;
+};
+
+export const DEFAULT_LIMITS: RunLimits = {
+  memoryBytes: 64 * 1024 * 1024,
+  timeoutMs: 30_000,
+  maxFetches: 50,
+  maxResponseBytes: 100 * 1024,
+  maxLogBytes: 100 * 1024,
+  maxKeyRequests: 10,
+  maxParamsBytes: 64 * 1024,
+  maxCodeBytes: 16 * 1024 * 1024,
+  maxFetchBytes: 1024 * 1024,
+};
+
+export const MAX_TIMEOUT_MS = 15 * 60 * 1000;
+
+export type RunRequest = {
+  /** The action source: `async function main(params) { ... }` (or code that calls setResponse). */
+  code: string;
+  /** The action's CID (its identity; used by getLitActionPrivateKey and friends). */
+  ipfsId: string;
+  /** js_params, already checked against maxParamsBytes. */
+  params: unknown;
+  limits: RunLimits;
+};
+
+export type RunResult = {
+  /** The value returned by main() or set by setResponse (setResponse wins), JSON-compatible. */
+  response: unknown;
+  /** console.log/info/warn/error lines, joined with "\n". */
+  logs: string;
+  hasError: boolean;
+  /** When hasError: what went wrong, with the JavaScript stack when the action threw. */
+  error?: { message: string; stack?: string; limit?: keyof RunLimits };
+};
+
+/**
+ * Privileged operations the sandbox asks the host for (answered asynchronously; inside the action
+ * they are promises). Counting of key requests and fetches is done by the sandbox against the limits
+ * before a call is sent; the host re-checks permissions on every call.
+ */
+export type HostCall =
+  | { op: "getPrivateKey"; pkpId: string }
+  | { op: "getLitActionPrivateKey" }
+  | { op: "getLitActionPublicKey"; ipfsId: string }
+  | { op: "getLitActionWalletAddress"; ipfsId: string }
+  | { op: "encrypt"; pkpId: string; message: string }
+  | { op: "decrypt"; pkpId: string; ciphertext: string }
+  | { op: "fetch"; url: string; method: string; headers: Record<string, string>; body?: string };
+
+export type FetchAnswer = { status: number; statusText: string; headers: Record<string, string>; body: string };
+
+/** The host side of one run: answers HostCalls or throws an Error whose message the action sees. */
+export type Host = (call: HostCall) => Promise<unknown>;

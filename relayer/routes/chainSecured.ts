@@ -1,0 +1,113 @@
+import crypto from "node:crypto";
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Router } from "express";
+import { solidityPackedKeccak256 } from "ethers";
+import { z, address, uint256 } from "../schemas/common";
+import { route } from "../http/route";
+import { relayWrite } from "../chain/relay";
+import { AppError } from "../errors";
+import { deriveWallet, paths } from "../../executor/keys/provider";
+import { SignedRequestError, verifySignedRequest, type PrimaryType } from "../eip712";
+import { newSecretKey } from "./accounts";
+import { hashKey } from "../http/auth";
+import type { Ctx } from "../context";
+
+const hex32 = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
+
+const typedDataField = z.unknown().openapi({ description: "The EIP-712 envelope of spec 2 (types, domain, primaryType, message)." });
+const signatureField = z.string().openapi({ description: "eth_signTypedData_v4 signature (or an ERC-1271 signature of a contract account)." });
+const accountField = uint256("api_key_hash")
+  .optional()
+  .openapi({ type: "string", description: "The account the wallet will be registered to; default: the signer's own ChainSecured account." });
+
+const SignedBody = z.object({ typed_data: typedDataField, signature: signatureField, api_key_hash: accountField }).strict();
+const ConvertBody = z.object({ new_admin_wallet_address: address, typed_data: typedDataField, signature: signatureField }).strict().openapi("ConvertRequest");
+
+/** Verifies the envelope for `primaryType`; answers 400/401 with the reason. */
+export async function verified(ctx: Ctx, primaryType: PrimaryType, typedData: unknown, signature: unknown): Promise<string> {
+  try {
+    const { address: signer } = await verifySignedRequest(typedData, signature, {
+      primaryType,
+      domainName: ctx.config.eip712DomainName,
+      chainId: ctx.chain.chainId,
+      nowSeconds: Math.floor(Date.now() / 1000),
+      provider: ctx.chain.provider,
+    });
+    return signer;
+  } catch (err) {
+    if (err instanceof SignedRequestError) throw new AppError(err.status, err.code, err.message);
+    throw err;
+  }
+}
+
+/** The account a signer mints for: its own ChainSecured hash, or an account it administers. */
+async function targetAccount(ctx: Ctx, signer: string, requested?: bigint): Promise<bigint> {
+  const own = BigInt(solidityPackedKeccak256(["address"], [signer]));
+  if (requested === undefined || requested === own) return own;
+  const exists = await ctx.chain.accountConfig.accountExists(requested);
+  if (!exists || (await ctx.chain.accountConfig.getAccount(requested)).adminWalletAddress !== signer) {
+    throw new AppError(403, "not_account_admin", `${signer} is not the admin wallet of account ${hex32(requested)}`);
+  }
+  return requested;
+}
+
+/** A fresh wallet for `account`, from a random derivation path (never stored; the caller registers it). */
+async function mint(ctx: Ctx, account: bigint) {
+  let derivationPath = 0n;
+  while (derivationPath === 0n) derivationPath = BigInt(`0x${crypto.randomBytes(32).toString("hex")}`);
+  const { address: wallet } = await deriveWallet(ctx.keys, paths.pkp(account, derivationPath));
+  return { wallet_address: wallet, derivation_path: hex32(derivationPath) };
+}
+
+export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/create_wallet_with_signature",
+    tag: "ChainSecured",
+    summary: "Mints a wallet (PKP) for a wallet-owned account after verifying a CreateWallet signature; register it with registerWalletDerivation.",
+    auth: "none",
+    body: SignedBody.openapi("CreateWalletWithSignatureRequest"),
+    response: z.object({ wallet_address: z.string(), derivation_path: z.string() }),
+    handler: async ({ body }) => {
+      const signer = await verified(ctx, "CreateWallet", body.typed_data, body.signature);
+      return mint(ctx, await targetAccount(ctx, signer, body.api_key_hash));
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/add_usage_api_key_with_signature",
+    tag: "ChainSecured",
+    summary: "Mints a usage key and its wallet after verifying an AddUsageApiKey signature; the wallet then calls registerWalletDerivation and setUsageApiKey.",
+    auth: "none",
+    body: SignedBody.openapi("AddUsageApiKeyWithSignatureRequest"),
+    response: z.object({ usage_api_key: z.string(), usage_api_key_hash: z.string(), wallet_address: z.string(), derivation_path: z.string() }),
+    handler: async ({ body }) => {
+      const signer = await verified(ctx, "AddUsageApiKey", body.typed_data, body.signature);
+      const minted = await mint(ctx, await targetAccount(ctx, signer, body.api_key_hash));
+      const usageApiKey = newSecretKey();
+      return { usage_api_key: usageApiKey, usage_api_key_hash: hex32(hashKey(usageApiKey)), ...minted };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/convert_to_chain_secured_account",
+    tag: "ChainSecured",
+    summary: "Converts a managed account to ChainSecured (master key + ConvertAccount signature of the new admin); there is no way back.",
+    auth: "account",
+    body: ConvertBody,
+    response: z.object({ admin_wallet_address: z.string(), api_key_hash: z.string() }),
+    handler: async ({ auth, body }) => {
+      const signer = await verified(ctx, "ConvertAccount", body.typed_data, body.signature);
+      if (signer !== body.new_admin_wallet_address) {
+        throw new AppError(400, "invalid_typed_data", `message.address ${signer} is not new_admin_wallet_address ${body.new_admin_wallet_address}`);
+      }
+      if (!(await ctx.chain.accountConfig.getAccount(auth.accountHash)).managed) {
+        throw new AppError(409, "already_chain_secured", "this account is already ChainSecured; conversion happens once");
+      }
+      await relayWrite(ctx, "convertToChainSecuredAccount", [auth.accountHash, signer]);
+      return { admin_wallet_address: signer, api_key_hash: hex32(auth.accountHash) };
+    },
+  });
+}

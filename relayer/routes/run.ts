@@ -1,0 +1,67 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import type { Router } from "express";
+import { z } from "../schemas/common";
+import { route } from "../http/route";
+import { computeCid } from "../../executor/cid";
+import { AppError } from "../errors";
+import type { Ctx } from "../context";
+
+const RunBody = z
+  .object({
+    code: z.string().optional().openapi({ description: "The action: `async function main(params) { ... }`. Stored by its CID." }),
+    ipfs_id: z.string().max(128).optional().openapi({ description: "The CID of code sent before (or to check `code` against)." }),
+    js_params: z.unknown().optional().openapi({ description: "Passed to main(params); at most 64 KB as JSON." }),
+  })
+  .strict()
+  .openapi("RunActionRequest");
+
+const RunResponse = z
+  .object({
+    response: z.unknown(),
+    logs: z.string(),
+    has_error: z.boolean(),
+    error: z.string().optional().openapi({ description: "What went wrong, with the JavaScript stack when the action threw (only when has_error)." }),
+    ipfs_id: z.string(),
+  })
+  .openapi("RunActionResponse");
+
+export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+  for (const path of ["/lit_action", "/run_action"]) {
+    route(router, registry, ctx, {
+      method: "post",
+      path,
+      tag: "Actions",
+      summary: "Runs an action with the key's permissions: {code?, ipfs_id?, js_params?} → {response, logs, has_error}.",
+      auth: "key",
+      body: RunBody,
+      response: RunResponse,
+      handler: async ({ auth, body }) => {
+        const r = await ctx.executor.run(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params });
+        return {
+          response: r.response ?? null,
+          logs: r.logs,
+          has_error: r.hasError,
+          ...(r.hasError && r.error ? { error: r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message } : {}),
+          ipfs_id: r.ipfsId,
+        };
+      },
+    });
+  }
+
+  for (const path of ["/get_action_ipfs_id", "/get_lit_action_ipfs_id"]) {
+    route(router, registry, ctx, {
+      method: "post",
+      path,
+      tag: "Actions",
+      summary: "The IPFS CID (CIDv0, as `ipfs add` gives) of the action code sent as a JSON string body.",
+      auth: "none",
+      body: z.string().openapi({ description: "The action's JavaScript source, as a JSON string." }),
+      response: z.string().openapi({ example: "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o" }),
+      handler: async ({ body }) => {
+        const size = Buffer.byteLength(body, "utf8");
+        if (size > ctx.config.limits.maxCodeBytes) throw new AppError(413, "code_too_large", `the code is ${size} bytes; at most ${ctx.config.limits.maxCodeBytes}`);
+        return computeCid(body);
+      },
+    });
+  }
+}

@@ -1,0 +1,428 @@
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { expect } from "chai";
+import { AbiCoder, Transaction, Wallet, computeAddress, ethers, SigningKey } from "ethers";
+import { hostFetch } from "../executor/sandbox/fetch";
+import { SandboxPool } from "../executor/sandbox/pool";
+import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits, type RunResult } from "../executor/sandbox/types";
+
+const PKP_ID = "0x1111111111111111111111111111111111111111";
+const PKP_KEY = `0x${"11".repeat(32)}`;
+const ACTION_KEY = `0x${"22".repeat(32)}`;
+const CID = "QmTestActionCid";
+const EXAMPLES = path.join(__dirname, "..", "executor", "examples");
+const GRACE_MS = 500;
+
+const limitsWith = (overrides: Partial<RunLimits> = {}): RunLimits => ({ ...DEFAULT_LIMITS, timeoutMs: 5000, ...overrides });
+
+/** A Host with fixed keys (the test double of the key-holding host); records every call. */
+function testHost(limits: RunLimits) {
+  const calls: HostCall[] = [];
+  const host: Host = async (call) => {
+    calls.push(call);
+    switch (call.op) {
+      case "getPrivateKey":
+        if (call.pkpId !== PKP_ID) throw new Error(`not permitted: wallet ${call.pkpId}`);
+        return PKP_KEY;
+      case "getLitActionPrivateKey":
+        return ACTION_KEY;
+      case "getLitActionPublicKey":
+        return new SigningKey(ACTION_KEY).publicKey;
+      case "getLitActionWalletAddress":
+        return computeAddress(ACTION_KEY);
+      case "encrypt":
+        return `enc:${Buffer.from(call.message).toString("base64")}`;
+      case "decrypt":
+        return Buffer.from(call.ciphertext.slice(4), "base64").toString();
+      case "fetch":
+        return hostFetch(call, limits);
+    }
+  };
+  return { host, calls };
+}
+
+describe("executor sandbox", function () {
+  this.timeout(30_000);
+  let pool: SandboxPool;
+  let server: http.Server;
+  let base: string;
+
+  const run = async (code: string, params: unknown = {}, overrides: Partial<RunLimits> = {}) => {
+    const limits = limitsWith(overrides);
+    const { host, calls } = testHost(limits);
+    const started = Date.now();
+    const result = await pool.run({ code, ipfsId: CID, params, limits }, host);
+    return { ...result, calls, ms: Date.now() - started };
+  };
+  const example = (name: string) => fs.readFileSync(path.join(EXAMPLES, name), "utf8");
+  const expectLimit = (result: RunResult, limit: keyof RunLimits, message: RegExp) => {
+    expect(result.hasError, JSON.stringify(result)).to.equal(true);
+    expect(result.error?.limit).to.equal(limit);
+    expect(result.error?.message).to.match(message);
+    expect(result.logs).to.include(result.error!.message);
+  };
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      if (req.url === "/json") return res.writeHead(200, { "content-type": "application/json", "x-test": "yes" }).end('{"hello":"world"}');
+      if (req.url === "/big") return res.writeHead(200, { "content-type": "text/plain" }).end("x".repeat(2 * 1024 * 1024));
+      if (req.url === "/to-file") return res.writeHead(302, { location: "file:///etc/passwd" }).end();
+      if (req.url === "/to-json") return res.writeHead(302, { location: "/json" }).end();
+      if (req.url === "/echo") return req.pipe(res.writeHead(201, { "content-type": "text/plain" }));
+      if (req.url === "/slow") return; // never answers
+      res.writeHead(404).end("not found");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    pool = new SandboxPool({ size: 2, graceMs: GRACE_MS });
+    await Promise.all([run("1"), run("2")]); // start both workers
+  });
+
+  after(async () => {
+    await pool.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  describe("examples", function () {
+    it("hello.js returns its params and logs", async () => {
+      const r = await run(example("hello.js"), { name: "vesta" });
+      expect(r).to.deep.include({ response: { hello: "vesta", params: { name: "vesta" } }, logs: "hello, vesta", hasError: false });
+    });
+
+    it("sign-message.js signs with the wallet's key like ethers does", async () => {
+      const r = await run(example("sign-message.js"), { pkpId: PKP_ID, message: "hello" });
+      const wallet = new Wallet(PKP_KEY);
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal({ address: wallet.address, signature: await wallet.signMessage("hello"), recovered: wallet.address });
+      expect(r.calls).to.deep.equal([{ op: "getPrivateKey", pkpId: PKP_ID }]);
+    });
+
+    it("encrypt-decrypt.js round-trips through the host", async () => {
+      const r = await run(example("encrypt-decrypt.js"), { pkpId: PKP_ID, message: "secret" });
+      expect(r.response).to.deep.equal({ ciphertext: `enc:${Buffer.from("secret").toString("base64")}`, plaintext: "secret", roundTrip: true });
+    });
+
+    it("fetch-url.js fetches a URL from params", async () => {
+      const r = await run(example("fetch-url.js"), { url: `${base}/json` });
+      expect(r.response).to.deep.equal({ ok: true, status: 200, contentType: "application/json", body: { hello: "world" } });
+    });
+
+    it("action-wallet.js derives the action's wallet and signs a transaction", async () => {
+      const to = "0x2222222222222222222222222222222222222222";
+      const r = await run(example("action-wallet.js"), { to, chainId: 1 });
+      const wallet = new Wallet(ACTION_KEY);
+      const signedTx = await wallet.signTransaction({ to, value: ethers.parseEther("0.01"), nonce: 0, gasLimit: 21000, maxFeePerGas: 30_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, chainId: 1, type: 2 });
+      expect(r.response).to.deep.equal({ address: wallet.address, publicKey: wallet.signingKey.publicKey, matches: true, signedTx });
+    });
+  });
+
+  describe("action shape and results", function () {
+    it("setResponse wins over main's return value; Actions is Lit.Actions", async () => {
+      const r = await run("async function main() { Actions.setResponse({ response: 'set' }); return Lit.Actions === Actions ? 'returned' : 'bad' }");
+      expect(r).to.deep.include({ response: "set", hasError: false });
+    });
+
+    it("accepts top-level setResponse, top-level await and an arrow main", async () => {
+      expect((await run("Lit.Actions.setResponse('bare')")).response).to.equal("bare");
+      expect((await run("const v = await new Promise((r) => setTimeout(() => r(7), 10)); Lit.Actions.setResponse({ response: v })")).response).to.equal(7);
+      expect((await run("const main = async (p) => p.n * 2;", { n: 21 })).response).to.equal(42);
+      expect((await run("(async () => { await null; Lit.Actions.setResponse({ response: 'iife' }) })()")).response).to.equal("iife");
+    });
+
+    it("captures console output, objects as JSON", async () => {
+      const r = await run("console.log('a', {b: 1}, [2]); console.info(1n); console.warn(undefined); console.error(new Error('e').message); console.debug(null)");
+      expect(r.logs).to.equal('a {"b":1} [2]\n1n\nundefined\ne\nnull');
+    });
+
+    it("reports a thrown error with its QuickJS stack, also at the end of the logs", async () => {
+      const r = await run("console.log('before');\nfunction f() { throw new Error('boom'); }\nasync function main() { f(); }");
+      expect(r.hasError).to.equal(true);
+      expect(r.error?.message).to.equal("Error: boom");
+      expect(r.error?.stack).to.match(/at f \(action\.js:2:/);
+      expect(r.logs).to.match(/^before\nError: boom\n {4}at f \(action\.js:2:/);
+    });
+
+    it("reports syntax errors and non-JSON responses", async () => {
+      expect((await run("function (")).error?.message).to.match(/^SyntaxError/);
+      expect((await run("async function main() { return 1n }")).error?.message).to.match(/not JSON-serializable/);
+      expect((await run("async function main() { const a = {}; a.a = a; return a }")).error?.message).to.match(/not JSON-serializable/);
+    });
+
+    it("runs real timers: setTimeout waits, clearTimeout cancels", async () => {
+      const r = await run("async function main() { const t0 = Date.now(); let hit = false; const id = setTimeout(() => (hit = true), 5); clearTimeout(id); await new Promise((r) => setTimeout(r, 30)); return { waited: Date.now() - t0 >= 25, hit } }");
+      expect(r.response).to.deep.equal({ waited: true, hit: false });
+    });
+
+    it("ends the run on an error thrown in a timer callback", async () => {
+      const r = await run("async function main() { setTimeout(() => { throw new Error('in timer') }, 5); await new Promise((r) => setTimeout(r, 1000)); return 'finished' }");
+      expect(r.error?.message).to.equal("Error: in timer (uncaught in setTimeout)");
+      expect(r.response).to.equal(null);
+      expect(r.ms).to.be.below(900);
+    });
+
+    it("ends a run whose promise can never settle", async () => {
+      const r = await run("async function main() { await new Promise(() => {}) }");
+      expect(r.error?.message).to.match(/never settled/);
+    });
+
+    it("passes host errors to the action as rejected promises", async () => {
+      const r = await run("async function main() { try { await Lit.Actions.getPrivateKey({ pkpId: '0xother' }) } catch (e) { return e.message } }");
+      expect(r).to.deep.include({ response: "not permitted: wallet 0xother", hasError: false });
+    });
+  });
+
+  describe("limits", function () {
+    it("memory: many small objects and a few huge strings stop at the limit; RSS stays bounded", async () => {
+      const rss = process.memoryUsage().rss;
+      const memoryBytes = 32 * 1024 * 1024;
+      const [objects, strings, repeat] = await Promise.all([
+        run("const a = []; while (true) a.push({ i: a.length, s: 'v' + a.length })", {}, { memoryBytes }),
+        run("const s = 'y'.repeat(1 << 20); const a = []; for (let i = 0; i < 3000; i++) a.push(s + 'a' + i); a.map((x) => x.indexOf('z'))", {}, { memoryBytes }),
+        run("const a = []; for (let i = 0; i < 100; i++) a.push('x'.repeat(1 << 24) + i); a.map((s) => s.indexOf('q'))", {}, { memoryBytes }),
+      ]);
+      for (const r of [objects, strings, repeat]) expectLimit(r, "memoryBytes", /memory limit exceeded/);
+      expect(process.memoryUsage().rss - rss).to.be.below(500 * 1024 * 1024);
+      expect((await run("async function main() { return 'alive' }")).response).to.equal("alive");
+    });
+
+    it("time: an infinite loop at top level and inside an async function", async () => {
+      const [top, inAsync] = await Promise.all([run("while (true) {}", {}, { timeoutMs: 1000 }), run("async function main() { await null; for (;;) {} }", {}, { timeoutMs: 1000 })]);
+      for (const r of [top, inAsync]) {
+        expectLimit(r, "timeoutMs", /^timeout: the action ran longer than 1000 ms/);
+        expect(r.error?.message).not.to.match(/terminated/); // stopped by the interrupt handler
+        expect(r.ms).to.be.within(1000, 1000 + GRACE_MS);
+      }
+    });
+
+    it("time: a built-in that ignores the interrupt handler is killed with its worker, which is replaced", async () => {
+      const replaced = pool.stats().replaced;
+      const r = await run("Array.prototype.indexOf.call({ length: 4294967295 }, 1)", {}, { timeoutMs: 1000 });
+      expectLimit(r, "timeoutMs", /^timeout: .*the sandbox worker was terminated/);
+      expect(r.ms).to.be.within(1000, 1000 + GRACE_MS + 500);
+      expect(pool.stats().replaced).to.equal(replaced + 1);
+      expect((await run("async function main() { return 'after' }")).response).to.equal("after");
+    });
+
+    it("a runaway action does not block other runs", async () => {
+      await Promise.all([run("1"), run("2")]); // both workers started
+      const runaway = run("while (true) {}", {}, { timeoutMs: 3000 });
+      const started = Date.now();
+      const hellos = await Promise.all([1, 2, 3, 4, 5].map((n) => run(example("hello.js"), { name: `n${n}` })));
+      expect(Date.now() - started).to.be.below(2000);
+      expect(hellos.map((h) => h.response)).to.deep.equal([1, 2, 3, 4, 5].map((n) => ({ hello: `n${n}`, params: { name: `n${n}` } })));
+      expectLimit(await runaway, "timeoutMs", /timeout/);
+    });
+
+    it("deep recursion ends with a stack overflow error and the sandbox keeps working", async () => {
+      const deep = await run("function f(n) { return f(n + 1) + 1 } f(0)");
+      expect(deep.error?.message).to.equal("InternalError: stack overflow");
+      const json = await run("JSON.parse('['.repeat(1e6) + ']'.repeat(1e6))");
+      expect(json.error?.message).to.match(/stack overflow/);
+      const nested = await run("let a = []; for (let i = 0; i < 1e5; i++) a = [a]; JSON.stringify(a)");
+      expect(nested.error?.message).to.match(/stack overflow/);
+      expect((await run("async function main() { return 'ok' }")).response).to.equal("ok");
+    });
+
+    it("response: a huge return value or setResponse", async () => {
+      expectLimit(await run("async function main() { return 'x'.repeat(200 * 1024) }"), "maxResponseBytes", /^response too large/);
+      expectLimit(await run("Lit.Actions.setResponse({ response: 'x'.repeat(200 * 1024) }); while (true) {}"), "maxResponseBytes", /^response too large/);
+    });
+
+    it("logs: a log flood ends the run at maxLogBytes", async () => {
+      const r = await run("for (;;) console.log('x'.repeat(100))", {}, { maxLogBytes: 1024 });
+      expectLimit(r, "maxLogBytes", /^log limit exceeded: logs are capped at 1 KB/);
+      expect(Buffer.byteLength(r.logs.slice(0, r.logs.lastIndexOf("\nlog limit")))).to.be.at.most(1024);
+      expect(r.ms).to.be.below(2000);
+    });
+
+    it("fetch: over maxFetches rejects and marks the run; the host sees only the allowed fetches", async () => {
+      const code = `async function main({ url }) { const out = []; for (let i = 0; i < 5; i++) { try { out.push((await fetch(url)).status) } catch (e) { out.push(e.message) } } return out }`;
+      const r = await run(code, { url: `${base}/json` }, { maxFetches: 3 });
+      expectLimit(r, "maxFetches", /^fetch limit exceeded: at most 3 fetches per run/);
+      expect(r.response).to.deep.equal([200, 200, 200, r.error!.message, r.error!.message]);
+      expect(r.calls.filter((c) => c.op === "fetch")).to.have.length(3);
+    });
+
+    it("keys: over maxKeyRequests rejects and marks the run; the host sees only the allowed requests", async () => {
+      const code = `async function main({ pkpId }) { const out = []; for (let i = 0; i < 4; i++) { try { out.push((await Lit.Actions.getPrivateKey({ pkpId })).length) } catch (e) { out.push(e.message) } } return out }`;
+      const r = await run(code, { pkpId: PKP_ID }, { maxKeyRequests: 2 });
+      expectLimit(r, "maxKeyRequests", /^key request limit exceeded: at most 2 key requests per run/);
+      expect(r.response).to.deep.equal([66, 66, r.error!.message, r.error!.message]);
+      expect(r.calls).to.have.length(2);
+    });
+
+    it("code and params: sizes over the limits; big code still runs", async () => {
+      expectLimit(await run("1".repeat(2048), {}, { maxCodeBytes: 1024 }), "maxCodeBytes", /^code too large/);
+      expectLimit(await run("1", { s: "x".repeat(2048) }, { maxParamsBytes: 1024 }), "maxParamsBytes", /^params too large/);
+      const big = `/* ${"padding ".repeat(600_000)} */\nlet n = 0;\n${"n++;\n".repeat(200_000)}async function main() { return n }`;
+      expect((await run(big)).response).to.equal(200_000);
+    });
+  });
+
+  describe("isolation", function () {
+    it("has no Node globals", async () => {
+      const r = await run("async function main() { return [typeof process, typeof require, typeof Buffer, typeof module, typeof __vesta, typeof globalThis.process] }");
+      expect(r.response).to.deep.equal(["undefined", "undefined", "undefined", "undefined", "undefined", "undefined"]);
+    });
+
+    it("Function constructors only reach the sandbox's own global", async () => {
+      const reach = await run("globalThis.constructor.constructor('return process')()");
+      expect(reach.error?.message).to.equal("ReferenceError: 'process' is not defined");
+      const r = await run(`async function main() {
+        const g = (function () {}).constructor("return this")();
+        const viaApi = await Lit.Actions.getPrivateKey.constructor("return typeof require")(); // AsyncFunction
+        const viaConsole = console.log.constructor.constructor("return typeof process")();
+        return { same: g === globalThis, hasLit: typeof g.Lit, viaApi, viaConsole };
+      }`);
+      expect(r.response).to.deep.equal({ same: true, hasLit: "object", viaApi: "undefined", viaConsole: "undefined" });
+    });
+
+    it("gives every run a fresh context: globals and prototype pollution do not survive, nor reach the host", async () => {
+      const single = new SandboxPool({ size: 1 });
+      try {
+        const { host } = testHost(limitsWith());
+        const req = (code: string) => single.run({ code, ipfsId: CID, params: {}, limits: limitsWith() }, host);
+        const first = await req("Object.prototype.polluted = 'yes'; Array.prototype.map = null; globalThis.leak = 1; Lit.Actions.setResponse(JSON.parse('{\"__proto__\": {\"polluted\": 1}}'))");
+        expect(first.hasError).to.equal(false);
+        const second = await req("async function main() { return [({}).polluted, typeof Array.prototype.map, typeof leak] }");
+        expect(second.response).to.deep.equal([null, "function", "undefined"]);
+        expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
+        expect(single.stats().started).to.equal(1); // the same worker ran both
+      } finally {
+        await single.close();
+      }
+    });
+
+    it("replaces a worker whose QuickJS runtime cannot be freed; the run queued behind it runs elsewhere", async () => {
+      // QuickJS (quickjs-emscripten 0.32) leaks an object when JSON.parse overflows its stack, so
+      // freeing that run's runtime fails after its result is sent: the worker must not be reused.
+      const single = new SandboxPool({ size: 1 });
+      try {
+        const { host } = testHost(limitsWith());
+        const req = (code: string) => single.run({ code, ipfsId: CID, params: {}, limits: limitsWith() }, host);
+        const [overflow, next] = await Promise.all([req("JSON.parse('['.repeat(1e6) + ']'.repeat(1e6))"), req("async function main() { return 'next' }")]);
+        expect(overflow.error?.message).to.match(/stack overflow/);
+        expect(next).to.deep.include({ response: "next", hasError: false });
+        expect(single.stats()).to.include({ started: 2, replaced: 1 });
+      } finally {
+        await single.close();
+      }
+    });
+
+    it("rejects runs once closed", async () => {
+      const closed = new SandboxPool({ size: 1 });
+      await closed.close();
+      const { host } = testHost(limitsWith());
+      await expect(closed.run({ code: "1", ipfsId: CID, params: {}, limits: limitsWith() }, host)).to.be.rejectedWith("SandboxPool is closed");
+    });
+  });
+
+  describe("ethers shim", function () {
+    it("matches ethers v6 for wallets, signatures and transactions", async () => {
+      const tx1559 = { to: PKP_ID, value: "1000000000000000", data: "0x1234", nonce: 7, gasLimit: 50000, maxFeePerGas: "30000000000", maxPriorityFeePerGas: 1000000000, chainId: 8453, type: 2 };
+      const txLegacy = { to: PKP_ID, value: 5, nonce: 1, gasLimit: "21000", gasPrice: "1000000000", chainId: 1 };
+      const code = `async function main({ key, tx1559, txLegacy }) {
+        const w = new ethers.Wallet(key);
+        return { address: w.address, publicKey: w.publicKey, json: JSON.stringify(w), msg: await w.signMessage("hello"), bytesMsg: await w.signMessage(new Uint8Array([1, 2, 3])),
+          tx1559: await w.signTransaction(tx1559), txLegacy: await w.signTransaction(txLegacy),
+          typed: await w.signTypedData({ name: "Vesta", chainId: 1 }, { Mail: [{ name: "to", type: "address" }] }, { to: w.address }) };
+      }`;
+      const r = await run(code, { key: PKP_KEY.slice(2), tx1559, txLegacy });
+      const w = new Wallet(PKP_KEY);
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal({
+        address: w.address,
+        publicKey: w.signingKey.publicKey,
+        json: JSON.stringify({ address: w.address, publicKey: w.signingKey.publicKey, signingKey: { publicKey: w.signingKey.publicKey, compressedPublicKey: w.signingKey.compressedPublicKey } }),
+        msg: await w.signMessage("hello"),
+        bytesMsg: await w.signMessage(new Uint8Array([1, 2, 3])),
+        tx1559: await w.signTransaction(tx1559),
+        txLegacy: await w.signTransaction(txLegacy),
+        typed: await w.signTypedData({ name: "Vesta", chainId: 1 }, { Mail: [{ name: "to", type: "address" }] }, { to: w.address }),
+      });
+      expect(Transaction.from((r.response as { tx1559: string }).tx1559).from).to.equal(w.address);
+    });
+
+    it("matches ethers v6 utilities, in v6 and v5 (utils.*) spellings", async () => {
+      const code = `async function main() {
+        const e = ethers, u = ethers.utils;
+        const sig = await new e.Wallet("${PKP_KEY}").signMessage("m");
+        const encoded = e.AbiCoder.defaultAbiCoder().encode(["uint256", "address", "bytes", "string[]"], [42n, "${PKP_ID}", "0xabcd", ["a", "b"]]);
+        return {
+          keccak: e.keccak256(e.toUtf8Bytes("x")), keccakArray: u.keccak256([1, 2, 3]), sha: e.sha256("0x1234"), id: u.id("transfer(address,uint256)"),
+          bytes: Array.from(u.arrayify("0x0102")), isU8: e.getBytes("0x01") instanceof Uint8Array, utf8: e.toUtf8String([104, 105]), hex: e.hexlify(new Uint8Array([255])),
+          hashMessage: e.hashMessage("m"), verify: u.verifyMessage("m", sig), computed: e.computeAddress("${new SigningKey(PKP_KEY).publicKey}"),
+          checksum: u.getAddress("${PKP_ID.toLowerCase()}"), isAddress: [e.isAddress("${PKP_ID}"), e.isAddress("nope")],
+          ether: String(e.parseEther("1.5")), formatted: u.formatEther(1500000000000000000n), units: String(u.parseUnits("2", 6)), fUnits: e.formatUnits("2000000", 6),
+          packed: e.solidityPackedKeccak256(["uint8", "string"], [1, "a"]), packedV5: u.solidityKeccak256(["uint8", "string"], [1, "a"]),
+          encoded, encodedV5: u.defaultAbiCoder.encode(["uint256"], [1]),
+          decoded: e.AbiCoder.defaultAbiCoder().decode(["uint256", "address", "bytes", "string[]"], encoded).map((v) => typeof v === "bigint" ? String(v) : v),
+        };
+      }`;
+      const r = await run(code);
+      const coder = AbiCoder.defaultAbiCoder();
+      const encoded = coder.encode(["uint256", "address", "bytes", "string[]"], [42n, PKP_ID, "0xabcd", ["a", "b"]]);
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal({
+        keccak: ethers.keccak256(ethers.toUtf8Bytes("x")),
+        keccakArray: ethers.keccak256(new Uint8Array([1, 2, 3])),
+        sha: ethers.sha256("0x1234"),
+        id: ethers.id("transfer(address,uint256)"),
+        bytes: [1, 2],
+        isU8: true,
+        utf8: "hi",
+        hex: "0xff",
+        hashMessage: ethers.hashMessage("m"),
+        verify: new Wallet(PKP_KEY).address,
+        computed: new Wallet(PKP_KEY).address,
+        checksum: ethers.getAddress(PKP_ID),
+        isAddress: [true, false],
+        ether: "1500000000000000000",
+        formatted: "1.5",
+        units: "2000000",
+        fUnits: "2.0",
+        packed: ethers.solidityPackedKeccak256(["uint8", "string"], [1, "a"]),
+        packedV5: ethers.solidityPackedKeccak256(["uint8", "string"], [1, "a"]),
+        encoded,
+        encodedV5: coder.encode(["uint256"], [1]),
+        decoded: ["42", ethers.getAddress(PKP_ID), "0xabcd", ["a", "b"]],
+      });
+    });
+  });
+
+  describe("hostFetch", function () {
+    const code = "async function main({ url, init }) { try { const r = await fetch(url, init); return { status: r.status, body: await r.text(), header: r.headers.get('X-Test') } } catch (e) { return { error: e.message } } }";
+
+    it("follows http redirects and sends bodies", async () => {
+      expect((await run(code, { url: `${base}/to-json` })).response).to.deep.equal({ status: 200, body: '{"hello":"world"}', header: "yes" });
+      expect((await run(code, { url: `${base}/echo`, init: { method: "POST", body: "ping" } })).response).to.deep.equal({ status: 201, body: "ping", header: null });
+    });
+
+    it("refuses non-http schemes: in the sandbox before the host, and behind a redirect in hostFetch", async () => {
+      const refused = { error: "fetch: only http and https URLs are allowed, got file:" };
+      const direct = await run(code, { url: "file:///etc/passwd" });
+      expect(direct.response).to.deep.equal(refused);
+      expect(direct.calls).to.deep.equal([]);
+      const redirected = await run(code, { url: `${base}/to-file` });
+      expect(redirected.response).to.deep.equal(refused);
+      expect(redirected.calls).to.have.length(1);
+      await expect(hostFetch({ op: "fetch", url: "file:///etc/passwd", method: "GET", headers: {} }, limitsWith())).to.be.rejectedWith(refused.error);
+    });
+
+    it("caps the response body at maxFetchBytes and marks the run", async () => {
+      const r = await run(code, { url: `${base}/big` });
+      expectLimit(r, "maxFetchBytes", /^fetch response too large: at most 1 MB per response/);
+      expect(r.response).to.deep.equal({ error: r.error!.message });
+    });
+
+    it("times out a request at what is left of the run", async () => {
+      const started = Date.now();
+      const answer = hostFetch({ op: "fetch", url: `${base}/slow`, method: "GET", headers: {} }, limitsWith(), { deadline: Date.now() + 300 });
+      await expect(answer).to.be.rejectedWith(/timed out after 300 ms/);
+      expect(Date.now() - started).to.be.below(2000);
+    });
+  });
+});
