@@ -12,6 +12,8 @@ export type HostDeps = {
   accountConfig: AccountConfig;
   /** Registered wallets never change owner or path: their lookups are cached for good. */
   walletCache: Map<string, { apiKeyHash: bigint; derivationPath: bigint }>;
+  /** Let actions fetch loopback/private addresses (development and tests only). */
+  fetchAllowPrivate: boolean;
 };
 
 /** A refusal the action sees as a rejected promise with this message. */
@@ -103,7 +105,7 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
         }
       case "fetch":
         if (++fetches > limits.maxFetches) throw new Refused(`fetch limit reached (${limits.maxFetches} per run)`);
-        return hostFetch(call, limits, { deadline });
+        return hostFetch(call, limits, { deadline, allowPrivateNetworks: deps.fetchAllowPrivate });
       default:
         throw new Refused(`unknown host operation ${(call as { op: string }).op}`);
     }

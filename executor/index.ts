@@ -20,6 +20,8 @@ export type ExecutorOptions = {
   limits: RunLimits;
   workers?: number;
   permissionPollMs: number;
+  /** Let actions fetch loopback/private addresses (development and tests only). */
+  fetchAllowPrivate?: boolean;
 };
 
 export type RunInput = { code?: string; ipfsId?: string; params?: unknown };
@@ -73,7 +75,7 @@ export class Executor {
     } else {
       this.codes.put(cid, code);
     }
-    const host = createHost({ keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache }, who, cid, limits);
+    const host = createHost({ keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache, fetchAllowPrivate: this.opts.fetchAllowPrivate ?? false }, who, cid, limits);
     const result = await this.pool.run({ code, ipfsId: cid, params: input.params ?? {}, limits }, host);
     return { ...result, ipfsId: cid };
   }

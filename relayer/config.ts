@@ -32,6 +32,7 @@ const EnvSchema = z
     VESTA_ACTION_MAX_PARAMS_BYTES: z.coerce.number().int().min(2).default(DEFAULT_LIMITS.maxParamsBytes),
     VESTA_ACTION_MAX_CODE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_LIMITS.maxCodeBytes),
     VESTA_ACTION_MAX_FETCH_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxFetchBytes),
+    VESTA_ACTION_FETCH_PRIVATE: z.enum(["true", "false"], { message: "VESTA_ACTION_FETCH_PRIVATE must be true or false" }).default("false"),
     VESTA_SANDBOX_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_PERMISSION_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
     VESTA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -57,6 +58,7 @@ export type RelayerConfig = {
   limits: RunLimits;
   sandboxWorkers?: number;
   permissionPollMs: number;
+  fetchAllowPrivate: boolean;
 };
 
 /**
@@ -131,5 +133,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     },
     sandboxWorkers: e.VESTA_SANDBOX_WORKERS,
     permissionPollMs: e.VESTA_PERMISSION_POLL_MS,
+    fetchAllowPrivate: e.VESTA_ACTION_FETCH_PRIVATE === "true",
   };
 }

@@ -29,6 +29,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     limits: config.limits,
     workers: config.sandboxWorkers,
     permissionPollMs: config.permissionPollMs,
+    fetchAllowPrivate: config.fetchAllowPrivate,
   });
   await executor.start(abort.signal);
   const ctx: Ctx = { config, logger, chain, payers, keys, executor, signal: abort.signal };

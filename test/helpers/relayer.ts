@@ -54,6 +54,7 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
     VESTA_DATA_DIR: dataDir,
     VESTA_PERMISSION_POLL_MS: "100",
     VESTA_SANDBOX_WORKERS: "2",
+    VESTA_ACTION_FETCH_PRIVATE: "true", // test servers live on 127.0.0.1
     VESTA_NEW_ACCOUNT_RATE_LIMIT: "10000",
     ...opts.env,
   });
