@@ -67,6 +67,9 @@ export class Executor {
     if (paramsSize > limits.maxParamsBytes) throw new AppError(413, "params_too_large", `js_params is ${paramsSize} bytes; at most ${limits.maxParamsBytes}`);
 
     if (!(await this.permissions.allowed(who, keccak256(toUtf8Bytes(cid)), ZeroAddress))) {
+      if (who.isAccountKey && !(await this.opts.accountConfig.getAccount(who.accountHash)).managed) {
+        throw new AppError(403, "account_chain_secured", "this account is ChainSecured: its old account key no longer runs actions; use a usage key");
+      }
       throw new AppError(403, "not_permitted", `this key may not run action ${cid}: no group on which it has execute lists it`);
     }
     if (code === undefined) {

@@ -12,6 +12,7 @@ import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
 import { runRoutes } from "./routes/run";
 import { chainSecuredRoutes } from "./routes/chainSecured";
+import { attestationRoutes } from "../attestation/routes";
 
 /** The relayer's HTTP app: `/core/v1/...`, its OpenAPI description and explorer. */
 export function createApp(ctx: Ctx): Express {
@@ -24,14 +25,15 @@ export function createApp(ctx: Ctx): Express {
   const codeLimit = ctx.config.limits.maxCodeBytes + ctx.config.limits.maxParamsBytes + 64 * 1024;
   v1.use(["/lit_action", "/run_action", "/get_action_ipfs_id", "/get_lit_action_ipfs_id"], express.json({ limit: codeLimit, strict: false }));
   v1.use(express.json({ limit: ctx.config.bodyLimit, strict: false, type: ["application/json", "application/*+json"] }));
+  // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.
   v1.use(
-    "/new_account",
+    ["/new_account", "/create_wallet_with_signature", "/add_usage_api_key_with_signature"],
     rateLimit({
       windowMs: 60_000,
       limit: ctx.config.newAccountRateLimitPerMinute,
       standardHeaders: "draft-7",
       legacyHeaders: false,
-      handler: (_req, _res, next) => next(new AppError(429, "rate_limited", "too many accounts created from this address; try again in a minute")),
+      handler: (_req, _res, next) => next(new AppError(429, "rate_limited", "too many account or wallet creations from this address; try again in a minute")),
     }),
   );
 
@@ -52,6 +54,7 @@ export function createApp(ctx: Ctx): Express {
   v1.use("/swagger-ui", swaggerUi.serve, swaggerUi.setup(doc, { customSiteTitle: "Vesta core API" }));
 
   app.use("/core/v1", v1);
+  attestationRoutes(app, ctx); // /info, /attestation, /evidences/ at the base URL
   app.use(notFoundRoute);
   app.use(errorMiddleware(ctx.logger));
   return app;

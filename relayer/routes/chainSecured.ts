@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { solidityPackedKeccak256 } from "ethers";
-import { z, address, uint256 } from "../schemas/common";
+import { z, address, hash256 } from "../schemas/common";
 import { route } from "../http/route";
 import { relayWrite } from "../chain/relay";
 import { AppError } from "../errors";
@@ -16,7 +16,7 @@ const hex32 = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
 
 const typedDataField = z.unknown().openapi({ description: "The EIP-712 envelope of spec 2 (types, domain, primaryType, message)." });
 const signatureField = z.string().openapi({ description: "eth_signTypedData_v4 signature (or an ERC-1271 signature of a contract account)." });
-const accountField = uint256("api_key_hash")
+const accountField = hash256("api_key_hash")
   .optional()
   .openapi({ type: "string", description: "The account the wallet will be registered to; default: the signer's own ChainSecured account." });
 

@@ -8,10 +8,15 @@ export { z };
 const U64_MAX = (1n << 64n) - 1n;
 const U256_MAX = (1n << 256n) - 1n;
 
-/** A non-negative integer given as a JSON number or a decimal string, as bigint, at most `max`. */
-export const uintString = (max: bigint, what: string) =>
+/** A non-negative integer given as a JSON number or a decimal string (and a 0x hex string with `hex`), as bigint, at most `max`. */
+export const uintString = (max: bigint, what: string, opts: { hex?: boolean } = {}) =>
   z
-    .union([z.number().int().nonnegative(), z.string().regex(/^\d{1,78}$/, `${what} must be a non-negative integer`)])
+    .union([
+      z.number().int().nonnegative(),
+      opts.hex
+        ? z.string().regex(/^(\d{1,78}|0x[0-9a-fA-F]{1,64})$/, `${what} must be a non-negative integer (decimal or 0x hex)`)
+        : z.string().regex(/^\d{1,78}$/, `${what} must be a non-negative integer`),
+    ])
     .transform((v, ctx) => {
       const n = BigInt(v);
       if (n > max) {
@@ -22,12 +27,14 @@ export const uintString = (max: bigint, what: string) =>
     });
 
 /** A group id: a positive integer (JSON number or decimal string). */
-export const groupId = uintString(U64_MAX, "group_id")
+export const groupId = uintString(U64_MAX, "group_id", { hex: true })
   .refine((n) => n > 0n, "group_id starts at 1")
   .openapi({ type: "integer", example: 1, description: "Group id (integer or decimal string)." });
 
 export const uint64 = (what: string) => uintString(U64_MAX, what);
 export const uint256 = (what: string) => uintString(U256_MAX, what);
+/** A uint256 identifier such as an account hash: decimal or 0x hex, as the API hands them out. */
+export const hash256 = (what: string) => uintString(U256_MAX, what, { hex: true });
 
 /** An EVM address, normalized to its checksum form. */
 export const address = z

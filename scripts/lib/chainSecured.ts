@@ -41,11 +41,16 @@ export async function apiCall<T = any>(apiUrl: string, path: string, opts: { bod
   const headers: Record<string, string> = {};
   if (opts.body !== undefined) headers["content-type"] = "application/json";
   if (opts.key) headers["x-api-key"] = opts.key;
-  const res = await fetch(`${apiUrl}${path}`, {
-    method: opts.body === undefined ? "GET" : "POST",
-    headers,
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
+  let res: Response;
+  try {
+    res = await fetch(`${apiUrl}${path}`, {
+      method: opts.body === undefined ? "GET" : "POST",
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
+  } catch (err) {
+    throw new Error(`cannot reach the API at ${apiUrl} (${(err as Error).message}): is the relayer running?`);
+  }
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${text}`);
   return JSON.parse(text) as T;
@@ -110,22 +115,26 @@ function createdGroupId(config: AccountConfig, receipt: TransactionReceipt): big
 /** Runs the whole wallet-owned flow and checks that the action's signature recovers to the PKP. */
 export async function runChainSecuredDemo(opts: DemoOptions): Promise<DemoResult> {
   const log = opts.log ?? (() => undefined);
-  const provider = new JsonRpcProvider(opts.rpcUrl, undefined, { cacheTimeout: -1 });
+  const chain = await apiCall<{ chain_id: number; contract_address: string }>(opts.apiUrl, "/get_node_chain_config");
+  const provider = new JsonRpcProvider(opts.rpcUrl, chain.chain_id, { staticNetwork: true, cacheTimeout: -1 });
   try {
-    const chain = await apiCall<{ chain_id: number; contract_address: string }>(opts.apiUrl, "/get_node_chain_config");
     const wallet = new Wallet(opts.walletKey, provider);
     const config = AccountConfig__factory.connect(chain.contract_address, wallet);
     log(`1. chain ${chain.chain_id}, AccountConfig ${chain.contract_address}; wallet ${wallet.address}`);
+    const balance = await provider.getBalance(wallet.address).catch((err: Error) => {
+      throw new Error(`cannot reach the chain at ${opts.rpcUrl}: ${err.message}`);
+    });
+    if (balance === 0n) throw new Error(`wallet ${wallet.address} has no ETH on ${opts.rpcUrl} to pay its gas`);
 
     // The account: keccak256(abi.encodePacked(wallet)), created by the wallet itself.
     const accountHash = BigInt(solidityPackedKeccak256(["address"], [wallet.address]));
     const accountCreated = !(await config.accountExists(accountHash));
+    log(`2. ChainSecured account ${hex(accountHash)}: ${accountCreated ? "created by the wallet" : "exists already, reused"}`);
     if (accountCreated) {
       await mined(log, "newChainSecuredAccount", config.newChainSecuredAccount("demo account", "created by scripts/chain-secured-demo.ts"));
     }
     const account = await config.getAccount(accountHash);
     if (account.adminWalletAddress !== wallet.address || account.managed) throw new Error(`account ${hex(accountHash)} is not this wallet's ChainSecured account`);
-    log(`2. ChainSecured account ${hex(accountHash)} ${accountCreated ? "created" : "exists already, reused"} (admin ${wallet.address}, managed false)`);
 
     // A PKP, minted by a CreateWallet signature and registered by the wallet.
     const minted = await apiCall<{ wallet_address: string; derivation_path: string }>(opts.apiUrl, "/create_wallet_with_signature", {
@@ -136,9 +145,10 @@ export async function runChainSecuredDemo(opts: DemoOptions): Promise<DemoResult
 
     // A group listing the action (by the hash of its CID) and the PKP, created directly on chain.
     const cid = await computeCid(SIGN_ACTION);
+    log(`4. a group listing action ${cid} (by the keccak256 of its CID) and the PKP, created on chain`);
     const receipt = await mined(log, "addGroup", config.addGroup(accountHash, "demo signers", "the demo action and its PKP", [minted.wallet_address], [keccak256(toUtf8Bytes(cid))]));
     const groupId = createdGroupId(config, receipt);
-    log(`4. group ${groupId} lists action ${cid} and PKP ${minted.wallet_address}`);
+    log(`   group id ${groupId}`);
 
     // A usage key, minted by an AddUsageApiKey signature; the wallet registers its wallet, then the key.
     const usage = await apiCall<{ usage_api_key: string; usage_api_key_hash: string; wallet_address: string; derivation_path: string }>(
@@ -147,7 +157,7 @@ export async function runChainSecuredDemo(opts: DemoOptions): Promise<DemoResult
       { body: await signedRequest(wallet, "AddUsageApiKey", chain.chain_id) },
     );
     if (BigInt(usage.usage_api_key_hash) !== BigInt(keccak256(toUtf8Bytes(usage.usage_api_key)))) throw new Error("usage_api_key_hash is not the hash of usage_api_key");
-    log(`5. add_usage_api_key_with_signature minted usage key ${usage.usage_api_key_hash} (wallet ${usage.wallet_address})`);
+    log(`5. add_usage_api_key_with_signature minted usage key ${usage.usage_api_key_hash} (wallet ${usage.wallet_address}); registered with execute on group ${groupId}`);
     await mined(log, "registerWalletDerivation", config.registerWalletDerivation(accountHash, usage.wallet_address, usage.derivation_path, "demo usage key wallet", ""));
     await mined(log, "setUsageApiKey", config.setUsageApiKey(accountHash, usage.usage_api_key_hash, 0n, 0n, "demo runner", `execute on group ${groupId}`, executeOnly([groupId])));
 
