@@ -2,9 +2,10 @@ import { printGasBench } from "./gas";
 import { printRelayerBench } from "./relayer";
 import { benchExecutor } from "./executor";
 import { printExecutorHttpBench } from "./executorHttp";
+import { printSignatureBench } from "./signatures";
 
-/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http picks some. */
-const BENCHES: Record<string, () => Promise<void>> = { gas: printGasBench, relayer: printRelayerBench, executor: benchExecutor, http: printExecutorHttpBench };
+/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures picks some. */
+const BENCHES: Record<string, () => Promise<void>> = { gas: printGasBench, relayer: printRelayerBench, executor: benchExecutor, http: printExecutorHttpBench, signatures: printSignatureBench };
 
 async function main() {
   const wanted = (process.env.VESTA_BENCH ?? "").split(",").filter(Boolean);

@@ -78,7 +78,8 @@ async function benchWrites(stack: Stack): Promise<void> {
 }
 
 export type Request = { url: string; headers: Record<string, string>; body?: string };
-export type LoadShape = { concurrency: number; warmup: number; maxRequests: number; maxMs: number };
+/** `expectStatus`: the answer that counts as success (default 200, without an error body). */
+export type LoadShape = { concurrency: number; warmup: number; maxRequests: number; maxMs: number; expectStatus?: number };
 type Load = Request & LoadShape;
 type LoadResult = { latencies: number[]; errors: number; sample?: string; seconds: number };
 
@@ -98,7 +99,8 @@ const pass = async (maxRequests) => {
       try {
         const res = await fetch(w.url, { method: w.body ? "POST" : "GET", headers: w.headers, body: w.body, signal: AbortSignal.timeout(5000) });
         const text = await res.text();
-        if (res.status === 200 && !text.includes('"error"')) latencies.push(performance.now() - s);
+        const want = w.expectStatus ?? 200;
+        if (res.status === want && (want !== 200 || !text.includes('"error"'))) latencies.push(performance.now() - s);
         else { errors++; sample ??= res.status + " " + text; }
       } catch (err) { errors++; sample ??= String(err); }
     }
