@@ -3,9 +3,10 @@ import { printRelayerBench } from "./relayer";
 import { benchExecutor } from "./executor";
 import { printExecutorHttpBench } from "./executorHttp";
 import { printSignatureBench } from "./signatures";
+import { printBillingBench } from "./billing";
 
-/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures picks some. */
-const BENCHES: Record<string, () => Promise<void>> = { gas: printGasBench, relayer: printRelayerBench, executor: benchExecutor, http: printExecutorHttpBench, signatures: printSignatureBench };
+/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures,billing picks some. */
+const BENCHES: Record<string, () => Promise<void>> = { gas: printGasBench, relayer: printRelayerBench, executor: benchExecutor, http: printExecutorHttpBench, signatures: printSignatureBench, billing: printBillingBench };
 
 async function main() {
   const wanted = (process.env.VESTA_BENCH ?? "").split(",").filter(Boolean);

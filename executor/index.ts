@@ -24,7 +24,13 @@ export type ExecutorOptions = {
   fetchAllowPrivate?: boolean;
 };
 
-export type RunInput = { code?: string; ipfsId?: string; params?: unknown };
+export type RunInput = {
+  code?: string;
+  ipfsId?: string;
+  params?: unknown;
+  /** Called once the run is permitted, right before it starts (billing refuses it here: 402). */
+  beforeRun?: () => Promise<void>;
+};
 
 /**
  * Runs actions under the execution flow of spec 1: resolve the code (inline, stored by its CID,
@@ -78,6 +84,7 @@ export class Executor {
     } else {
       this.codes.put(cid, code);
     }
+    await input.beforeRun?.();
     const host = createHost({ keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache, fetchAllowPrivate: this.opts.fetchAllowPrivate ?? false }, who, cid, limits);
     const result = await this.pool.run({ code, ipfsId: cid, params: input.params ?? {}, limits }, host);
     return { ...result, ipfsId: cid };

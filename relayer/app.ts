@@ -12,6 +12,7 @@ import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
 import { runRoutes } from "./routes/run";
 import { chainSecuredRoutes } from "./routes/chainSecured";
+import { billingRoutes, webhookRawBody, WEBHOOK_PATH } from "./routes/billing";
 import { attestationRoutes } from "../attestation/routes";
 
 /** The relayer's HTTP app: `/core/v1/...`, its OpenAPI description and explorer. */
@@ -24,6 +25,7 @@ export function createApp(ctx: Ctx): Express {
   // Action code may be large (up to the code limit): a larger body limit on the routes that carry it.
   const codeLimit = ctx.config.limits.maxCodeBytes + ctx.config.limits.maxParamsBytes + 64 * 1024;
   v1.use(["/lit_action", "/run_action", "/get_action_ipfs_id", "/get_lit_action_ipfs_id"], express.json({ limit: codeLimit, strict: false }));
+  v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
   v1.use(express.json({ limit: ctx.config.bodyLimit, strict: false, type: ["application/json", "application/*+json"] }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.
   v1.use(
@@ -46,6 +48,7 @@ export function createApp(ctx: Ctx): Express {
   actionRoutes(v1, registry, ctx);
   runRoutes(v1, registry, ctx);
   chainSecuredRoutes(v1, registry, ctx);
+  billingRoutes(v1, registry, ctx);
 
   const doc = openApiDocument(registry);
   v1.get("/openapi.json", (_req, res) => {

@@ -3,6 +3,7 @@ import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
 import { DEFAULT_DOMAIN_NAME } from "./eip712";
+import { loadBillingConfig, type BillingConfig } from "../billing/config";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
@@ -36,8 +37,24 @@ const EnvSchema = z
     VESTA_SANDBOX_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_PERMISSION_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
     VESTA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    VESTA_ATTESTATION_SOURCE: z.enum(["development", "dstack"], { message: "VESTA_ATTESTATION_SOURCE must be development or dstack" }).optional(),
+    VESTA_APP_AUTH_ADDRESS: z.string().optional(),
+    VESTA_ATTESTATION_DOMAIN: z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/, "VESTA_ATTESTATION_DOMAIN must be a domain name").default("localhost"),
+    VESTA_EVIDENCE_DIR: z.string().default("/evidences"),
   })
   .passthrough();
+
+/** Where `/info`, `/attestation` and `/evidences/` come from (see attestation/routes.ts). */
+export type AttestationConfig = {
+  /** "dstack": the TEE's guest agent and the ingress's evidence files; "development": made up, no TEE. */
+  source: "development" | "dstack";
+  /** The AppAuth contract; its address without 0x is the app id of the development evidence. */
+  appAuthAddress?: string;
+  /** Domain of the development evidence's self-signed certificate. */
+  domain: string;
+  /** Where the ingress writes the evidence files (dstack source). */
+  evidenceDir: string;
+};
 
 export type RelayerConfig = {
   rpcUrl: string;
@@ -59,6 +76,8 @@ export type RelayerConfig = {
   sandboxWorkers?: number;
   permissionPollMs: number;
   fetchAllowPrivate: boolean;
+  attestation: AttestationConfig;
+  billing: BillingConfig;
 };
 
 /**
@@ -75,7 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   for (const name of bad) delete rest[name];
   const e = parsed.success ? parsed.data : EnvSchema.parse(rest);
 
-  let deployment: { rpcUrl?: string; accountConfig?: string } = {};
+  let deployment: { rpcUrl?: string; accountConfig?: string; appAuth?: string } = {};
   if (e.VESTA_DEPLOYMENT_FILE) {
     try {
       deployment = JSON.parse(fs.readFileSync(e.VESTA_DEPLOYMENT_FILE, "utf8"));
@@ -100,9 +119,20 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   if (new Set(payerKeys.map((k) => (isHexString(k.startsWith("0x") ? k : `0x${k}`, 32) ? new Wallet(k).address : k))).size !== payerKeys.length) {
     problems.push("VESTA_PAYER_KEYS: the same payer key is listed twice (each payer needs its own nonce queue)");
   }
-  if (e.VESTA_KEY_PROVIDER === "dstack" && !e.VESTA_DSTACK_ENDPOINT && !fs.existsSync("/var/run/dstack.sock")) {
-    problems.push("VESTA_KEY_PROVIDER=dstack: no /var/run/dstack.sock and no VESTA_DSTACK_ENDPOINT");
+  const attestationSource = e.VESTA_ATTESTATION_SOURCE ?? (e.VESTA_KEY_PROVIDER === "dstack" ? "dstack" : "development");
+  const dstackUser = e.VESTA_KEY_PROVIDER === "dstack" ? "VESTA_KEY_PROVIDER" : attestationSource === "dstack" ? "VESTA_ATTESTATION_SOURCE" : undefined;
+  if (dstackUser && !e.VESTA_DSTACK_ENDPOINT && !fs.existsSync("/var/run/dstack.sock")) {
+    problems.push(`${dstackUser}=dstack: no /var/run/dstack.sock and no VESTA_DSTACK_ENDPOINT`);
   }
+  let appAuthAddress: string | undefined;
+  const rawAppAuth = e.VESTA_APP_AUTH_ADDRESS ?? deployment.appAuth;
+  try {
+    appAuthAddress = rawAppAuth ? getAddress(rawAppAuth) : undefined;
+  } catch {
+    problems.push("VESTA_APP_AUTH_ADDRESS: must be a 0x address (the AppAuth contract)");
+  }
+  const billing = loadBillingConfig(env);
+  problems.push(...billing.problems);
   if (problems.length) throw new Error(`bad relayer environment:\n  - ${problems.join("\n  - ")}`);
   return {
     rpcUrl: rpcUrl!,
@@ -134,5 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     sandboxWorkers: e.VESTA_SANDBOX_WORKERS,
     permissionPollMs: e.VESTA_PERMISSION_POLL_MS,
     fetchAllowPrivate: e.VESTA_ACTION_FETCH_PRIVATE === "true",
+    attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
+    billing: billing.config,
   };
 }

@@ -4,6 +4,7 @@ import type { Chain } from "./chain/client";
 import type { PayerPool } from "./chain/payers";
 import type { KeyProvider } from "../executor/keys/provider";
 import type { Executor } from "../executor";
+import type { Billing } from "../billing/service";
 
 /** What every route and service receives. */
 export type Ctx = {
@@ -13,5 +14,7 @@ export type Ctx = {
   payers: PayerPool;
   keys: KeyProvider;
   executor: Executor;
+  /** Credits and charges; absent when billing is off. */
+  billing?: Billing;
   signal: AbortSignal;
 };

@@ -4,6 +4,12 @@ export function newRegistry(): OpenAPIRegistry {
   const registry = new OpenAPIRegistry();
   registry.registerComponent("securitySchemes", "ApiKey", { type: "apiKey", in: "header", name: "X-Api-Key" });
   registry.registerComponent("securitySchemes", "Bearer", { type: "http", scheme: "bearer" });
+  registry.registerComponent("securitySchemes", "WalletAuth", {
+    type: "apiKey",
+    in: "header",
+    name: "X-Wallet-Auth",
+    description: "Billing routes: base64 of JSON {typed_data, signature, api_key_hash?}, an EIP-712 BillingAuth signature of the account's admin wallet (spec 2).",
+  });
   return registry;
 }
 

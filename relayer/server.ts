@@ -6,6 +6,7 @@ import { connectChain } from "./chain/client";
 import { PayerPool } from "./chain/payers";
 import { createKeyProvider } from "../executor/keys/provider";
 import { Executor } from "../executor";
+import { Billing } from "../billing/service";
 import type { RelayerConfig } from "./config";
 import type { Ctx } from "./context";
 
@@ -32,7 +33,9 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     fetchAllowPrivate: config.fetchAllowPrivate,
   });
   await executor.start(abort.signal);
-  const ctx: Ctx = { config, logger, chain, payers, keys, executor, signal: abort.signal };
+  const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
+  billing?.start(abort.signal);
+  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, signal: abort.signal };
   const app = createApp(ctx);
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host);
@@ -52,6 +55,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await executor.close();
+      await billing?.close(); // settles what is pending (bounded); the rest waits in the ledger for the next start
       chain.provider.destroy();
     },
   };

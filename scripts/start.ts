@@ -19,11 +19,19 @@ import { deployVesta } from "./lib/deploy";
 import { readStartEnv } from "./lib/env";
 import { loadConfig } from "../relayer/config";
 import { startRelayer } from "../relayer/server";
+import type { BillingConfig } from "../billing/config";
+import { devComposeHash } from "../attestation/development";
 
 /** The private keys of the local chain's accounts `from`..`from+count-1` (its well-known test mnemonic). */
 function localKeys(from: number, count: number): string[] {
   const accounts = hre.network.config.accounts as { mnemonic: string; path: string };
   return Array.from({ length: count }, (_, i) => HDNodeWallet.fromPhrase(accounts.mnemonic, undefined, `${accounts.path}/${from + i}`).privateKey);
+}
+
+/** One line on how billing runs (local mode needs no Stripe keys). */
+function billingMode(b: BillingConfig): string {
+  if (b.mode === "local") return `local mode: each new account gets ${b.freeCreditCents} cents of free credit (Stripe: set STRIPE_SECRET_KEY)`;
+  return b.mode === "stripe" ? "Stripe" : "off (nothing is charged)";
 }
 
 async function main() {
@@ -47,7 +55,8 @@ async function main() {
   const payers = await Promise.all(signers.slice(1, 1 + env.payerCount).map((s) => s.getAddress()));
 
   console.log("Vesta: deploying contracts through Ignition ...");
-  const deployment = await deployVesta(hre, { owner, adminApiPayer: owner, apiPayers: payers });
+  // The development attestation evidence is allowed from the start, so `npm run verify` can pass its governance checks.
+  const deployment = await deployVesta(hre, { owner, adminApiPayer: owner, apiPayers: payers, composeHashes: [`0x${devComposeHash()}`] });
   fs.mkdirSync(env.dataDir, { recursive: true });
   const file = path.join(env.dataDir, "deployment.json");
   fs.writeFileSync(file, JSON.stringify({ rpcUrl, ...deployment }, null, 2) + "\n");
@@ -60,6 +69,7 @@ async function main() {
       ...process.env,
       VESTA_RPC_URL: rpcUrl,
       VESTA_ACCOUNT_CONFIG_ADDRESS: deployment.accountConfig,
+      VESTA_APP_AUTH_ADDRESS: deployment.appAuth,
       VESTA_PAYER_KEYS: localKeys(1, env.payerCount).join(","),
     }),
   );
@@ -82,6 +92,8 @@ Vesta is running (local development chain: keys and accounts here are for testin
   owner / admin payer ${owner}
   API payers         ${payers.join(", ")}
   deployment file    ${path.resolve(file)}
+  billing            ${billingMode(relayer.ctx.config.billing)}
+  attestation        ${relayer.url}/info  (DEVELOPMENT evidence, not from a TEE: npm run verify -- ${relayer.url} --rpc-url ${rpcUrl})
 
 A first account key to try (shown once):
   ${first.api_key}

@@ -380,8 +380,8 @@ describe("relayer: the managed-mode API end to end", function () {
       expect(await ok(call(stack, "GET", "/get_admin_api_payer"))).to.equal(owner.address).and.equal(await stack.config.getAdminApiPayer());
     });
 
-    it("billing/stripe_config is 404 billing_not_configured", async function () {
-      await expectError(call(stack, "GET", "/billing/stripe_config"), 404, "billing_not_configured");
+    it("billing/stripe_config is 404 stripe_not_configured in local billing mode", async function () {
+      await expectError(call(stack, "GET", "/billing/stripe_config"), 404, "stripe_not_configured", "local mode");
     });
   });
 });

@@ -59,6 +59,9 @@ describe("npm start (scripts/start.ts)", function () {
       expect(groups.status).to.equal(200);
       expect(await groups.json()).to.deep.equal([]);
       expect(await (await fetch(`${api}/account_exists`, { headers: { "x-api-key": key! } })).json()).to.equal(true);
+      // billing in local mode: the first account has the default free credit, no Stripe needed
+      expect(await (await fetch(`${api}/billing/balance`, { headers: { "x-api-key": key! } })).json()).to.deep.equal({ balance_cents: 1000, balance_display: "$10.00" });
+      expect(out).to.contain("billing            local mode");
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
       expect(await exited).to.equal(0);

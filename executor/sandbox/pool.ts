@@ -27,7 +27,7 @@ export type SandboxPoolOptions = {
 export type SandboxPoolStats = { workers: number; busy: number; queued: number; started: number; replaced: number };
 
 type Job = { req: RunRequest; host: Host; resolve: (result: RunResult) => void };
-type Slot = { worker: Worker; ready: boolean; exited: boolean; current?: { runId: number; job: Job; killTimer: NodeJS.Timeout } };
+type Slot = { worker: Worker; ready: boolean; exited: boolean; current?: { runId: number; job: Job; killTimer: NodeJS.Timeout; startedAt: number } };
 
 const WORKER_ENTRY = path.join(__dirname, "worker-entry.js");
 const MB = 1024 * 1024;
@@ -110,7 +110,7 @@ export class SandboxPool {
   private assign(slot: Slot, job: Job): void {
     const runId = ++this.lastRunId;
     const killTimer = setTimeout(() => this.kill(slot, runId), job.req.limits.timeoutMs + this.graceMs);
-    slot.current = { runId, job, killTimer };
+    slot.current = { runId, job, killTimer, startedAt: performance.now() };
     this.post(slot, { type: "run", runId, req: job.req });
   }
 
@@ -187,7 +187,7 @@ export class SandboxPool {
   private endRun(slot: Slot, result: RunResult): void {
     if (!slot.current) return;
     clearTimeout(slot.current.killTimer);
-    slot.current.job.resolve(result);
+    slot.current.job.resolve({ ...result, durationMs: performance.now() - slot.current.startedAt });
     slot.current = undefined;
   }
 

@@ -58,6 +58,8 @@ export type RunResult = {
   hasError: boolean;
   /** When hasError: what went wrong, with the JavaScript stack when the action threw. */
   error?: { message: string; stack?: string; limit?: keyof RunLimits };
+  /** Time the run held a worker (absent when it never started, e.g. refused before it was queued). */
+  durationMs?: number;
 };
 
 /**

@@ -3,13 +3,15 @@ import type { AccountConfig } from "../../typechain-types";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import { decodeRevert } from "./revert";
+import { admitWrite } from "../../billing/charges";
 
 type WriteName = string;
 
 /**
  * Relays one AccountConfig write through the payer pool. The write is first simulated
  * (estimateGas from a payer), so a write the contract rejects answers with its decoded error and
- * costs nothing; then it is sent, and the answer comes once it is mined.
+ * costs nothing; then the acting key's account is charged (402 without credit), it is sent, and the
+ * answer comes once it is mined.
  */
 export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): Promise<TransactionReceipt> {
   const contract = ctx.chain.accountConfig;
@@ -22,6 +24,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
   } catch (err) {
     throw decodeRevert(contract.interface, err);
   }
+  const charge = await admitWrite(ctx, method, args[0] as bigint); // 402 before anything is sent
   const receipt = await ctx.payers.send({ to, data, gasLimit: (gas * 12n) / 10n + 20_000n }, (err) => decodeRevert(contract.interface, err));
   if (receipt.status !== 1) {
     try {
@@ -31,6 +34,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
     }
     throw new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
   }
+  charge();
   // Every AccountConfig event names its account in topic 1: drop what is cached for those accounts now.
   for (const log of receipt.logs) if (log.address.toLowerCase() === to.toLowerCase() && log.topics[1]) ctx.executor.permissions.invalidate(BigInt(log.topics[1]));
   return receipt;

@@ -2,7 +2,6 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z } from "../schemas/common";
 import { route } from "../http/route";
-import { AppError } from "../errors";
 import type { Ctx } from "../context";
 
 const CHAIN_NAMES: Record<string, string> = { "1": "ethereum", "8453": "base", "84532": "base-sepolia", "31337": "local" };
@@ -53,17 +52,5 @@ export function configRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     auth: "none",
     response: z.string(),
     handler: async () => ctx.chain.accountConfig.getAdminApiPayer(),
-  });
-
-  route(router, registry, ctx, {
-    method: "get",
-    path: "/billing/stripe_config",
-    tag: "Billing",
-    summary: "The payment provider's publishable key (billing is not enabled on this node yet: 404).",
-    auth: "none",
-    response: z.object({ publishable_key: z.string() }),
-    handler: async () => {
-      throw new AppError(404, "billing_not_configured", "billing is not enabled on this node");
-    },
   });
 }

@@ -4,6 +4,7 @@ import { z } from "../schemas/common";
 import { route } from "../http/route";
 import { computeCid } from "../../executor/cid";
 import { AppError } from "../errors";
+import { admitRun } from "../../billing/charges";
 import type { Ctx } from "../context";
 
 const RunBody = z
@@ -36,7 +37,10 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       body: RunBody,
       response: RunResponse,
       handler: async ({ auth, body }) => {
-        const r = await ctx.executor.run(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params });
+        let charge: ((durationMs: number | undefined) => void) | undefined;
+        const beforeRun = async () => void (charge = await admitRun(ctx, auth.accountHash)); // 402 here, once the run is permitted
+        const r = await ctx.executor.run(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params, beforeRun });
+        charge?.(r.durationMs);
         return {
           response: r.response ?? null,
           logs: r.logs,

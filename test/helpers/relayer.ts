@@ -56,6 +56,9 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
     VESTA_SANDBOX_WORKERS: "2",
     VESTA_ACTION_FETCH_PRIVATE: "true", // test servers live on 127.0.0.1
     VESTA_NEW_ACCOUNT_RATE_LIMIT: "10000",
+    // Billing in local mode with credit no test exhausts; billing tests pass the Stripe double's env (see stripeDouble.ts).
+    VESTA_BILLING: "local",
+    VESTA_FREE_CREDIT_CENTS: "1000000000",
     ...opts.env,
   });
   const logger = pino({ level: process.env.VESTA_TEST_LOG_LEVEL ?? "silent" });

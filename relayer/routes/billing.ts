@@ -1,0 +1,136 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import express, { type RequestHandler, type Router } from "express";
+import { z, errorBody } from "../schemas/common";
+import { route } from "../http/route";
+import { AppError, badRequest } from "../errors";
+import { payerOf } from "../../billing/charges";
+import { display, paymentsUnavailable } from "../../billing/errors";
+import type { Billing } from "../../billing/service";
+import type { Payments } from "../../billing/payments";
+import type { Payer } from "../../billing/types";
+import type { Ctx } from "../context";
+
+export const WEBHOOK_PATH = "/billing/webhook";
+
+/** The webhook's signature is over the exact bytes Stripe sent: this parser runs before the JSON one. */
+export const webhookRawBody = (ctx: Ctx): RequestHandler => express.raw({ type: () => true, limit: ctx.config.bodyLimit });
+
+const PaymentIntentBody = z
+  .object({
+    amount_cents: z
+      .number({ message: "amount_cents must be an integer number of cents" })
+      .int("amount_cents must be an integer number of cents")
+      .min(500, "amount_cents must be at least 500 (the minimum payment)")
+      .max(99_999_999, "amount_cents must be at most 99999999"),
+  })
+  .strict()
+  .openapi("CreatePaymentIntentRequest");
+const ConfirmBody = z
+  .object({ payment_intent_id: z.string().regex(/^pi_\w{1,250}$/, "payment_intent_id must be a payment intent id (pi_...)") })
+  .strict()
+  .openapi("ConfirmPaymentRequest");
+const Balance = z.object({ balance_cents: z.number().int(), balance_display: z.string().openapi({ example: "$9.87" }) });
+
+const error = (description: string) => ({ description, content: { "application/json": { schema: errorBody } } });
+const notConfigured = { 404: error("Billing, or card payments, not configured on this node") };
+
+function enabled(ctx: Ctx): Billing {
+  if (!ctx.billing) throw new AppError(404, "billing_not_configured", "billing is off on this node (VESTA_BILLING=off)");
+  return ctx.billing;
+}
+
+function payments(ctx: Ctx): Payments {
+  const billing = enabled(ctx);
+  if (!billing.payments) throw paymentsUnavailable();
+  return billing.payments;
+}
+
+async function balanceOf(billing: Billing, p: Payer) {
+  const cents = await billing.balance(p);
+  return { balance_cents: cents, balance_display: display(cents, billing.config.currency) };
+}
+
+/**
+ * Billing (spec 1) with the X-Wallet-Auth header of spec 2: every route but stripe_config and the
+ * webhook takes an API key (account or usage key) or an admin wallet's BillingAuth signature, and
+ * acts on the customer record of whoever pays for that account (see payerOf).
+ */
+export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+  route(router, registry, ctx, {
+    method: "get",
+    path: "/billing/stripe_config",
+    tag: "Billing",
+    summary: "The payment provider's publishable key, for Stripe's client library (404 stripe_not_configured in local mode).",
+    auth: "none",
+    responses: notConfigured,
+    response: z.object({ publishable_key: z.string() }),
+    handler: async () => ({ publishable_key: payments(ctx).remote.publishableKey }),
+  });
+
+  route(router, registry, ctx, {
+    method: "get",
+    path: "/billing/balance",
+    tag: "Billing",
+    summary: "The credit balance of the authenticated account (its admin wallet's, once ChainSecured), in cents, minus charges not settled yet.",
+    auth: "billing",
+    query: z.object({}).strict(),
+    responses: notConfigured,
+    response: Balance.openapi("BalanceResponse"),
+    handler: async ({ identity }) => balanceOf(enabled(ctx), await payerOf(ctx, identity.accountHash)),
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/billing/create_payment_intent",
+    tag: "Billing",
+    summary: "Creates a Stripe payment intent of amount_cents (at least 500) for the account; pay it with client_secret, then confirm_payment.",
+    auth: "billing",
+    body: PaymentIntentBody,
+    responses: notConfigured,
+    response: z.object({ client_secret: z.string(), payment_intent_id: z.string() }).openapi("CreatePaymentIntentResponse"),
+    handler: async ({ identity, body }) => {
+      const intent = await payments(ctx).createIntent(await payerOf(ctx, identity.accountHash), body.amount_cents);
+      return { client_secret: intent.clientSecret, payment_intent_id: intent.id };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/billing/confirm_payment",
+    tag: "Billing",
+    summary: "Verifies with Stripe that the payment intent succeeded and is this account's, and credits it (once: confirming again credits nothing).",
+    auth: "billing",
+    body: ConfirmBody,
+    responses: {
+      ...notConfigured,
+      403: error("The payment intent is another account's"),
+      409: error("The payment intent has not succeeded"),
+    },
+    response: Balance.extend({ success: z.literal(true), payment_intent_id: z.string(), amount_cents: z.number().int(), credited: z.boolean() }).openapi("ConfirmPaymentResponse"),
+    handler: async ({ identity, body }) => {
+      const pay = payments(ctx);
+      const p = await payerOf(ctx, identity.accountHash);
+      const { credited, amountCents } = await pay.confirm(p, body.payment_intent_id);
+      return { success: true, payment_intent_id: body.payment_intent_id, amount_cents: amountCents, credited, ...(await balanceOf(enabled(ctx), p)) };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: WEBHOOK_PATH,
+    tag: "Billing",
+    summary: "Stripe webhook endpoint (Stripe-Signature checked with STRIPE_WEBHOOK_SECRET): payment_intent.succeeded credits the account once.",
+    auth: "none",
+    responses: notConfigured,
+    response: z.object({ received: z.literal(true) }),
+    handler: async ({ req }) => {
+      const pay = payments(ctx);
+      if (!ctx.config.billing.stripe?.webhookSecret) throw new AppError(404, "stripe_not_configured", "no STRIPE_WEBHOOK_SECRET on this node: the webhook endpoint is off");
+      const signature = req.get("stripe-signature");
+      if (!signature) throw new AppError(400, "invalid_signature", "the Stripe-Signature header is missing");
+      if (!Buffer.isBuffer(req.body)) throw badRequest("the webhook body is missing");
+      await pay.webhook(req.body, signature);
+      return { received: true };
+    },
+  });
+}

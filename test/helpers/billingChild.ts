@@ -1,0 +1,31 @@
+/**
+ * A process that records debits and then waits to be killed (test/billing.ledger.test.ts):
+ *   node --require ts-node/register/transpile-only test/helpers/billingChild.ts
+ * Environment: the billing variables (Stripe mode against the test double), CHILD_DATA_DIR,
+ * CHILD_PAYER, CHILD_DEBITS ("5,3": 5 debits, a settlement, 3 more debits), CHILD_SETTLE_LAST
+ * ("1": start settling the last group too). Prints "debited" once every debit is recorded.
+ */
+import pino from "pino";
+import { loadBillingConfig } from "../../billing/config";
+import { Billing } from "../../billing/service";
+
+async function main() {
+  const env = process.env;
+  const billing = new Billing(loadBillingConfig(env).config, env.CHILD_DATA_DIR!, pino({ level: "silent" }));
+  const customerId = await billing.customerId({ key: env.CHILD_PAYER!, account: "0x00" });
+  const groups = env.CHILD_DEBITS!.split(",").map(Number);
+  for (const [i, n] of groups.entries()) {
+    for (let d = 0; d < n; d++) billing.debit(customerId, 1, "run", "1s");
+    if (i < groups.length - 1) await billing.settle();
+  }
+  console.log("debited");
+  if (env.CHILD_SETTLE_LAST === "1") void billing.settle();
+  setInterval(() => undefined, 60_000); // until killed
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
