@@ -4,9 +4,10 @@ import { benchExecutor } from "./executor";
 import { printExecutorHttpBench } from "./executorHttp";
 import { printSignatureBench } from "./signatures";
 import { printBillingBench } from "./billing";
+import { printTriggersBench } from "./triggers";
 
-/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures,billing picks some. */
-const BENCHES: Record<string, () => Promise<void>> = { gas: printGasBench, relayer: printRelayerBench, executor: benchExecutor, http: printExecutorHttpBench, signatures: printSignatureBench, billing: printBillingBench };
+/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures,billing,triggers picks some. */
+const BENCHES: Record<string, () => Promise<void>> = { gas: printGasBench, relayer: printRelayerBench, executor: benchExecutor, http: printExecutorHttpBench, signatures: printSignatureBench, billing: printBillingBench, triggers: printTriggersBench };
 
 async function main() {
   const wanted = (process.env.VESTA_BENCH ?? "").split(",").filter(Boolean);

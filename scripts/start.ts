@@ -21,6 +21,8 @@ import { loadConfig } from "../relayer/config";
 import { startRelayer } from "../relayer/server";
 import type { BillingConfig } from "../billing/config";
 import { devComposeHash } from "../attestation/development";
+import { loadTriggersConfig } from "../triggers/config";
+import { startTriggers } from "../triggers/server";
 
 /** The private keys of the local chain's accounts `from`..`from+count-1` (its well-known test mnemonic). */
 function localKeys(from: number, count: number): string[] {
@@ -82,6 +84,15 @@ async function main() {
   if (!created.ok) throw new Error(`creating the first account failed: ${created.status} ${await created.text()}`);
   const first = (await created.json()) as { api_key: string; wallet_address: string };
 
+  console.log("Vesta: starting the triggers service ...");
+  // The local chain serves chain-event triggers as `ethereum`; sign-in links are printed here (local mode).
+  const triggersEnv = { TRIGGERS_LOG_LEVEL: "warn", TRIGGERS_DATA_DIR: path.join(env.dataDir, "triggers"), TRIGGERS_RPC_ETHEREUM: rpcUrl, ...process.env, TRIGGERS_CORE_URL: relayer.url };
+  const mailer = (email: string, link: string) => console.log(`Vesta triggers: sign-in link for ${email}: ${link}`);
+  const triggers = await startTriggers(loadTriggersConfig(triggersEnv), { mailer }).catch((err: Error) => {
+    if (process.env.TRIGGERS_PORT || !/in use/.test(err.message)) throw err;
+    return startTriggers(loadTriggersConfig({ ...triggersEnv, TRIGGERS_PORT: "0" }), { mailer }); // 8100 taken: any free port
+  });
+
   console.log(`
 Vesta is running (local development chain: keys and accounts here are for testing only)
   core API           ${api}
@@ -93,6 +104,7 @@ Vesta is running (local development chain: keys and accounts here are for testin
   API payers         ${payers.join(", ")}
   deployment file    ${path.resolve(file)}
   billing            ${billingMode(relayer.ctx.config.billing)}
+  triggers service   ${triggers.url}   (agent guide: ${triggers.url}/SKILL.md)
   attestation        ${relayer.url}/info  (DEVELOPMENT evidence, not from a TEE: npm run verify -- ${relayer.url} --rpc-url ${rpcUrl})
 
 A first account key to try (shown once):
@@ -107,6 +119,7 @@ Press Ctrl-C to stop.`);
     process.once("SIGTERM", stop);
   });
   console.log("Vesta: stopping ...");
+  await triggers.close();
   await relayer.close();
   await server.close();
 }

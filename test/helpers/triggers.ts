@@ -1,0 +1,116 @@
+import os from "node:os";
+import path from "node:path";
+import fs from "node:fs";
+import crypto from "node:crypto";
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import express from "express";
+import pino from "pino";
+import { loadTriggersConfig } from "../../triggers/config";
+import { startTriggers, type RunningTriggers, type TriggersOptions } from "../../triggers/server";
+
+export type Harness = {
+  dataDir: string;
+  env: Record<string, string>;
+  links: string[];
+  svc: RunningTriggers;
+  start: (opts?: TriggersOptions) => Promise<RunningTriggers>;
+  stop: () => Promise<void>;
+};
+
+/** The triggers service in-process on a free port, with a temp data dir, a captured mailer and a driven clock. */
+export async function startHarness(env: Record<string, string>, opts: TriggersOptions = {}): Promise<Harness> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-triggers-"));
+  const h: Harness = {
+    dataDir,
+    env: { TRIGGERS_PORT: "0", TRIGGERS_DATA_DIR: dataDir, TRIGGERS_QUEUE_POLL_MS: "20", TRIGGERS_RETRY_BASE_MS: "5", TRIGGERS_LOG_LEVEL: "silent", ...env },
+    links: [],
+    svc: undefined as unknown as RunningTriggers,
+    start: async (o = {}) => {
+      h.svc = await startTriggers(loadTriggersConfig(h.env), {
+        logger: pino({ level: process.env.VESTA_TEST_LOG_LEVEL ?? "silent" }),
+        mailer: (_e, link) => void h.links.push(link),
+        ...opts,
+        ...o,
+      });
+      return h.svc;
+    },
+    stop: async () => {
+      await h.svc?.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  await h.start();
+  return h;
+}
+
+export type Reply<T = any> = { status: number; body: T; headers: Headers };
+
+export async function http<T = any>(url: string, init: { method?: string; token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  if (init.body !== undefined) headers["content-type"] ??= "application/json";
+  const res = await fetch(url, { method: init.method ?? "GET", headers, body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)), redirect: "manual" });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* text */
+  }
+  return { status: res.status, body: body as T, headers: res.headers };
+}
+
+/** The whole browser handshake: magic-link login, then approval of the token's challenge. Answers the approved token. */
+export async function approvedToken(h: Harness, email = "alice@example.com"): Promise<string> {
+  const base = h.svc.url;
+  const token = crypto.randomBytes(32).toString("base64url");
+  const challenge = crypto.createHash("sha256").update(token).digest("base64url");
+  const authorize = `/authorize?challenge=${challenge}&name=test`;
+  const first = await http(`${base}${authorize}`);
+  if (first.status !== 303) throw new Error(`authorize without session: ${first.status}`);
+  const n = h.links.length;
+  await http(`${base}/auth/login`, { method: "POST", raw: new URLSearchParams({ email, next: authorize }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+  const link = h.links[n];
+  const magic = await http(link);
+  const cookie = magic.headers.get("set-cookie")!.split(";")[0];
+  const pageRes = await http(`${base}${magic.headers.get("location")}`, { headers: { cookie } });
+  const csrf = /name="csrf" value="([^"]+)"/.exec(pageRes.body as string)![1];
+  const ok = await http(`${base}/authorize`, {
+    method: "POST",
+    raw: new URLSearchParams({ challenge, name: "test", csrf }).toString(),
+    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+  });
+  if (ok.status !== 200) throw new Error(`approve: ${ok.status} ${JSON.stringify(ok.body)}`);
+  return token;
+}
+
+/** Polls `fn` until it answers truthy (or throws after `ms`). */
+export async function until<T>(fn: () => Promise<T | undefined | false>, ms = 20_000, what = "condition"): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A tiny stand-in for the core service's /core/v1/lit_action: `reply` decides each answer; calls are recorded. */
+export async function fakeCore(reply: (body: any, n: number) => Promise<{ status: number; body: unknown }> | { status: number; body: unknown }) {
+  const calls: { key: string; body: any }[] = [];
+  const app = express();
+  app.post("/core/v1/lit_action", express.json({ limit: "5mb" }), async (req, res) => {
+    calls.push({ key: String(req.headers["x-api-key"]), body: req.body });
+    const r = await reply(req.body, calls.length);
+    res.status(r.status).json(r.body);
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}

@@ -1,0 +1,131 @@
+import express, { Router } from "express";
+import { z } from "zod";
+import { notFound } from "../../relayer/errors";
+import { parseOrThrow } from "../../relayer/http/validate";
+import { newId, seal } from "../crypto";
+import type { TriggersCtx } from "../context";
+import { prepareKind } from "../kinds";
+import type { RunRow, TriggerRow } from "../store/types";
+import { requireBearer } from "./auth";
+
+const Create = z.strictObject({
+  name: z.string().min(1).max(200),
+  kind: z.enum(["webhook", "schedule", "chain_event"]),
+  action_code: z.string().min(1).max(1024 * 1024),
+  default_params: z.record(z.string(), z.unknown()).default({}),
+  usage_api_key: z.string().min(1).max(500),
+  config: z.record(z.string(), z.unknown()).default({}),
+  enabled: z.boolean().default(true),
+});
+const Patch = z.strictObject({
+  name: z.string().min(1).max(200).optional(),
+  action_code: z.string().min(1).max(1024 * 1024).optional(),
+  default_params: z.record(z.string(), z.unknown()).optional(),
+  usage_api_key: z.string().min(1).max(500).optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+  enabled: z.boolean().optional(),
+});
+const Page = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20), offset: z.coerce.number().int().min(0).default(0) });
+
+const iso = (ms: number | null) => (ms == null ? null : new Date(ms).toISOString());
+
+/** The public form of a trigger: never the usage key. */
+export const triggerJson = (ctx: TriggersCtx, t: TriggerRow) => ({
+  id: t.id,
+  name: t.name,
+  kind: t.kind,
+  enabled: t.enabled,
+  action_code: t.actionCode,
+  default_params: t.defaultParams,
+  config: t.config,
+  ...(t.kind === "webhook" ? { webhook_url: `${ctx.publicUrl()}/webhook/${t.id}` } : {}),
+  ...(t.kind === "chain_event" ? { next_block: t.state.next_block } : {}),
+  created_at: iso(t.createdAt),
+  updated_at: iso(t.updatedAt),
+});
+export const runJson = (r: RunRow) => ({
+  id: r.id,
+  trigger_id: r.triggerId,
+  status: r.status,
+  params: r.params,
+  attempts: r.attempts,
+  response: r.response,
+  error: r.error,
+  created_at: iso(r.createdAt),
+  started_at: iso(r.startedAt),
+  finished_at: iso(r.finishedAt),
+});
+
+export function triggerRoutes(ctx: TriggersCtx): Router {
+  const r = Router();
+  r.use("/api/triggers", requireBearer(ctx), express.json({ limit: "2mb" }));
+  r.use("/api/runs", requireBearer(ctx));
+  const own = async (userId: string, id: string) => {
+    const t = await ctx.store.getTrigger(id);
+    if (!t || t.userId !== userId) throw notFound("trigger_not_found", `no trigger ${id}`);
+    return t;
+  };
+
+  r.post("/api/triggers", async (req, res) => {
+    const b = parseOrThrow(Create, req.body, "body");
+    const { config, state } = await prepareKind(ctx, b.kind, b.config);
+    const now = ctx.now();
+    const t: TriggerRow = {
+      id: newId("trg"),
+      userId: req.user!.id,
+      name: b.name,
+      kind: b.kind,
+      enabled: b.enabled,
+      actionCode: b.action_code,
+      defaultParams: b.default_params,
+      usageKeySealed: seal(ctx.secretKey, b.usage_api_key),
+      config,
+      state,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await ctx.store.insertTrigger(t);
+    res.status(201).json(triggerJson(ctx, t));
+  });
+  r.get("/api/triggers", async (req, res) => void res.json((await ctx.store.listTriggers(req.user!.id)).map((t) => triggerJson(ctx, t))));
+  r.get("/api/triggers/:id", async (req, res) => void res.json(triggerJson(ctx, await own(req.user!.id, String(req.params.id)))));
+  r.patch("/api/triggers/:id", async (req, res) => {
+    const t = await own(req.user!.id, String(req.params.id));
+    const b = parseOrThrow(Patch, req.body, "body");
+    if (b.config !== undefined) {
+      const p = await prepareKind(ctx, t.kind, b.config);
+      t.config = p.config;
+      if (t.kind === "chain_event" && b.config.start_block === undefined) p.state = t.state; // keep the cursor
+      t.state = t.kind === "schedule" ? t.state : p.state;
+    }
+    if (b.enabled === true && !t.enabled && t.kind === "schedule") t.state = { ...t.state, last_checked: ctx.now() }; // no catch-up for disabled time
+    if (b.name !== undefined) t.name = b.name;
+    if (b.enabled !== undefined) t.enabled = b.enabled;
+    if (b.action_code !== undefined) t.actionCode = b.action_code;
+    if (b.default_params !== undefined) t.defaultParams = b.default_params;
+    if (b.usage_api_key !== undefined) t.usageKeySealed = seal(ctx.secretKey, b.usage_api_key);
+    t.updatedAt = ctx.now();
+    await ctx.store.updateTrigger(t);
+    res.json(triggerJson(ctx, t));
+  });
+  r.delete("/api/triggers/:id", async (req, res) => {
+    const t = await own(req.user!.id, String(req.params.id));
+    await ctx.store.deleteTrigger(t.id);
+    res.json({ success: true, id: t.id });
+  });
+  r.get("/api/triggers/:id/runs", async (req, res) => {
+    const t = await own(req.user!.id, String(req.params.id));
+    const q = parseOrThrow(Page, req.query, "query");
+    const { runs, total } = await ctx.store.listRuns(t.id, q.limit, q.offset);
+    res.json({ runs: runs.map(runJson), total, limit: q.limit, offset: q.offset });
+  });
+  r.get("/api/runs/:id", async (req, res) => {
+    const run = await ctx.store.getRun(String(req.params.id));
+    if (!run) throw notFound("run_not_found", "no such run");
+    await own(req.user!.id, run.triggerId).catch(() => {
+      throw notFound("run_not_found", "no such run");
+    });
+    res.json(runJson(run));
+  });
+  return r;
+}

@@ -1,0 +1,49 @@
+import express, { Router } from "express";
+import { ipKeyGenerator, rateLimit } from "express-rate-limit";
+import { AppError, notFound } from "../../relayer/errors";
+import { newId } from "../crypto";
+import type { TriggersCtx } from "../context";
+
+/** Headers never handed to the action: they carry the caller's secrets. */
+export const STRIPPED_HEADERS = new Set(["authorization", "proxy-authorization", "cookie", "x-api-key"]);
+
+const limited = (what: string) => (_req: unknown, _res: unknown, next: (e: unknown) => void) =>
+  next(new AppError(429, "rate_limited", `too many webhook calls ${what}; retry later`));
+
+/** Public POST /webhook/<id>: any body (JSON or text), 202 with the run id. */
+export function webhookRoutes(ctx: TriggersCtx): Router {
+  const r = Router();
+  const perIp = rateLimit({
+    windowMs: ctx.config.rateWindowMs,
+    limit: ctx.config.ratePerIp,
+    keyGenerator: (req) => ipKeyGenerator(req.ip ?? "unknown"),
+    handler: limited("from this address"),
+  });
+  const perTrigger = rateLimit({
+    windowMs: ctx.config.rateWindowMs,
+    limit: ctx.config.ratePerTrigger,
+    keyGenerator: (req) => `trigger:${req.params.id}`,
+    handler: limited("for this trigger"),
+    validate: false,
+  });
+  r.post("/webhook/:id", perIp, perTrigger, express.raw({ type: () => true, limit: ctx.config.webhookBodyLimit }), async (req, res) => {
+    const t = await ctx.store.getTrigger(String(req.params.id));
+    if (!t || t.kind !== "webhook") throw notFound("trigger_not_found", `no webhook trigger ${req.params.id}`);
+    if (!t.enabled) throw new AppError(409, "trigger_disabled", "this trigger is disabled");
+    const raw = Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "";
+    let event: unknown = raw;
+    if (raw && (req.is("application/json") || req.is("+json") || /^\s*[[{"]/.test(raw))) {
+      try {
+        event = JSON.parse(raw);
+      } catch {
+        if (req.is("application/json")) throw new AppError(400, "invalid_request", "the request body is not valid JSON");
+      }
+    }
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !STRIPPED_HEADERS.has(k.toLowerCase())));
+    const id = newId("run");
+    await ctx.store.enqueue(t.id, [{ id, params: { ...t.defaultParams, event, event_raw: raw, headers } }], ctx.now());
+    ctx.wake();
+    res.status(202).json({ run_id: id, status: "queued" });
+  });
+  return r;
+}

@@ -1,0 +1,96 @@
+import { z } from "zod";
+
+export const CHAINS = ["ethereum", "base", "arbitrum", "bsc", "polygon"] as const;
+export type ChainName = (typeof CHAINS)[number];
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+const EnvSchema = z.object({
+  TRIGGERS_HOST: z.string().default("127.0.0.1"),
+  TRIGGERS_PORT: int(0, 65535).default(8100),
+  TRIGGERS_PUBLIC_URL: z.string().url("TRIGGERS_PUBLIC_URL must be a URL").optional(),
+  TRIGGERS_CORE_URL: z.string().url("TRIGGERS_CORE_URL must be the core service's base URL, e.g. http://127.0.0.1:8000"),
+  TRIGGERS_DATA_DIR: z.string().default(".vesta/triggers"),
+  TRIGGERS_SECRET_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, "TRIGGERS_SECRET_KEY must be 32 bytes of hex").optional(),
+  TRIGGERS_SECRET_FILE: z.string().optional(),
+  TRIGGERS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  TRIGGERS_WEBHOOK_BODY_LIMIT: z.string().default("256kb"),
+  TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: int(1).default(60),
+  TRIGGERS_WEBHOOK_RATE_PER_IP: int(1).default(120),
+  TRIGGERS_RATE_WINDOW_MS: int(100).default(60_000),
+  TRIGGERS_SCHEDULER_SCAN_MS: int(10).default(30_000),
+  TRIGGERS_CHAIN_POLL_MS: int(10).default(5_000),
+  TRIGGERS_CHAIN_MAX_RANGE: int(1).default(2_000),
+  TRIGGERS_CONFIRMATIONS: int(0, 1000).default(2),
+  TRIGGERS_WORKERS: int(1, 256).default(4),
+  TRIGGERS_QUEUE_POLL_MS: int(5).default(500),
+  TRIGGERS_RETRY_BASE_MS: int(1).default(1_000),
+  TRIGGERS_CORE_TIMEOUT_MS: int(100).default(15 * 60_000 + 30_000),
+  TRIGGERS_RPC_ETHEREUM: z.string().url().optional(),
+  TRIGGERS_RPC_BASE: z.string().url().optional(),
+  TRIGGERS_RPC_ARBITRUM: z.string().url().optional(),
+  TRIGGERS_RPC_BSC: z.string().url().optional(),
+  TRIGGERS_RPC_POLYGON: z.string().url().optional(),
+  DATABASE_URL: z.string().optional(),
+});
+
+export type TriggersConfig = {
+  host: string;
+  port: number;
+  publicUrl?: string;
+  coreUrl: string;
+  dataDir: string;
+  secretKeyHex?: string;
+  secretFile: string;
+  logLevel: string;
+  webhookBodyLimit: string;
+  ratePerTrigger: number;
+  ratePerIp: number;
+  rateWindowMs: number;
+  schedulerScanMs: number;
+  chainPollMs: number;
+  chainMaxRange: number;
+  confirmations: number;
+  workers: number;
+  queuePollMs: number;
+  retryBaseMs: number;
+  coreTimeoutMs: number;
+  rpc: Partial<Record<ChainName, string>>;
+  databaseUrl?: string;
+};
+
+/** Reads the environment; a bad one throws one message listing every problem. */
+export function loadTriggersConfig(env: Record<string, string | undefined> = process.env): TriggersConfig {
+  const r = EnvSchema.safeParse(env);
+  if (!r.success) throw new Error(`invalid triggers environment: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  const e = r.data;
+  const rpc: Partial<Record<ChainName, string>> = {};
+  for (const c of CHAINS) {
+    const url = e[`TRIGGERS_RPC_${c.toUpperCase()}` as keyof typeof e] as string | undefined;
+    if (url) rpc[c] = url;
+  }
+  return {
+    host: e.TRIGGERS_HOST,
+    port: e.TRIGGERS_PORT,
+    publicUrl: e.TRIGGERS_PUBLIC_URL?.replace(/\/$/, ""),
+    coreUrl: e.TRIGGERS_CORE_URL.replace(/\/$/, "").replace(/\/core\/v1$/, ""),
+    dataDir: e.TRIGGERS_DATA_DIR,
+    secretKeyHex: e.TRIGGERS_SECRET_KEY?.replace(/^0x/, ""),
+    secretFile: e.TRIGGERS_SECRET_FILE ?? `${e.TRIGGERS_DATA_DIR}/secret-key`,
+    logLevel: e.TRIGGERS_LOG_LEVEL,
+    webhookBodyLimit: e.TRIGGERS_WEBHOOK_BODY_LIMIT,
+    ratePerTrigger: e.TRIGGERS_WEBHOOK_RATE_PER_TRIGGER,
+    ratePerIp: e.TRIGGERS_WEBHOOK_RATE_PER_IP,
+    rateWindowMs: e.TRIGGERS_RATE_WINDOW_MS,
+    schedulerScanMs: e.TRIGGERS_SCHEDULER_SCAN_MS,
+    chainPollMs: e.TRIGGERS_CHAIN_POLL_MS,
+    chainMaxRange: e.TRIGGERS_CHAIN_MAX_RANGE,
+    confirmations: e.TRIGGERS_CONFIRMATIONS,
+    workers: e.TRIGGERS_WORKERS,
+    queuePollMs: e.TRIGGERS_QUEUE_POLL_MS,
+    retryBaseMs: e.TRIGGERS_RETRY_BASE_MS,
+    coreTimeoutMs: e.TRIGGERS_CORE_TIMEOUT_MS,
+    rpc,
+    databaseUrl: e.DATABASE_URL,
+  };
+}

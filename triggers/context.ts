@@ -1,0 +1,22 @@
+import type { Logger } from "pino";
+import type { JsonRpcProvider } from "ethers";
+import type { ChainName, TriggersConfig } from "./config";
+import type { Store } from "./store/types";
+
+/** Sends a magic login link; in local mode it is printed to the log. */
+export type Mailer = (email: string, link: string) => void | Promise<void>;
+
+export type TriggersCtx = {
+  config: TriggersConfig;
+  logger: Logger;
+  store: Store;
+  signal: AbortSignal;
+  secretKey: Buffer;
+  /** The clock; tests drive it. */
+  now: () => number;
+  mailer: Mailer;
+  providers: Partial<Record<ChainName, JsonRpcProvider>>;
+  /** Wakes the run workers (called after each enqueue). */
+  wake: () => void;
+  publicUrl: () => string;
+};

@@ -1,0 +1,67 @@
+import { Cron } from "croner";
+import { z } from "zod";
+import { badRequest } from "../../relayer/errors";
+import { newId } from "../crypto";
+import type { TriggersCtx } from "../context";
+import type { TriggerRow } from "../store/types";
+
+export const MIN_INTERVAL_MS = 30_000;
+export const ScheduleConfig = z.strictObject({ cron: z.string().min(1).max(200) });
+
+const cronOf = (expr: string) => new Cron(expr, { paused: true, timezone: "UTC" });
+
+/** Validates the cron (5 or 6 fields) and rejects anything that can fire twice within 30 seconds. */
+export function validateSchedule(config: z.output<typeof ScheduleConfig>): void {
+  const fields = config.cron.trim().split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) throw badRequest(`config.cron: a cron needs 5 fields, or 6 with seconds; got ${fields}`);
+  let cron: Cron;
+  try {
+    cron = cronOf(config.cron);
+  } catch (err) {
+    throw badRequest(`config.cron: ${(err as Error).message}`);
+  }
+  if (fields === 6) {
+    // Seconds matched within one minute, including the wrap to the next minute.
+    const secs = new Set(cronOf(`${config.cron.trim().split(/\s+/)[0]} * * * * *`).nextRuns(61, new Date("2000-01-01T00:00:00Z")).map((d) => d.getUTCSeconds()));
+    const s = [...secs].sort((a, b) => a - b);
+    const gaps = s.map((v, i) => (i === 0 ? s[0] + 60 - s[s.length - 1] : v - s[i - 1]));
+    if (s.length > 1 && Math.min(...gaps) * 1000 < MIN_INTERVAL_MS) throw badRequest(`config.cron fires more often than every 30 seconds (the minimum interval)`);
+  }
+  const runs = cron.nextRuns(200, new Date("2000-01-01T00:00:00Z"));
+  for (let i = 1; i < runs.length; i++) {
+    if (runs[i].getTime() - runs[i - 1].getTime() < MIN_INTERVAL_MS) throw badRequest(`config.cron fires more often than every 30 seconds (the minimum interval)`);
+  }
+  if (!cron.nextRun()) throw badRequest("config.cron never fires");
+}
+
+export const initialScheduleState = (now: number) => ({ last_checked: now });
+
+/** The latest cron time in (after, upTo], if any. */
+function latestDue(expr: string, after: number, upTo: number): Date | undefined {
+  const cron = cronOf(expr);
+  let due: Date | undefined;
+  let next = cron.nextRun(new Date(after));
+  for (let i = 0; next && next.getTime() <= upTo && i < 1_000_000; i++) {
+    due = next;
+    next = cron.nextRun(next);
+  }
+  return due;
+}
+
+/** One scheduler scan: each enabled schedule fires at most once, for its latest missed time (so downtime runs it once). */
+export async function scanSchedules(ctx: TriggersCtx, triggers?: TriggerRow[]): Promise<number> {
+  const now = ctx.now();
+  let fired = 0;
+  for (const t of triggers ?? (await ctx.store.listEnabled("schedule"))) {
+    const cronExpr = String(t.config.cron);
+    const last = Number(t.state.last_checked ?? t.createdAt);
+    const due = latestDue(cronExpr, last, now);
+    if (!due) continue;
+    const scheduledAt = due.toISOString();
+    const params = { ...t.defaultParams, source: "schedule", scheduled_at: scheduledAt, cron: cronExpr };
+    const ids = await ctx.store.enqueue(t.id, [{ id: newId("run"), params, dedupeKey: `schedule:${scheduledAt}` }], now, { ...t.state, last_checked: due.getTime() });
+    fired += ids.length;
+  }
+  if (fired) ctx.wake();
+  return fired;
+}

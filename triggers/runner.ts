@@ -1,0 +1,101 @@
+import { open } from "./crypto";
+import type { TriggersCtx } from "./context";
+import type { RunRow } from "./store/types";
+
+export const MAX_RETRIES = 3;
+
+type Outcome = { status: "success" | "failed"; response: unknown; error: string | null } | { transient: string };
+
+/** One call to the core service, exactly as an outside client: POST /core/v1/lit_action with the usage key. */
+async function callCore(ctx: TriggersCtx, code: string, params: Record<string, unknown>, usageKey: string): Promise<Outcome> {
+  let res: Response;
+  try {
+    res = await fetch(`${ctx.config.coreUrl}/core/v1/lit_action`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": usageKey },
+      body: JSON.stringify({ code, js_params: params }),
+      signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.config.coreTimeoutMs)]),
+    });
+  } catch (err) {
+    return { transient: `the core service could not be reached: ${(err as Error).message}` };
+  }
+  const text = await res.text().catch(() => "");
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* keep the text */
+  }
+  if (res.status >= 500) return { transient: `core answered ${res.status}: ${text.slice(0, 2000)}` };
+  if (res.status >= 400) {
+    const msg = typeof body === "object" && body ? `${body.error ?? "error"}: ${body.message ?? ""}` : text;
+    return { status: "failed", response: body, error: `core answered ${res.status} ${msg}`.slice(0, 10_000) };
+  }
+  if (body?.has_error) return { status: "failed", response: body, error: String(body.error ?? "the action failed") };
+  return { status: "success", response: body, error: null };
+}
+
+/** Waits `ms`, or until aborted or `wake` is called; leaves no listener behind. */
+export function pause(ms: number, signal: AbortSignal, onWake?: (fn: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    onWake?.(done);
+  });
+}
+
+/** Executes one claimed run: up to 3 retries with exponential backoff on transient 5xx, none on 4xx. */
+export async function execute(ctx: TriggersCtx, run: RunRow): Promise<void> {
+  const trigger = await ctx.store.getTrigger(run.triggerId);
+  if (!trigger) return ctx.store.finish(run.id, "failed", null, "the trigger was deleted", ctx.now());
+  const usageKey = open(ctx.secretKey, trigger.usageKeySealed);
+  for (let attempt = 1; ; attempt++) {
+    await ctx.store.noteAttempt(run.id, attempt);
+    const out = await callCore(ctx, trigger.actionCode, run.params, usageKey);
+    if (ctx.signal.aborted) return; // stopping: the run stays `running` and is failed as interrupted at the next start
+    if ("status" in out) return ctx.store.finish(run.id, out.status, out.response, out.error, ctx.now());
+    if (attempt > MAX_RETRIES) {
+      return ctx.store.finish(run.id, "failed", null, `${out.transient} (gave up after ${MAX_RETRIES} retries)`, ctx.now());
+    }
+    ctx.logger.warn({ run: run.id, attempt, err: out.transient }, "transient core failure; retrying");
+    await pause(ctx.config.retryBaseMs * 2 ** (attempt - 1), ctx.signal);
+    if (ctx.signal.aborted) return;
+  }
+}
+
+/** `workers` loops claiming queued runs; each sleeps `queuePollMs` when idle or until woken. Stops on ctx.signal. */
+export function startWorkers(ctx: TriggersCtx): { wake: () => void; idle: () => Promise<void> } {
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const w of waiters) w();
+    waiters.clear();
+  };
+  const loop = async () => {
+    while (!ctx.signal.aborted) {
+      const run = await ctx.store.claim(ctx.now()).catch((err) => (ctx.logger.error({ err }, "claiming a run failed"), undefined));
+      if (run) {
+        try {
+          await execute(ctx, run);
+        } catch (err) {
+          ctx.logger.error({ err, run: run.id }, "run failed unexpectedly");
+          if (!ctx.signal.aborted) await ctx.store.finish(run.id, "failed", null, `internal error: ${(err as Error).message}`, ctx.now()).catch(() => {});
+        }
+        continue;
+      }
+      await pause(ctx.config.queuePollMs, ctx.signal, (done) => waiters.add(done));
+    }
+  };
+  const loops = Array.from({ length: ctx.config.workers }, loop);
+  return {
+    wake,
+    idle: async () => {
+      wake();
+      await Promise.allSettled(loops);
+    },
+  };
+}
