@@ -3,32 +3,67 @@ import fs from "node:fs";
 import path from "node:path";
 import crypto from "node:crypto";
 import Database from "better-sqlite3";
+import { Client } from "pg";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
+import { tempPostgres, type TempPostgres } from "./helpers/postgres";
 
 const CODE = `async function main(params) { return params; }`;
 const ok = (body: any) => ({ status: 200, body: { response: body.js_params, logs: "", has_error: false } });
 
-describe("triggers service: API, auth and webhook runs (spec 3, fake core)", function () {
+/** The suite runs on each store: SQLite, and PostgreSQL where one can be started (see helpers/postgres). */
+for (const store of ["SQLite", "PostgreSQL"] as const)
+describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${store})`, function () {
   this.timeout(60_000);
   let core: Awaited<ReturnType<typeof fakeCore>>;
   let h: Harness;
   let token: string;
+  let pg: TempPostgres | undefined;
   let mode: "ok" | "503" | "400" | "throw" = "ok";
-  before(async () => {
+  before(async function () {
+    if (store === "PostgreSQL") {
+      pg = tempPostgres();
+      if (!pg) return this.skip();
+    }
     core = await fakeCore((body) => {
       if (mode === "503") return { status: 503, body: { error: "chain_unavailable", message: "down" } };
       if (mode === "400") return { status: 403, body: { error: "missing_scope", message: "no execute" } };
       if (mode === "throw") return { status: 200, body: { response: null, logs: "", has_error: true, error: "Error: boom\n    at main (action.js:1:40)" } };
       return ok(body);
     });
-    h = await startHarness({ TRIGGERS_CORE_URL: core.url, TRIGGERS_WEBHOOK_BODY_LIMIT: "1kb", TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: "5", TRIGGERS_RATE_WINDOW_MS: "60000" });
+    h = await startHarness({
+      TRIGGERS_CORE_URL: core.url,
+      TRIGGERS_WEBHOOK_BODY_LIMIT: "1kb",
+      TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: "5",
+      TRIGGERS_RATE_WINDOW_MS: "60000",
+      ...(pg ? { DATABASE_URL: pg.url } : {}),
+    });
     token = await approvedToken(h);
   });
   beforeEach(() => (mode = "ok"));
   after(async () => {
     await h?.stop();
     await core?.close();
+    pg?.stop();
   });
+
+  /** The stored (sealed) usage key of trigger `id`, read from the store itself. */
+  async function storedUsageKey(id: string): Promise<string> {
+    if (pg) {
+      const client = new Client({ connectionString: pg.url });
+      await client.connect();
+      try {
+        return (await client.query("SELECT usage_key FROM triggers WHERE id = $1", [id])).rows[0].usage_key;
+      } finally {
+        await client.end();
+      }
+    }
+    const db = new Database(path.join(h.dataDir, "triggers.sqlite"), { readonly: true });
+    try {
+      return (db.prepare("SELECT usage_key FROM triggers WHERE id = ?").get(id) as { usage_key: string }).usage_key;
+    } finally {
+      db.close();
+    }
+  }
 
   const api = (p: string, init: Parameters<typeof http>[1] = {}) => http(`${h.svc.url}${p}`, { token, ...init });
   const webhook = async (name = "hook", extra: object = {}) =>
@@ -89,11 +124,9 @@ describe("triggers service: API, auth and webhook runs (spec 3, fake core)", fun
       const p = await api(`/api/triggers/${t.id}`, { method: "PATCH", body: { enabled: false, name: "renamed" } });
       expect(p.body).to.include({ enabled: false, name: "renamed" });
       expect((await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", body: {} })).status).to.equal(409);
-      const db = new Database(path.join(h.dataDir, "triggers.sqlite"), { readonly: true });
-      const stored = db.prepare("SELECT usage_key FROM triggers WHERE id = ?").get(t.id) as { usage_key: string };
-      db.close();
-      expect(stored.usage_key).not.to.contain("usage-key-secret-123");
-      expect(fs.readFileSync(path.join(h.dataDir, "triggers.sqlite")).includes("usage-key-secret-123")).to.equal(false);
+      const stored = await storedUsageKey(t.id);
+      expect(stored).to.be.a("string").and.not.to.contain("usage-key-secret-123");
+      if (!pg) expect(fs.readFileSync(path.join(h.dataDir, "triggers.sqlite")).includes("usage-key-secret-123")).to.equal(false);
       expect((await api(`/api/triggers/${t.id}`, { method: "DELETE" })).status).to.equal(200);
       expect((await api(`/api/triggers/${t.id}`)).status).to.equal(404);
     });
@@ -140,7 +173,18 @@ describe("triggers service: API, auth and webhook runs (spec 3, fake core)", fun
       const r = await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", raw: "hello there", headers: { "content-type": "text/plain" } });
       expect(r.status).to.equal(202);
       await runOf(r.body.run_id);
-      expect(core.calls[core.calls.length - 1].body.js_params).to.include({ event: "hello there", event_raw: "hello there" });
+      expect(core.calls[core.calls.length - 1].body.js_params).to.include({ event: "hello there", event_raw: "hello there", event_raw_encoding: "utf8" });
+    });
+
+    it("hands a body that is not UTF-8 over as its exact bytes, in base64", async () => {
+      const t = await webhook("binary");
+      const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41, 0xc3]); // invalid UTF-8
+      const res = await fetch(`${h.svc.url}/webhook/${t.id}`, { method: "POST", body: bytes, headers: { "content-type": "application/octet-stream" } });
+      expect(res.status).to.equal(202);
+      await runOf(((await res.json()) as { run_id: string }).run_id);
+      const params = core.calls[core.calls.length - 1].body.js_params;
+      expect(params.event_raw_encoding).to.equal("base64");
+      expect(Buffer.from(params.event_raw, "base64").equals(bytes)).to.equal(true);
     });
 
     it("answers 404 for an unknown trigger, 413 over the body limit, 429 over the per-trigger rate", async () => {

@@ -7,6 +7,15 @@ import type { TriggersCtx } from "../context";
 /** Headers never handed to the action: they carry the caller's secrets. */
 export const STRIPPED_HEADERS = new Set(["authorization", "proxy-authorization", "cookie", "x-api-key"]);
 
+/** The bytes as a string when they are valid UTF-8 (so the string encodes back to exactly them). */
+function utf8(bytes: Buffer): string | undefined {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 const limited = (what: string) => (_req: unknown, _res: unknown, next: (e: unknown) => void) =>
   next(new AppError(429, "rate_limited", `too many webhook calls ${what}; retry later`));
 
@@ -30,9 +39,13 @@ export function webhookRoutes(ctx: TriggersCtx): Router {
     const t = await ctx.store.getTrigger(String(req.params.id));
     if (!t || t.kind !== "webhook") throw notFound("trigger_not_found", `no webhook trigger ${req.params.id}`);
     if (!t.enabled) throw new AppError(409, "trigger_disabled", "this trigger is disabled");
-    const raw = Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "";
+    const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    // event_raw carries the exact bytes: as text when they are valid UTF-8, otherwise as base64.
+    const text = utf8(bytes);
+    const raw = text ?? bytes.toString("base64");
+    const encoding = text === undefined ? "base64" : "utf8";
     let event: unknown = raw;
-    if (raw && (req.is("application/json") || req.is("+json") || /^\s*[[{"]/.test(raw))) {
+    if (text && (req.is("application/json") || req.is("+json") || /^\s*[[{"]/.test(text))) {
       try {
         event = JSON.parse(raw);
       } catch {
@@ -41,7 +54,7 @@ export function webhookRoutes(ctx: TriggersCtx): Router {
     }
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !STRIPPED_HEADERS.has(k.toLowerCase())));
     const id = newId("run");
-    await ctx.store.enqueue(t.id, [{ id, params: { ...t.defaultParams, event, event_raw: raw, headers } }], ctx.now());
+    await ctx.store.enqueue(t.id, [{ id, params: { ...t.defaultParams, event, event_raw: raw, event_raw_encoding: encoding, headers } }], ctx.now());
     ctx.wake();
     res.status(202).json({ run_id: id, status: "queued" });
   });
