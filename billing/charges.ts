@@ -1,11 +1,11 @@
 import type { Ctx } from "../relayer/context";
 import type { Payer } from "./types";
+import { hex32 } from "../executor/keys/provider";
 
 /** Relayed writes that cost nothing: creating an account (unauthenticated; the account does not exist yet). */
 const FREE_WRITES = new Set(["newAccount"]);
 const none = () => undefined;
 
-const hex32 = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
 
 /**
  * Who pays for `accountHash`: the account itself while managed, its admin wallet once ChainSecured

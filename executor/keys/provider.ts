@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import { computeAddress, getBytes, hexlify, keccak256, concat, toUtf8Bytes } from "ethers";
 import type { Logger } from "pino";
 import { LocalKeyProvider } from "./local";
@@ -28,14 +29,23 @@ export async function deriveWallet(keys: KeyProvider, path: string): Promise<{ p
   return { privateKey, address: computeAddress(privateKey) };
 }
 
-const hex = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
+/** A uint256 as 0x-prefixed 64-digit hex (account hashes, derivation paths, CID hashes on the wire). */
+export const hex32 = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
+
+
+/** A fresh random derivation path for a new wallet (a non-zero uint256). */
+export function randomDerivationPath(): bigint {
+  let p = 0n;
+  while (p === 0n) p = BigInt(`0x${crypto.randomBytes(32).toString("hex")}`);
+  return p;
+}
 
 /** Derivation paths. PKP keys are bound to their owning account, so a path registered under another account yields another key. */
 export const paths = {
-  accountAdmin: (apiKeyHash: bigint) => `account-admin/${hex(apiKeyHash)}`,
-  pkp: (apiKeyHash: bigint, derivationPath: bigint) => `pkp/${hex(apiKeyHash)}/${hex(derivationPath)}`,
+  accountAdmin: (apiKeyHash: bigint) => `account-admin/${hex32(apiKeyHash)}`,
+  pkp: (apiKeyHash: bigint, derivationPath: bigint) => `pkp/${hex32(apiKeyHash)}/${hex32(derivationPath)}`,
   /** The symmetric key of Encrypt/Decrypt for a PKP: separate from its signing key. */
-  pkpEncryption: (apiKeyHash: bigint, derivationPath: bigint) => `pkp-encryption/${hex(apiKeyHash)}/${hex(derivationPath)}`,
+  pkpEncryption: (apiKeyHash: bigint, derivationPath: bigint) => `pkp-encryption/${hex32(apiKeyHash)}/${hex32(derivationPath)}`,
   /** An action's own identity key, from its CID. */
   action: (cid: string) => `action/${cid}`,
 };

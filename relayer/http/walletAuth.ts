@@ -3,6 +3,7 @@ import { solidityPackedKeccak256 } from "ethers";
 import { AppError } from "../errors";
 import { SignedRequestError, verifySignedRequest } from "../eip712";
 import { authenticate } from "./auth";
+import { hex32 } from "../../executor/keys/provider";
 import type { Ctx } from "../context";
 
 export type BillingIdentity =
@@ -61,7 +62,7 @@ export async function billingIdentity(ctx: Ctx, req: Request): Promise<BillingId
   }
   const c = ctx.chain.accountConfig;
   if (!(await c.accountExists(accountHash)) || (await c.getAccount(accountHash)).adminWalletAddress !== wallet) {
-    throw new AppError(401, "invalid_wallet_auth", `X-Wallet-Auth: ${wallet} is not the admin wallet of account 0x${accountHash.toString(16).padStart(64, "0")}`);
+    throw new AppError(401, "invalid_wallet_auth", `X-Wallet-Auth: ${wallet} is not the admin wallet of account ${hex32(accountHash)}`);
   }
   return { via: "wallet", accountHash, wallet };
 }

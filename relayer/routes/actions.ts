@@ -6,13 +6,13 @@ import { cachedRead, relayWrite } from "../chain/relay";
 import { cidHash, cidString } from "../schemas/cid";
 import { ListItem } from "./groups";
 import type { Ctx } from "../context";
+import { hex32 } from "../../executor/keys/provider";
 
 const AddActionBody = z.object({ action_ipfs_cid: cidString, name: name.default(""), description: description.default("") }).strict().openapi("AddActionRequest");
 const HashedBody = z.object({ hashed_cid: hash32 }).strict().openapi("DeleteActionRequest");
 const MetadataBody = z.object({ hashed_cid: hash32, name, description: description.default("") }).strict().openapi("UpdateActionMetadataRequest");
 const ActionItem = ListItem.extend({ hashed_cid: z.string() }).openapi("ActionItem");
 
-const hex32 = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
 
 export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
   route(router, registry, ctx, {

@@ -1,4 +1,3 @@
-import crypto from "node:crypto";
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { solidityPackedKeccak256 } from "ethers";
@@ -6,13 +5,11 @@ import { z, address, hash256 } from "../schemas/common";
 import { route } from "../http/route";
 import { relayWrite } from "../chain/relay";
 import { AppError } from "../errors";
-import { deriveWallet, paths } from "../../executor/keys/provider";
+import { deriveWallet, hex32, paths, randomDerivationPath } from "../../executor/keys/provider";
 import { SignedRequestError, verifySignedRequest, type PrimaryType } from "../eip712";
 import { newSecretKey } from "./accounts";
 import { hashKey } from "../http/auth";
 import type { Ctx } from "../context";
-
-const hex32 = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
 
 const typedDataField = z.unknown().openapi({ description: "The EIP-712 envelope of spec 2 (types, domain, primaryType, message)." });
 const signatureField = z.string().openapi({ description: "eth_signTypedData_v4 signature (or an ERC-1271 signature of a contract account)." });
@@ -53,8 +50,7 @@ async function targetAccount(ctx: Ctx, signer: string, requested?: bigint): Prom
 
 /** A fresh wallet for `account`, from a random derivation path (never stored; the caller registers it). */
 async function mint(ctx: Ctx, account: bigint) {
-  let derivationPath = 0n;
-  while (derivationPath === 0n) derivationPath = BigInt(`0x${crypto.randomBytes(32).toString("hex")}`);
+  const derivationPath = randomDerivationPath();
   const { address: wallet } = await deriveWallet(ctx.keys, paths.pkp(account, derivationPath));
   return { wallet_address: wallet, derivation_path: hex32(derivationPath) };
 }

@@ -8,6 +8,7 @@ import { notFound } from "../errors";
 import { newSecretKey } from "./accounts";
 import type { Ctx } from "../context";
 import type { Auth } from "../http/auth";
+import { hex32 } from "../../executor/keys/provider";
 
 const groupList = (what: string) =>
   z
@@ -176,7 +177,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
       );
       const ids = (l: bigint[]) => l.map(Number);
       return items.map((k) => ({
-        id: `0x${k.usageApiKeyHash.toString(16).padStart(64, "0")}`,
+        id: hex32(k.usageApiKeyHash),
         name: k.name,
         description: k.description,
         expiration: Number(k.expiration),

@@ -1,10 +1,9 @@
-import crypto from "node:crypto";
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, groupId, paging } from "../schemas/common";
 import { route } from "../http/route";
 import { cachedRead, relayWrite } from "../chain/relay";
-import { deriveWallet, paths } from "../../executor/keys/provider";
+import { deriveWallet, paths, randomDerivationPath } from "../../executor/keys/provider";
 import { ListItem } from "./groups";
 import type { Ctx } from "../context";
 
@@ -18,13 +17,6 @@ const toItem = (w: { walletAddress: string; name: string; description: string })
   wallet_address: w.walletAddress,
 });
 
-/** A fresh random derivation path (non-zero uint256). */
-const randomPath = (): bigint => {
-  let p = 0n;
-  while (p === 0n) p = BigInt(`0x${crypto.randomBytes(32).toString("hex")}`);
-  return p;
-};
-
 export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
   route(router, registry, ctx, {
     method: ["get", "post"],
@@ -35,7 +27,7 @@ export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     body: CreateWalletInput,
     response: z.object({ wallet_address: z.string() }).openapi("CreateWalletResponse"),
     handler: async ({ auth, body }) => {
-      const derivationPath = randomPath();
+      const derivationPath = randomDerivationPath();
       const { address } = await deriveWallet(ctx.keys, paths.pkp(auth.accountHash, derivationPath));
       await relayWrite(ctx, "registerWalletDerivation", [auth.keyHash, address, derivationPath, body.name, body.description]);
       return { wallet_address: address };
