@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import path from "node:path";
 import type { Logger } from "pino";
 import type { BillingConfig } from "./config";
@@ -94,6 +95,23 @@ export class Billing {
     const available = this.available(customerId);
     if (available >= cents) return customerId;
     throw paymentRequired(available, cents, what, this.config.currency);
+  }
+
+  /**
+   * Local mode only (no payment provider): adds `cents` of free credit to the payer, the top-up of
+   * a development node. Undefined in Stripe mode, where credit comes only from payments.
+   */
+  get freeCredit(): ((payer: Payer, cents: number) => Promise<number>) | undefined {
+    if (this.remote.payments) return undefined;
+    return async (payer, cents) => {
+      const customerId = await this.customerId(payer);
+      await this.settler.serial(async () => {
+        const adj = await this.remote.adjust(customerId, cents, `free_credit_${crypto.randomUUID()}`, { vesta_kind: "free_credit" });
+        this.ledger.setCredit(customerId, adj.endingCreditCents);
+        this.reload(customerId);
+      });
+      return this.balance(payer);
+    };
   }
 
   /** Records a debit (durable when this returns); it reaches the provider at the next settlement. */

@@ -1,4 +1,4 @@
-import express, { type Express } from "express";
+import express, { type Express, type Router } from "express";
 import { rateLimit } from "express-rate-limit";
 import swaggerUi from "swagger-ui-express";
 import type { Ctx } from "./context";
@@ -14,6 +14,25 @@ import { runRoutes } from "./routes/run";
 import { chainSecuredRoutes } from "./routes/chainSecured";
 import { billingRoutes, webhookRawBody, WEBHOOK_PATH } from "./routes/billing";
 import { attestationRoutes } from "../attestation/routes";
+import { dashboardRoutes } from "./dashboard";
+
+/**
+ * Registers every `/core/v1` endpoint on `router` and returns the OpenAPI document they make (the
+ * source of the typed client: scripts/gen-client.ts).
+ */
+export function apiRoutes(router: Router, ctx: Ctx) {
+  const registry = newRegistry();
+  configRoutes(router, registry, ctx);
+  accountRoutes(router, registry, ctx);
+  usageKeyRoutes(router, registry, ctx);
+  groupRoutes(router, registry, ctx);
+  walletRoutes(router, registry, ctx);
+  actionRoutes(router, registry, ctx);
+  runRoutes(router, registry, ctx);
+  chainSecuredRoutes(router, registry, ctx);
+  billingRoutes(router, registry, ctx);
+  return openApiDocument(registry);
+}
 
 /** The relayer's HTTP app: `/core/v1/...`, its OpenAPI description and explorer. */
 export function createApp(ctx: Ctx): Express {
@@ -39,24 +58,14 @@ export function createApp(ctx: Ctx): Express {
     }),
   );
 
-  const registry = newRegistry();
-  configRoutes(v1, registry, ctx);
-  accountRoutes(v1, registry, ctx);
-  usageKeyRoutes(v1, registry, ctx);
-  groupRoutes(v1, registry, ctx);
-  walletRoutes(v1, registry, ctx);
-  actionRoutes(v1, registry, ctx);
-  runRoutes(v1, registry, ctx);
-  chainSecuredRoutes(v1, registry, ctx);
-  billingRoutes(v1, registry, ctx);
-
-  const doc = openApiDocument(registry);
+  const doc = apiRoutes(v1, ctx);
   v1.get("/openapi.json", (_req, res) => {
     res.json(doc);
   });
   v1.use("/swagger-ui", swaggerUi.serve, swaggerUi.setup(doc, { customSiteTitle: "Vesta core API" }));
 
   app.use("/core/v1", v1);
+  dashboardRoutes(app, ctx); // /dashboard/ (and / redirects there)
   attestationRoutes(app, ctx); // /info, /attestation, /evidences/ at the base URL
   app.use(notFoundRoute);
   app.use(errorMiddleware(ctx.logger));

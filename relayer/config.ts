@@ -1,3 +1,4 @@
+import path from "node:path";
 import fs from "node:fs";
 import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
@@ -41,6 +42,8 @@ const EnvSchema = z
     VESTA_APP_AUTH_ADDRESS: z.string().optional(),
     VESTA_ATTESTATION_DOMAIN: z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/, "VESTA_ATTESTATION_DOMAIN must be a domain name").default("localhost"),
     VESTA_EVIDENCE_DIR: z.string().default("/evidences"),
+    VESTA_DASHBOARD_DIR: z.string().optional(),
+    VESTA_TRIGGERS_URL: z.string().url("VESTA_TRIGGERS_URL must be a URL (the triggers service, for the dashboard)").optional(),
   })
   .passthrough();
 
@@ -78,6 +81,8 @@ export type RelayerConfig = {
   fetchAllowPrivate: boolean;
   attestation: AttestationConfig;
   billing: BillingConfig;
+  /** The built dashboard (served at /dashboard/), and the triggers service it approves clients of. */
+  dashboard: { dir: string; triggersUrl?: string };
 };
 
 /**
@@ -166,5 +171,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     fetchAllowPrivate: e.VESTA_ACTION_FETCH_PRIVATE === "true",
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
+    dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },
   };
 }
+
+/** Where `npm run build` puts the dashboard. */
+export const DEFAULT_DASHBOARD_DIR = path.join(__dirname, "..", "dist", "dashboard");

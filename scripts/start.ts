@@ -92,9 +92,11 @@ async function main() {
     if (process.env.TRIGGERS_PORT || !/in use/.test(err.message)) throw err;
     return startTriggers(loadTriggersConfig({ ...triggersEnv, TRIGGERS_PORT: "0" }), { mailer }); // 8100 taken: any free port
   });
+  relayer.ctx.config.dashboard.triggersUrl ??= triggers.url; // the dashboard approves this service's clients
 
   console.log(`
 Vesta is running (local development chain: keys and accounts here are for testing only)
+  dashboard          ${relayer.url}/dashboard/
   core API           ${api}
   API explorer       ${api}/swagger-ui
   chain JSON-RPC     ${rpcUrl}   (chain id ${deployment.chainId})

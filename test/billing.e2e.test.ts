@@ -62,6 +62,12 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     expect(await ok(call(stack, "GET", "/billing/stripe_config"))).to.deep.equal({ publishable_key: double.publishableKey });
   });
 
+  it("gives no free credit where card payments are configured (404 free_credit_unavailable, balance unchanged)", async function () {
+    const owner = await accountClient(stack);
+    await expectError(owner.post("/billing/free_credit", { amount_cents: 500 }), 404, "free_credit_unavailable", "create_payment_intent");
+    expect(await ok(get("/billing/balance", owner))).to.include({ balance_cents: 0 });
+  });
+
   it("a new account has no credit: writes and runs get 402 before anything is done; reads stay free", async function () {
     const owner = await accountClient(stack);
     expect(await ok(get("/billing/balance", owner))).to.deep.equal({ balance_cents: 0, balance_display: "$0.00" });

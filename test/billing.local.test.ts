@@ -50,6 +50,16 @@ describe("billing in local mode (npm start: no Stripe, free credit per account)"
     expect(await ok(owner.get("/billing/balance"))).to.include({ balance_cents: 1 });
   });
 
+  it("tops up with free credit (the dashboard's local top-up), validated, and survives a restart", async function () {
+    const owner = await accountClient(stack());
+    expect(await ok(owner.post("/billing/free_credit", { amount_cents: 500 }))).to.deep.equal({ amount_cents: 500, balance_cents: 512, balance_display: "$5.12" });
+    await expectError(owner.post("/billing/free_credit", { amount_cents: 0 }), 400, "invalid_request", "amount_cents must be at least 1");
+    await expectError(owner.post("/billing/free_credit", { amount_cents: 100_001 }), 400, "invalid_request", "at most 100000");
+    await expectError(call(stack(), "POST", "/billing/free_credit", { body: { amount_cents: 5 } }), 401, "invalid_api_key");
+    await stack().restart();
+    expect(await ok(owner.get("/billing/balance"))).to.include({ balance_cents: 512 });
+  });
+
   it("has no card payments: the Stripe routes answer 404 stripe_not_configured", async function () {
     const owner = await accountClient(stack());
     await expectError(call(stack(), "GET", "/billing/stripe_config"), 404, "stripe_not_configured", "local mode");

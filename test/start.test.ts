@@ -62,6 +62,15 @@ describe("npm start (scripts/start.ts)", function () {
       // billing in local mode: the first account has the default free credit, no Stripe needed
       expect(await (await fetch(`${api}/billing/balance`, { headers: { "x-api-key": key! } })).json()).to.deep.equal({ balance_cents: 1000, balance_display: "$10.00" });
       expect(out).to.contain("billing            local mode");
+      // The dashboard, built by npm start's build step, with the triggers service it approves clients of.
+      const dashboardUrl = `http://127.0.0.1:${apiPort}/dashboard/`;
+      expect(out).to.contain(`dashboard          ${dashboardUrl}`);
+      const page = await fetch(dashboardUrl);
+      expect(page.status).to.equal(200);
+      expect(page.headers.get("content-security-policy")).to.contain("default-src 'self'");
+      expect(await page.text()).to.match(/<script type="module" crossorigin src="\/dashboard\/assets\/index-[\w-]+\.js"><\/script>/);
+      const triggersUrl = /triggers service\s+(http:\/\/\S+)/.exec(out)![1];
+      expect(await (await fetch(`${dashboardUrl}config.json`)).json()).to.deep.equal({ triggers_url: triggersUrl, eip712_domain_name: "Vesta ChainSecured", billing: "local" });
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
       expect(await exited).to.equal(0);

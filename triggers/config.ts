@@ -9,7 +9,8 @@ const EnvSchema = z.object({
   TRIGGERS_HOST: z.string().default("127.0.0.1"),
   TRIGGERS_PORT: int(0, 65535).default(8100),
   TRIGGERS_PUBLIC_URL: z.string().url("TRIGGERS_PUBLIC_URL must be a URL").optional(),
-  TRIGGERS_CORE_URL: z.string().url("TRIGGERS_CORE_URL must be the core service's base URL, e.g. http://127.0.0.1:8000"),
+  TRIGGERS_CORE_URL: z.url({ protocol: /^https?$/, error: "TRIGGERS_CORE_URL must be the core service's base URL, e.g. http://127.0.0.1:8000" }),
+  TRIGGERS_DASHBOARD_URL: z.url({ protocol: /^https?$/, error: "TRIGGERS_DASHBOARD_URL must be the dashboard's http(s) URL, e.g. http://127.0.0.1:8000/dashboard/" }).optional(),
   TRIGGERS_DATA_DIR: z.string().default(".vesta/triggers"),
   TRIGGERS_SECRET_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, "TRIGGERS_SECRET_KEY must be 32 bytes of hex").optional(),
   TRIGGERS_SECRET_FILE: z.string().optional(),
@@ -39,6 +40,8 @@ export type TriggersConfig = {
   port: number;
   publicUrl?: string;
   coreUrl: string;
+  /** The web dashboard (a directory URL ending in "/"): its origin may call the session and approval endpoints. */
+  dashboardUrl: string;
   dataDir: string;
   secretKeyHex?: string;
   secretFile: string;
@@ -59,6 +62,12 @@ export type TriggersConfig = {
   databaseUrl?: string;
 };
 
+/** `url` without query or fragment, its path ending in "/" (so that it is a prefix of the pages under it). */
+function directoryUrl(url: string): string {
+  const u = new URL(url);
+  return `${u.origin}${u.pathname.replace(/\/?$/, "/")}`;
+}
+
 /** Reads the environment; a bad one throws one message listing every problem. */
 export function loadTriggersConfig(env: Record<string, string | undefined> = process.env): TriggersConfig {
   const r = EnvSchema.safeParse(env);
@@ -74,6 +83,7 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
     port: e.TRIGGERS_PORT,
     publicUrl: e.TRIGGERS_PUBLIC_URL?.replace(/\/$/, ""),
     coreUrl: e.TRIGGERS_CORE_URL.replace(/\/$/, "").replace(/\/core\/v1$/, ""),
+    dashboardUrl: directoryUrl(e.TRIGGERS_DASHBOARD_URL ?? `${new URL(e.TRIGGERS_CORE_URL).origin}/dashboard/`),
     dataDir: e.TRIGGERS_DATA_DIR,
     secretKeyHex: e.TRIGGERS_SECRET_KEY?.replace(/^0x/, ""),
     secretFile: e.TRIGGERS_SECRET_FILE ?? `${e.TRIGGERS_DATA_DIR}/secret-key`,

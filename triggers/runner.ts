@@ -1,3 +1,4 @@
+import { createVestaClient } from "../client";
 import { open } from "./crypto";
 import type { TriggersCtx } from "./context";
 import type { RunRow } from "./store/types";
@@ -6,31 +7,39 @@ export const MAX_RETRIES = 3;
 
 type Outcome = { status: "success" | "failed"; response: unknown; error: string | null } | { transient: string };
 
+/** openapi-fetch hands an error body over parsed when it is JSON, else as text (undefined when empty). */
+const textOf = (body: unknown) => (body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body));
+
+function jsonOrText(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 /** One call to the core service, exactly as an outside client: POST /core/v1/lit_action with the usage key. */
 async function callCore(ctx: TriggersCtx, code: string, params: Record<string, unknown>, usageKey: string): Promise<Outcome> {
-  let res: Response;
+  const core = createVestaClient({ baseUrl: ctx.config.coreUrl, apiKey: usageKey });
+  let res;
   try {
-    res = await fetch(`${ctx.config.coreUrl}/core/v1/lit_action`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": usageKey },
-      body: JSON.stringify({ code, js_params: params }),
+    // As text: a 2xx body that is not JSON is kept as the response rather than failing the call.
+    res = await core.POST("/core/v1/lit_action", {
+      body: { code, js_params: params },
+      parseAs: "text",
       signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.config.coreTimeoutMs)]),
     });
   } catch (err) {
     return { transient: `the core service could not be reached: ${(err as Error).message}` };
   }
-  const text = await res.text().catch(() => "");
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    /* keep the text */
+  const { status } = res.response;
+  if (status >= 500) return { transient: `core answered ${status}: ${textOf(res.error).slice(0, 2000)}` };
+  if (status >= 400) {
+    const body = res.error as any;
+    const msg = typeof body === "object" && body ? `${body.error ?? "error"}: ${body.message ?? ""}` : textOf(body);
+    return { status: "failed", response: body ?? "", error: `core answered ${status} ${msg}`.slice(0, 10_000) };
   }
-  if (res.status >= 500) return { transient: `core answered ${res.status}: ${text.slice(0, 2000)}` };
-  if (res.status >= 400) {
-    const msg = typeof body === "object" && body ? `${body.error ?? "error"}: ${body.message ?? ""}` : text;
-    return { status: "failed", response: body, error: `core answered ${res.status} ${msg}`.slice(0, 10_000) };
-  }
+  const body = jsonOrText(res.data ?? "");
   if (body?.has_error) return { status: "failed", response: body, error: String(body.error ?? "the action failed") };
   return { status: "success", response: body, error: null };
 }

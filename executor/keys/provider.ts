@@ -30,7 +30,8 @@ export async function deriveWallet(keys: KeyProvider, path: string): Promise<{ p
 }
 
 /** A uint256 as 0x-prefixed 64-digit hex (account hashes, derivation paths, CID hashes on the wire). */
-export const hex32 = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
+import { hex32 } from "../../relayer/usageKeyShape";
+export { hex32 };
 
 
 /** A fresh random derivation path for a new wallet (a non-zero uint256). */

@@ -117,6 +117,24 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
 
   route(router, registry, ctx, {
     method: "post",
+    path: "/billing/free_credit",
+    tag: "Billing",
+    summary: "Local mode only (no payment provider, e.g. npm start): adds amount_cents of free credit. 404 free_credit_unavailable where card payments are configured.",
+    auth: "billing",
+    body: z.object({ amount_cents: z.number({ message: "amount_cents must be an integer number of cents" }).int("amount_cents must be an integer number of cents").min(1, "amount_cents must be at least 1").max(100_000, "amount_cents must be at most 100000 per request") }).strict().openapi("FreeCreditRequest"),
+    responses: { 404: error("Billing off, or card payments configured (no free credit)") },
+    response: Balance.extend({ amount_cents: z.number().int() }).openapi("FreeCreditResponse"),
+    handler: async ({ identity, body }) => {
+      const grant = enabled(ctx).freeCredit;
+      if (!grant) throw new AppError(404, "free_credit_unavailable", "this node takes card payments: top up with create_payment_intent and confirm_payment");
+      const p = await payerOf(ctx, identity.accountHash);
+      const cents = await grant(p, body.amount_cents);
+      return { amount_cents: body.amount_cents, balance_cents: cents, balance_display: display(cents, ctx.billing!.config.currency) };
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
     path: WEBHOOK_PATH,
     tag: "Billing",
     summary: "Stripe webhook endpoint (Stripe-Signature checked with STRIPE_WEBHOOK_SECRET): payment_intent.succeeded credits the account once.",

@@ -8,7 +8,7 @@ import { notFound } from "../errors";
 import { newSecretKey } from "./accounts";
 import type { Ctx } from "../context";
 import type { Auth } from "../http/auth";
-import { hex32 } from "../../executor/keys/provider";
+import { toContractPermissions, toRestUsageKey } from "../usageKeyShape";
 
 const groupList = (what: string) =>
   z
@@ -74,15 +74,6 @@ const UsageKeyItem = z
 
 type PermissionInput = z.output<typeof AddBody>;
 
-const toContractPermissions = (b: PermissionInput) => ({
-  canCreateGroups: b.can_create_groups,
-  canDeleteGroups: b.can_delete_groups,
-  canCreatePkps: b.can_create_pkps,
-  manageIpfsIdsInGroups: b.manage_ipfs_ids_in_groups,
-  addPkpToGroups: b.add_pkp_to_groups,
-  removePkpFromGroups: b.remove_pkp_from_groups,
-  executeInGroups: b.execute_in_groups,
-});
 
 const setKey = (ctx: Ctx, auth: Auth, keyHash: bigint, b: PermissionInput) =>
   relayWrite(ctx, "setUsageApiKey", [auth.accountHash, keyHash, b.expiration, b.balance, b.name, b.description, toContractPermissions(b)]);
@@ -175,21 +166,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
       const [items] = await cachedRead(ctx, auth.accountHash, `listUsageApiKeys:${query.page_number}:${query.page_size}`, (c) =>
         c.listUsageApiKeys(auth.accountHash, query.page_number, query.page_size),
       );
-      const ids = (l: bigint[]) => l.map(Number);
-      return items.map((k) => ({
-        id: hex32(k.usageApiKeyHash),
-        name: k.name,
-        description: k.description,
-        expiration: Number(k.expiration),
-        balance: k.balance.toString(),
-        can_create_groups: k.permissions.canCreateGroups,
-        can_delete_groups: k.permissions.canDeleteGroups,
-        can_create_pkps: k.permissions.canCreatePkps,
-        manage_ipfs_ids_in_groups: ids(k.permissions.manageIpfsIdsInGroups),
-        add_pkp_to_groups: ids(k.permissions.addPkpToGroups),
-        remove_pkp_from_groups: ids(k.permissions.removePkpFromGroups),
-        execute_in_groups: ids(k.permissions.executeInGroups),
-      }));
+      return items.map(toRestUsageKey);
     },
   });
 }

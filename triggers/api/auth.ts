@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import express, { Router, type Request, type RequestHandler } from "express";
 import { z } from "zod";
-import { AppError, notFound, unauthorized } from "../../relayer/errors";
+import { AppError, forbidden, notFound, unauthorized } from "../../relayer/errors";
 import { parseOrThrow } from "../../relayer/http/validate";
 import { challengeOf, newId, randomToken } from "../crypto";
 import type { TriggersCtx } from "../context";
@@ -11,6 +11,11 @@ const SESSION_COOKIE = "vesta_triggers_session";
 const LINK_TTL_MS = 15 * 60_000;
 const SESSION_TTL_MS = 7 * 24 * 3600_000;
 const challenge = z.string().regex(/^[A-Za-z0-9_-]{43}$/, "challenge must be base64url(sha256(token)): 43 characters");
+/** An authorization request: the token's challenge and the client's name. */
+const Approval = z.object({ challenge, name: z.string().max(100).optional() });
+type Approval = z.infer<typeof Approval>;
+/** The routes the dashboard calls from its own origin, with the session cookie. */
+const DASHBOARD_PATHS = ["/api/session", "/api/authorize", "/auth/login"];
 
 declare module "express-serve-static-core" {
   interface Request {
@@ -37,6 +42,54 @@ const sessionUser = (ctx: TriggersCtx, req: Request) => {
 /** CSRF token for the approval form: bound to the session. */
 const csrfOf = (ctx: TriggersCtx, req: Request) => crypto.createHmac("sha256", ctx.secretKey).update(`csrf:${cookie(req, SESSION_COOKIE)}`).digest("base64url");
 
+const urlOf = (s: string, base?: URL) => (URL.canParse(s, base) ? new URL(s, base) : undefined);
+
+/** Where a login may return to: a path on this service, or a page under the dashboard URL; anything else ("//host", "/\host", another site) → "/". */
+function safeNext(ctx: TriggersCtx, next: unknown): string {
+  if (typeof next !== "string") return "/";
+  const self = new URL(ctx.publicUrl());
+  if (next.startsWith("/") && urlOf(next, self)?.origin === self.origin) return next;
+  const target = urlOf(next);
+  const dashboard = new URL(ctx.config.dashboardUrl);
+  return target?.origin === dashboard.origin && target.pathname.startsWith(dashboard.pathname) ? target.href : "/";
+}
+
+/** The approval page in the dashboard, for the same request. */
+const dashboardLink = (ctx: TriggersCtx, q: Approval) =>
+  `${ctx.config.dashboardUrl}#/triggers/authorize?challenge=${encodeURIComponent(q.challenge)}&name=${encodeURIComponent(q.name ?? "")}&triggers=${encodeURIComponent(ctx.publicUrl())}`;
+
+/** CORS for the dashboard's origin only, with credentials (the session cookie); answers its preflights. */
+const dashboardCors = (dashboardOrigin: string): RequestHandler => (req, res, next) => {
+  res.vary("Origin");
+  if (req.headers.origin !== dashboardOrigin) return next();
+  res.set({ "Access-Control-Allow-Origin": dashboardOrigin, "Access-Control-Allow-Credentials": "true" });
+  if (req.method !== "OPTIONS") return next();
+  res.set({ "Access-Control-Allow-Methods": "GET, POST", "Access-Control-Allow-Headers": "content-type", "Access-Control-Max-Age": "600" }).status(204).end();
+};
+
+/**
+ * CSRF guard of a cookie-authenticated JSON endpoint: a JSON body (which a cross-site form cannot send)
+ * from a page of this service or of the dashboard (the Origin header).
+ */
+const jsonFromTrustedOrigin = (ctx: TriggersCtx, dashboardOrigin: string): RequestHandler => (req, _res, next) => {
+  if (!/^application\/json\s*(;|$)/i.test(req.headers["content-type"] ?? "")) {
+    return next(new AppError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json"));
+  }
+  const self = new URL(ctx.publicUrl()).origin;
+  if (req.headers.origin !== self && req.headers.origin !== dashboardOrigin) {
+    return next(forbidden(`only pages of ${self} or ${dashboardOrigin} may call this endpoint (Origin header)`));
+  }
+  next();
+};
+
+/** Approves the token whose challenge is `q.challenge` for `user`; 409 when the challenge was used before. Answers the token's name. */
+async function approve(ctx: TriggersCtx, user: User, q: Approval): Promise<string> {
+  const name = q.name || "client";
+  const added = await ctx.store.addToken({ id: newId("tok"), userId: user.id, challenge: q.challenge, name, createdAt: ctx.now(), revokedAt: null });
+  if (!added) throw new AppError(409, "already_exists", "this challenge was already used; generate a new token");
+  return name;
+}
+
 /** Bearer token → req.user; 401 when missing, unknown, unapproved or revoked. */
 export const requireBearer = (ctx: TriggersCtx): RequestHandler => async (req, _res, next) => {
   const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
@@ -47,20 +100,24 @@ export const requireBearer = (ctx: TriggersCtx): RequestHandler => async (req, _
   next();
 };
 
-/** Magic-link login, the approval page of the handshake, and token listing/revocation. */
+/** Magic-link login, the approval page of the handshake (and its JSON form for the dashboard), and token listing/revocation. */
 export function authRoutes(ctx: TriggersCtx): Router {
   const r = Router();
   const form = express.urlencoded({ extended: false, limit: "8kb" });
   const json = express.json({ limit: "8kb" });
+  const dashboardOrigin = new URL(ctx.config.dashboardUrl).origin;
+  const cors = dashboardCors(dashboardOrigin);
+
+  r.options(DASHBOARD_PATHS, cors);
 
   r.get("/auth/login", (req, res) => {
     const next = typeof req.query.next === "string" ? req.query.next : "/";
     res.type("html").send(page("Sign in", `<form method="post" action="/auth/login"><input type="hidden" name="next" value="${esc(next)}">
       <label>E-mail <input name="email" type="email" required></label> <button>Send me a sign-in link</button></form>`));
   });
-  r.post("/auth/login", form, json, async (req, res) => {
+  r.post("/auth/login", cors, form, json, async (req, res) => {
     const b = parseOrThrow(z.object({ email: z.string().email().max(320), next: z.string().max(2000).optional() }), req.body, "body");
-    const next = b.next?.startsWith("/") && !b.next.startsWith("//") ? b.next : "/";
+    const next = safeNext(ctx, b.next);
     const token = randomToken();
     await ctx.store.putMagicLink(challengeOf(token), b.email.toLowerCase(), ctx.now() + LINK_TTL_MS);
     const link = `${ctx.publicUrl()}/auth/magic?token=${token}&next=${encodeURIComponent(next)}`;
@@ -76,30 +133,41 @@ export function authRoutes(ctx: TriggersCtx): Router {
     const session = randomToken();
     await ctx.store.putSession(challengeOf(session), user.id, ctx.now() + SESSION_TTL_MS);
     res.cookie(SESSION_COOKIE, session, { httpOnly: true, sameSite: "lax", maxAge: SESSION_TTL_MS, path: "/" });
-    const next = typeof req.query.next === "string" && req.query.next.startsWith("/") && !req.query.next.startsWith("//") ? req.query.next : "/";
-    res.redirect(303, next);
+    res.redirect(303, safeNext(ctx, req.query.next));
   });
 
   r.get("/authorize", async (req, res) => {
-    const q = parseOrThrow(z.object({ challenge, name: z.string().max(100).optional() }), req.query, "query");
+    const q = parseOrThrow(Approval, req.query, "query");
     const user = await sessionUser(ctx, req);
     if (!user) return res.redirect(303, `/auth/login?next=${encodeURIComponent(req.originalUrl)}`);
     res.type("html").send(
       page("Authorize a client", `<p>Signed in as <b>${esc(user.email)}</b>. A client${q.name ? ` named <b>${esc(q.name)}</b>` : ""} asks for a token to manage your triggers.</p>
       <p>Challenge: <code>${esc(q.challenge)}</code></p>
       <form method="post" action="/authorize"><input type="hidden" name="challenge" value="${esc(q.challenge)}"><input type="hidden" name="name" value="${esc(q.name ?? "")}">
-      <input type="hidden" name="csrf" value="${csrfOf(ctx, req)}"><button>Approve</button></form>`),
+      <input type="hidden" name="csrf" value="${csrfOf(ctx, req)}"><button>Approve</button></form>
+      <p><a href="${esc(dashboardLink(ctx, q))}">Approve in the dashboard</a></p>`),
     );
   });
   r.post("/authorize", form, async (req, res) => {
-    const b = parseOrThrow(z.object({ challenge, name: z.string().max(100).optional(), csrf: z.string() }), req.body, "body");
+    const b = parseOrThrow(Approval.extend({ csrf: z.string() }), req.body, "body");
     const user = await sessionUser(ctx, req);
     if (!user) throw unauthorized("sign in first: open /auth/login");
     const expected = csrfOf(ctx, req);
     if (b.csrf.length !== expected.length || !crypto.timingSafeEqual(Buffer.from(b.csrf), Buffer.from(expected))) throw new AppError(403, "forbidden", "the approval form is stale; reload it");
-    const added = await ctx.store.addToken({ id: newId("tok"), userId: user.id, challenge: b.challenge, name: b.name || "client", createdAt: ctx.now(), revokedAt: null });
-    if (!added) throw new AppError(409, "already_exists", "this challenge was already used; generate a new token");
+    await approve(ctx, user, b);
     res.type("html").send(page("Approved", "<p>The client is authorized. You can close this page.</p>"));
+  });
+
+  r.get("/api/session", cors, async (req, res) => {
+    const user = await sessionUser(ctx, req);
+    if (!user) throw unauthorized("not signed in: sign in at /auth/login");
+    res.json({ user_id: user.id, email: user.email });
+  });
+  r.post("/api/authorize", cors, jsonFromTrustedOrigin(ctx, dashboardOrigin), json, async (req, res) => {
+    const b = parseOrThrow(Approval, req.body, "body");
+    const user = await sessionUser(ctx, req);
+    if (!user) throw unauthorized("not signed in: sign in at /auth/login");
+    res.json({ success: true, name: await approve(ctx, user, b) });
   });
 
   r.get("/api/me", requireBearer(ctx), (req, res) => void res.json({ user_id: req.user!.id, email: req.user!.email }));

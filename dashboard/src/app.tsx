@@ -1,0 +1,199 @@
+/** The dashboard shell: sign-in (key or wallet), navigation, and the views. */
+import { useEffect, useState } from "preact/hooks";
+import { unwrap } from "@client";
+import { ApiBackend, publicApi, WalletBackend, type Backend, type ChainInfo } from "./backend";
+import { forgetSession, loadDashboardConfig, saveKey, savedKey, type DashboardConfig } from "./session";
+import { Alert, Field, Form, messageOf, SecretReveal, Section, useAction } from "./ui";
+import { KeysView } from "./views/keys";
+import { ActionsView, GroupsView, WalletsView } from "./views/resources";
+import { RunView } from "./views/run";
+import { BillingView } from "./views/billing";
+import { TriggersAuthorizeView } from "./views/triggers";
+
+const TABS = [
+  ["account", "Account"],
+  ["keys", "Usage keys"],
+  ["wallets", "Wallets"],
+  ["groups", "Groups"],
+  ["actions", "Actions"],
+  ["run", "Run"],
+] as const;
+
+function useHash() {
+  const [hash, setHash] = useState(window.location.hash);
+  useEffect(() => {
+    const on = () => setHash(window.location.hash);
+    window.addEventListener("hashchange", on);
+    return () => window.removeEventListener("hashchange", on);
+  }, []);
+  const [path, query = ""] = hash.replace(/^#\/?/, "").split("?");
+  return { path, query: new URLSearchParams(query) };
+}
+
+async function chainInfo(config: DashboardConfig): Promise<ChainInfo> {
+  const c = await unwrap(publicApi().GET("/core/v1/get_node_chain_config"));
+  return { chainId: c.chain_id, contract: c.contract_address, domainName: config.eip712_domain_name };
+}
+
+function Welcome({ config, onIn }: { config: DashboardConfig; onIn: (b: Backend) => void }) {
+  const act = useAction();
+  const [accountName, setAccountName] = useState("");
+  const [accountDescription, setAccountDescription] = useState("");
+  const [email, setEmail] = useState("");
+  const [created, setCreated] = useState<{ api_key: string; wallet_address: string }>();
+  const [key, setKey] = useState("");
+  const [walletAccount, setWalletAccount] = useState("");
+  const [needsAccount, setNeedsAccount] = useState(false);
+  const [walletName, setWalletName] = useState("my wallet-owned account");
+
+  const create = () =>
+    act.run(async () => {
+      if (!accountName.trim()) throw new Error("give the account a name");
+      setCreated(await unwrap(publicApi().POST("/core/v1/new_account", { body: { account_name: accountName.trim(), account_description: accountDescription, ...(email.trim() ? { email: email.trim() } : {}) } })));
+    });
+  const signIn = (k: string) =>
+    act.run(async () => {
+      const b = await ApiBackend.login(k);
+      saveKey(b.runKey);
+      onIn(b);
+    });
+  const connect = (createIt: boolean) =>
+    act.run(async () => {
+      try {
+        onIn(await WalletBackend.connect(await chainInfo(config), { accountHash: walletAccount, ...(createIt ? { create: { name: walletName, description: "created from the dashboard" } } : {}) }));
+      } catch (err) {
+        if (/has no wallet-owned account/.test(messageOf(err))) setNeedsAccount(true);
+        throw err;
+      }
+    });
+
+  if (created) {
+    return (
+      <Section title="Your account is ready">
+        <p>
+          Admin wallet <span class="mono">{created.wallet_address}</span>.
+        </p>
+        <SecretReveal title="Account key" secret={created.api_key} onDone={() => signIn(created.api_key)} doneLabel="I have stored it, continue" />
+        <Alert error={act.error} />
+      </Section>
+    );
+  }
+  return (
+    <div class="welcome">
+      <Alert error={act.error} />
+      <Section title="Create an account">
+        <Form onSubmit={() => create()}>
+          <Field label="Account name" name="account_name" value={accountName} onInput={setAccountName} required />
+          <Field label="Description" name="account_description" value={accountDescription} onInput={setAccountDescription} />
+          <Field label="E-mail (optional)" name="email" type="email" value={email} onInput={setEmail} />
+          <button class="primary" disabled={act.busy}>Create account</button>
+        </Form>
+      </Section>
+      <Section title="Sign in with a key">
+        <Form onSubmit={() => signIn(key)}>
+          <Field label="Account key or usage key" name="api_key" type="password" value={key} onInput={setKey} required />
+          <button class="primary" disabled={act.busy}>Sign in</button>
+        </Form>
+      </Section>
+      <Section title="Connect a wallet">
+        <p class="hint">For wallet-owned (ChainSecured) accounts: your wallet signs an EIP-712 login, and sends your admin changes to the contract itself.</p>
+        <Field label="Account hash (only for a converted account; empty = the wallet's own)" name="wallet_account" value={walletAccount} onInput={setWalletAccount} />
+        <button type="button" class="primary" disabled={act.busy} onClick={() => connect(false)}>
+          Connect wallet
+        </button>
+        {needsAccount && (
+          <div>
+            <Field label="Name of the new wallet-owned account" name="wallet_account_name" value={walletName} onInput={setWalletName} />
+            <button type="button" disabled={act.busy} onClick={() => connect(true)}>
+              Create a wallet-owned account
+            </button>
+          </div>
+        )}
+      </Section>
+    </div>
+  );
+}
+
+function AccountView({ backend, config }: { backend: Backend; config: DashboardConfig }) {
+  return (
+    <>
+      <Section title="Account">
+        <dl>
+          <dt>Signed in with</dt>
+          <dd data-testid="signed-in">{backend.kind === "wallet" ? "wallet (EIP-712 login)" : "API key"}</dd>
+          <dt>{backend.kind === "wallet" ? "Account hash" : "Key hash"}</dt>
+          <dd class="mono">{backend.accountHash}</dd>
+        </dl>
+      </Section>
+      <BillingView backend={backend} config={config} />
+    </>
+  );
+}
+
+export function App() {
+  const { path, query } = useHash();
+  const [config, setConfig] = useState<DashboardConfig>();
+  const [backend, setBackend] = useState<Backend>();
+  const [restoring, setRestoring] = useState(!!savedKey());
+  const [error, setError] = useState<string>();
+
+  useEffect(() => {
+    loadDashboardConfig().then(setConfig, (err) => setError(messageOf(err)));
+    const k = savedKey();
+    if (k)
+      ApiBackend.login(k)
+        .then(setBackend, () => forgetSession())
+        .finally(() => setRestoring(false));
+  }, []);
+
+  const signOut = () => {
+    forgetSession();
+    setBackend(undefined);
+    window.location.hash = "";
+  };
+
+  if (error) return <Alert error={error} />;
+  if (!config || restoring) return <p>Loading…</p>;
+  const view = path === "triggers/authorize" ? (
+    <TriggersAuthorizeView config={config} query={query} />
+  ) : !backend ? (
+    <Welcome config={config} onIn={(b) => ((window.location.hash = "#/account"), setBackend(b))} />
+  ) : path === "keys" ? (
+    <KeysView backend={backend} />
+  ) : path === "wallets" ? (
+    <WalletsView backend={backend} />
+  ) : path === "groups" ? (
+    <GroupsView backend={backend} />
+  ) : path === "actions" ? (
+    <ActionsView backend={backend} />
+  ) : path === "run" ? (
+    <RunView backend={backend} />
+  ) : (
+    <AccountView backend={backend} config={config} />
+  );
+  return (
+    <>
+      <header>
+        <h1>Vesta</h1>
+        {backend && (
+          <nav>
+            {TABS.map(([id, label]) => (
+              <a key={id} href={`#/${id}`} class={path === id || (!path && id === "account") ? "active" : ""}>
+                {label}
+              </a>
+            ))}
+          </nav>
+        )}
+        {backend && (
+          <div class="who">
+            <span>{backend.label}</span>
+            <button type="button" onClick={signOut}>
+              Sign out
+            </button>
+          </div>
+        )}
+      </header>
+      <main key={path}>{view}</main>
+    </>
+  );
+}

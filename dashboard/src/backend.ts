@@ -1,0 +1,325 @@
+/**
+ * What the dashboard does to an account, in one interface with two implementations:
+ * - ApiBackend: a managed account (or a usage key), through the typed client over HTTP;
+ * - WalletBackend: a wallet-owned (ChainSecured) account, whose admin writes go from the wallet to
+ *   the AccountConfig contract (spec 2: direct path), reads come from the contract through the
+ *   wallet's provider, and mints and billing go through the typed client with EIP-712 signatures.
+ */
+import { BrowserProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, type Eip1193Provider, type JsonRpcSigner } from "ethers";
+import { createVestaClient, unwrap, VestaApiError, type Schemas, type VestaClient } from "@client";
+import { buildTypedData, type PrimaryType, type TypedData } from "../../relayer/eip712";
+import { AccountConfig__factory, type AccountConfig } from "../../typechain-types";
+import { hex32, toContractPermissions, toRestUsageKey } from "../../relayer/usageKeyShape";
+
+export type Group = { id: number; name: string; description: string; pkpCount: number; cidCount: number };
+export type WalletItem = { address: string; name: string; description: string };
+export type ActionItem = { hashedCid: string; name: string; description: string };
+export type Permissions = Pick<
+  Schemas["UsageApiKeyItem"],
+  "can_create_groups" | "can_delete_groups" | "can_create_pkps" | "manage_ipfs_ids_in_groups" | "add_pkp_to_groups" | "remove_pkp_from_groups" | "execute_in_groups"
+>;
+export type UsageKey = Schemas["UsageApiKeyItem"];
+export type KeyInput = Permissions & { name: string; description: string; expiration: number };
+/** A usage key row: its hash, and its value when this browser knows it. */
+export type KeyRef = { id: string; secret?: string };
+
+export interface Backend {
+  readonly kind: "key" | "wallet";
+  /** Who is signed in, for the header. */
+  readonly label: string;
+  /** The account's hash (0x...). */
+  readonly accountHash: string;
+  /** The typed client, authenticated as this account (API key or X-Wallet-Auth). */
+  readonly api: VestaClient;
+  /** The key that runs actions by default (the account key in key mode). */
+  readonly runKey?: string;
+  listGroups(): Promise<Group[]>;
+  addGroup(name: string, description: string, pkps: string[], cidHashes: string[]): Promise<number>;
+  updateGroup(id: number, name: string, description: string, pkps: string[], cidHashes: string[]): Promise<void>;
+  removeGroup(id: number): Promise<void>;
+  groupMembers(id: number): Promise<{ wallets: WalletItem[]; actions: ActionItem[] }>;
+  listWallets(): Promise<WalletItem[]>;
+  createWallet(name: string, description: string): Promise<string>;
+  listActions(): Promise<ActionItem[]>;
+  addAction(cid: string, name: string, description: string): Promise<string>;
+  removeAction(hashedCid: string): Promise<void>;
+  listKeys(): Promise<UsageKey[]>;
+  /** Creates a usage key; answers its value (shown once). */
+  addKey(input: KeyInput): Promise<string>;
+  updateKey(ref: KeyRef, input: KeyInput): Promise<void>;
+  removeKey(ref: KeyRef): Promise<void>;
+}
+
+export const PAGE = { page_number: 0, page_size: 100 };
+export const cidHash = (cid: string) => keccak256(toUtf8Bytes(cid));
+export const keyHash = (key: string) => keccak256(toUtf8Bytes(key));
+
+/** The service's base URL: the dashboard is served by the relayer at <base>/dashboard/. */
+export const serviceBase = () => new URL("..", window.location.href).href.replace(/\/+$/, "");
+
+/** An anonymous client (account creation, chain config, CIDs). */
+export const publicApi = () => createVestaClient({ baseUrl: serviceBase() });
+
+/** The CID of action code, as the service computes it. */
+export const cidOf = (code: string) => unwrap(publicApi().POST("/core/v1/get_action_ipfs_id", { body: code }));
+
+const requireSecret = (ref: KeyRef) => {
+  if (!ref.secret) throw new Error("paste the usage key's value: the API identifies a usage key by its value, not its hash");
+  if (keyHash(ref.secret) !== ref.id) throw new Error("this value is not the usage key of this row (its hash differs)");
+  return ref.secret;
+};
+
+export class ApiBackend implements Backend {
+  readonly kind = "key";
+  readonly api: VestaClient;
+  readonly accountHash: string;
+
+  constructor(
+    readonly runKey: string,
+    readonly label: string,
+  ) {
+    this.api = createVestaClient({ baseUrl: serviceBase(), apiKey: runKey });
+    this.accountHash = keyHash(runKey);
+  }
+
+  /** Signs in with a key: 401 (unknown, revoked, expired) comes back as the API's message. */
+  static async login(key: string): Promise<ApiBackend> {
+    const trimmed = key.trim();
+    if (!trimmed) throw new Error("enter an account key or a usage key");
+    const exists = await unwrap(createVestaClient({ baseUrl: serviceBase(), apiKey: trimmed }).GET("/core/v1/account_exists"));
+    if (!exists) throw new Error("this key is unknown, revoked or expired");
+    return new ApiBackend(trimmed, `key ${trimmed.slice(0, 6)}…`);
+  }
+
+  async listGroups() {
+    const rows = await unwrap(this.api.GET("/core/v1/list_groups", { params: { query: PAGE } }));
+    return rows.map((g) => ({ id: Number(g.id), name: g.name, description: g.description, pkpCount: g.pkp_count, cidCount: g.cid_count }));
+  }
+  async addGroup(name: string, description: string, pkps: string[], cidHashes: string[]) {
+    const r = await unwrap(this.api.POST("/core/v1/add_group", { body: { group_name: name, group_description: description, pkp_ids_permitted: pkps, cid_hashes_permitted: cidHashes } }));
+    return r.group_id;
+  }
+  async updateGroup(id: number, name: string, description: string, pkps: string[], cidHashes: string[]) {
+    await unwrap(this.api.POST("/core/v1/update_group", { body: { group_id: id, name, description, pkp_ids_permitted: pkps, cid_hashes_permitted: cidHashes } }));
+  }
+  async removeGroup(id: number) {
+    await unwrap(this.api.POST("/core/v1/remove_group", { body: { group_id: id } }));
+  }
+  async groupMembers(id: number) {
+    const [wallets, actions] = await Promise.all([
+      unwrap(this.api.GET("/core/v1/list_wallets_in_group", { params: { query: { ...PAGE, group_id: id } } })),
+      unwrap(this.api.GET("/core/v1/list_actions", { params: { query: { ...PAGE, group_id: id } } })),
+    ]);
+    return { wallets: wallets.map(toWallet), actions: actions.map(toAction) };
+  }
+  async listWallets() {
+    return (await unwrap(this.api.GET("/core/v1/list_wallets", { params: { query: PAGE } }))).map(toWallet);
+  }
+  async createWallet(name: string, description: string) {
+    return (await unwrap(this.api.POST("/core/v1/create_wallet", { body: { name, description } }))).wallet_address;
+  }
+  async listActions() {
+    return (await unwrap(this.api.GET("/core/v1/list_actions", { params: { query: PAGE } }))).map(toAction);
+  }
+  async addAction(cid: string, name: string, description: string) {
+    return (await unwrap(this.api.POST("/core/v1/add_action", { body: { action_ipfs_cid: cid, name, description } }))).hashed_cid;
+  }
+  async removeAction(hashedCid: string) {
+    await unwrap(this.api.POST("/core/v1/delete_action", { body: { hashed_cid: hashedCid } }));
+  }
+  async listKeys() {
+    return unwrap(this.api.GET("/core/v1/list_api_keys", { params: { query: PAGE } }));
+  }
+  async addKey(input: KeyInput) {
+    return (await unwrap(this.api.POST("/core/v1/add_usage_api_key", { body: input }))).usage_api_key;
+  }
+  async updateKey(ref: KeyRef, input: KeyInput) {
+    await unwrap(this.api.POST("/core/v1/update_usage_api_key", { body: { usage_api_key: requireSecret(ref), ...input } }));
+  }
+  async removeKey(ref: KeyRef) {
+    await unwrap(this.api.POST("/core/v1/remove_usage_api_key", { body: { usage_api_key: requireSecret(ref) } }));
+  }
+}
+
+const toWallet = (w: Schemas["WalletItem"]): WalletItem => ({ address: w.wallet_address, name: w.name, description: w.description });
+const toAction = (a: Schemas["ActionItem"]): ActionItem => ({ hashedCid: a.hashed_cid, name: a.name, description: a.description });
+
+declare global {
+  interface Window {
+    ethereum?: Eip1193Provider & { request(args: { method: string; params?: unknown[] | object }): Promise<unknown> };
+  }
+}
+
+/** Signs a spec 2 envelope with eth_signTypedData_v4 through the wallet. */
+async function signEnvelope(signer: JsonRpcSigner, primaryType: PrimaryType, chainId: number, domainName: string): Promise<{ typed_data: TypedData; signature: string }> {
+  const typed_data = buildTypedData(primaryType, { domainName, chainId, address: signer.address, issuedAt: Math.floor(Date.now() / 1000) });
+  const signature = (await signer.provider.send("eth_signTypedData_v4", [signer.address.toLowerCase(), JSON.stringify(typed_data)])) as string;
+  return { typed_data, signature };
+}
+
+/** The X-Wallet-Auth header value: base64 of {typed_data, signature, api_key_hash?}. */
+const walletAuthValue = (s: { typed_data: TypedData; signature: string }, apiKeyHash?: string) =>
+  btoa(JSON.stringify({ ...s, ...(apiKeyHash ? { api_key_hash: apiKeyHash } : {}) }));
+
+/** What an EIP-1193 or contract error means, in a sentence. */
+export function walletError(err: unknown, contract?: AccountConfig): Error {
+  const e = err as { code?: unknown; info?: { error?: { code?: number; message?: string } }; data?: string; revert?: { name: string; args: unknown[] }; shortMessage?: string; message?: string };
+  if (e?.code === "ACTION_REJECTED" || e?.code === 4001 || e?.info?.error?.code === 4001) return new Error("the wallet refused the request");
+  if (e?.revert) return new Error(`the contract refused: ${e.revert.name}(${e.revert.args.map(String).join(", ")})`);
+  if (contract && typeof e?.data === "string" && e.data.length >= 10) {
+    const parsed = contract.interface.parseError(e.data);
+    if (parsed) return new Error(`the contract refused: ${parsed.name}(${parsed.args.map(String).join(", ")})`);
+  }
+  if (err instanceof VestaApiError || err instanceof Error) return new Error(e.shortMessage ?? e.message ?? String(err));
+  return new Error(String(err));
+}
+
+export type ChainInfo = { chainId: number; contract: string; domainName: string };
+
+export class WalletBackend implements Backend {
+  readonly kind = "wallet";
+  readonly api: VestaClient;
+  readonly label: string;
+  private signedAt = 0;
+  private auth?: { typed_data: TypedData; signature: string };
+
+  private constructor(
+    private readonly signer: JsonRpcSigner,
+    private readonly contract: AccountConfig,
+    private readonly chain: ChainInfo,
+    readonly accountHash: string,
+  ) {
+    this.label = `wallet ${signer.address}`;
+    this.api = createVestaClient({ baseUrl: serviceBase(), walletAuth: () => this.walletAuth() });
+  }
+
+  /**
+   * Wallet login: connects the EIP-1193 provider, checks its chain, and signs a BillingAuth envelope
+   * (EIP-712). `accountHash` is the wallet's own ChainSecured account unless given (a converted
+   * account administered by this wallet). `create` makes the wallet's account when it has none.
+   */
+  static async connect(chain: ChainInfo, opts: { accountHash?: string; create?: { name: string; description: string } } = {}): Promise<WalletBackend> {
+    if (!window.ethereum) throw new Error("no wallet found in this browser (an EIP-1193 provider, window.ethereum)");
+    const provider = new BrowserProvider(window.ethereum);
+    try {
+      await provider.send("eth_requestAccounts", []);
+      const net = await provider.getNetwork();
+      if (Number(net.chainId) !== chain.chainId) {
+        await provider.send("wallet_switchEthereumChain", [{ chainId: `0x${chain.chainId.toString(16)}` }]).catch(() => {
+          throw new Error(`the wallet is on chain ${net.chainId}; switch it to chain ${chain.chainId} (this node's chain)`);
+        });
+      }
+      const signer = await provider.getSigner();
+      const contract = AccountConfig__factory.connect(chain.contract, signer);
+      const own = solidityPackedKeccak256(["address"], [signer.address]);
+      const accountHash = opts.accountHash?.trim() ? hex32(BigInt(opts.accountHash.trim())) : own;
+      if (!(await contract.accountExists(accountHash))) {
+        if (!opts.create || accountHash !== own) throw new Error(`${signer.address} has no wallet-owned account here yet: create one`);
+        await (await contract.newChainSecuredAccount(opts.create.name, opts.create.description)).wait();
+      }
+      const account = await contract.getAccount(accountHash);
+      if (account.adminWalletAddress !== signer.address) throw new Error(`${signer.address} is not the admin wallet of account ${accountHash}`);
+      if (account.managed) throw new Error(`account ${accountHash} is managed by the service: sign in with its account key`);
+      const backend = new WalletBackend(signer, contract, chain, accountHash);
+      await backend.walletAuth(); // the EIP-712 login signature
+      return backend;
+    } catch (err) {
+      throw walletError(err);
+    }
+  }
+
+  /** A BillingAuth signature less than 4 minutes old (the service accepts 5). */
+  private async walletAuth(): Promise<string> {
+    if (!this.auth || Date.now() - this.signedAt > 240_000) {
+      this.auth = await signEnvelope(this.signer, "BillingAuth", this.chain.chainId, this.chain.domainName);
+      this.signedAt = Date.now();
+    }
+    const own = solidityPackedKeccak256(["address"], [this.signer.address]);
+    return walletAuthValue(this.auth, this.accountHash === own ? undefined : this.accountHash);
+  }
+
+  private async tx<T extends { wait(): Promise<unknown> }>(send: () => Promise<T>): Promise<void> {
+    try {
+      await (await send()).wait();
+    } catch (err) {
+      throw walletError(err, this.contract);
+    }
+  }
+
+  private async mint<P extends "/core/v1/create_wallet_with_signature" | "/core/v1/add_usage_api_key_with_signature">(path: P, primaryType: PrimaryType) {
+    const signed = await signEnvelope(this.signer, primaryType, this.chain.chainId, this.chain.domainName).catch((err) => {
+      throw walletError(err);
+    });
+    const own = solidityPackedKeccak256(["address"], [this.signer.address]);
+    const body = { ...signed, ...(this.accountHash === own ? {} : { api_key_hash: this.accountHash }) };
+    return unwrap(publicApi().POST(path, { body } as never)) as Promise<{ wallet_address: string; derivation_path: string; usage_api_key?: string; usage_api_key_hash?: string }>;
+  }
+
+  async listGroups() {
+    const [items] = await this.contract.listGroups(this.accountHash, 0, 100);
+    return items.map((g) => ({ id: Number(g.id), name: g.name, description: g.description, pkpCount: Number(g.pkpCount), cidCount: Number(g.cidCount) }));
+  }
+  async addGroup(name: string, description: string, pkps: string[], cidHashes: string[]) {
+    let id = 0;
+    try {
+      const receipt = await (await this.contract.addGroup(this.accountHash, name, description, pkps, cidHashes)).wait();
+      for (const log of receipt?.logs ?? []) {
+        const parsed = this.contract.interface.parseLog(log);
+        if (parsed?.name === "GroupCreated") id = Number(parsed.args.groupId);
+      }
+    } catch (err) {
+      throw walletError(err, this.contract);
+    }
+    return id;
+  }
+  updateGroup(id: number, name: string, description: string, pkps: string[], cidHashes: string[]) {
+    return this.tx(() => this.contract.updateGroup(this.accountHash, id, name, description, pkps, cidHashes));
+  }
+  removeGroup(id: number) {
+    return this.tx(() => this.contract.removeGroup(this.accountHash, id));
+  }
+  async groupMembers(id: number) {
+    const [[wallets], [actions]] = await Promise.all([this.contract.listWalletsInGroup(this.accountHash, id, 0, 100), this.contract.listActionsInGroup(this.accountHash, id, 0, 100)]);
+    return { wallets: wallets.map(walletOf), actions: actions.map(actionOf) };
+  }
+  async listWallets() {
+    return (await this.contract.listWallets(this.accountHash, 0, 100))[0].map(walletOf);
+  }
+  async createWallet(name: string, description: string) {
+    const minted = await this.mint("/core/v1/create_wallet_with_signature", "CreateWallet");
+    await this.tx(() => this.contract.registerWalletDerivation(this.accountHash, minted.wallet_address, minted.derivation_path, name, description));
+    return minted.wallet_address;
+  }
+  async listActions() {
+    return (await this.contract.listActions(this.accountHash, 0, 100))[0].map(actionOf);
+  }
+  async addAction(cid: string, name: string, description: string) {
+    await this.tx(() => this.contract.addAction(this.accountHash, cidHash(cid), name, description));
+    return cidHash(cid);
+  }
+  removeAction(hashedCid: string) {
+    return this.tx(() => this.contract.removeAction(this.accountHash, hashedCid));
+  }
+  async listKeys(): Promise<UsageKey[]> {
+    const [items] = await this.contract.listUsageApiKeys(this.accountHash, 0, 100);
+    return items.map(toRestUsageKey);
+  }
+  async addKey(input: KeyInput) {
+    const minted = await this.mint("/core/v1/add_usage_api_key_with_signature", "AddUsageApiKey");
+    await this.tx(() => this.contract.registerWalletDerivation(this.accountHash, minted.wallet_address, minted.derivation_path, `usage key: ${input.name}`.slice(0, 100), ""));
+    await this.setKey(minted.usage_api_key_hash!, input);
+    return minted.usage_api_key!;
+  }
+  updateKey(ref: KeyRef, input: KeyInput) {
+    return this.setKey(ref.id, input);
+  }
+  removeKey(ref: KeyRef) {
+    return this.tx(() => this.contract.removeUsageApiKey(this.accountHash, ref.id));
+  }
+  private setKey(hash: string, k: KeyInput) {
+    return this.tx(() => this.contract.setUsageApiKey(this.accountHash, hash, k.expiration, 0, k.name, k.description, toContractPermissions(k)));
+  }
+}
+
+const walletOf = (w: { walletAddress: string; name: string; description: string }): WalletItem => ({ address: w.walletAddress, name: w.name, description: w.description });
+const actionOf = (a: { cidHash: bigint; name: string; description: string }): ActionItem => ({ hashedCid: hex32(a.cidHash), name: a.name, description: a.description });

@@ -1,0 +1,94 @@
+/**
+ * Approving a triggers client (spec 3 handshake): a client generated a token and sent its owner
+ * here with the token's hash challenge; the owner, signed in to the triggers service, approves it.
+ * The triggers service is another origin: its session cookie goes along (credentials: "include")
+ * and it allows this dashboard's origin only.
+ */
+import { useState } from "preact/hooks";
+import type { DashboardConfig } from "../session";
+import { Alert, Field, Form, Section, useAction, useLoad } from "../ui";
+
+async function triggersCall<T>(base: string, path: string, body?: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(`${base}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      credentials: "include",
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new Error(`the triggers service at ${base} could not be reached (${(err as Error).message})`);
+  }
+  const text = await res.text();
+  let parsed: any;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!res.ok) throw Object.assign(new Error(parsed?.message ?? `the triggers service answered ${res.status}`), { status: res.status });
+  return parsed as T;
+}
+
+const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+export function TriggersAuthorizeView({ config, query }: { config: DashboardConfig; query: URLSearchParams }) {
+  const base = (config.triggers_url ?? "").replace(/\/+$/, "");
+  const asked = query.get("triggers")?.replace(/\/+$/, "");
+  const [challenge, setChallenge] = useState(query.get("challenge") ?? "");
+  const name = query.get("name") ?? "";
+  const session = useLoad(() => (base ? triggersCall<{ email: string }>(base, "/api/session").catch((err) => (err.status === 401 ? null : Promise.reject(err))) : Promise.resolve(null)), [base]);
+  const act = useAction();
+  const [email, setEmail] = useState("");
+  const [state, setState] = useState<"idle" | "sent" | "approved">("idle");
+
+  if (!base) return <Section title="Authorize a triggers client"><Alert error="this node has no triggers service configured (VESTA_TRIGGERS_URL)" /></Section>;
+  if (asked && asked !== base) return <Section title="Authorize a triggers client"><Alert error={`this link names the triggers service ${asked}, but this node's is ${base}: not approving`} /></Section>;
+
+  const login = () =>
+    act.run(async () => {
+      await triggersCall(base, "/auth/login", { email, next: window.location.href });
+      setState("sent");
+    });
+  const approve = () =>
+    act.run(async () => {
+      if (!CHALLENGE.test(challenge.trim())) throw new Error("the challenge is 43 characters of base64url (from the client's authorization link)");
+      await triggersCall(base, "/api/authorize", { challenge: challenge.trim(), name: name || undefined });
+      setState("approved");
+    });
+
+  return (
+    <Section title="Authorize a triggers client">
+      <Alert error={session.error ?? act.error} />
+      <p>
+        A client{name ? <> named <strong>{name}</strong></> : ""} asks for a token to manage your triggers at <span class="mono">{base}</span>. Approve only if you started it.
+      </p>
+      <Field label="Challenge (from the client's link)" name="challenge" value={challenge} onInput={setChallenge} />
+      {session.data === undefined && !session.error && <p>Checking your triggers session…</p>}
+      {session.data === null && state !== "sent" && (
+        <Form onSubmit={() => login()}>
+          <p>Sign in to the triggers service first: it e-mails you a link that brings you back here.</p>
+          <Field label="E-mail" name="triggers_email" type="email" value={email} onInput={setEmail} required />
+          <button class="primary" disabled={act.busy}>Send me a sign-in link</button>
+        </Form>
+      )}
+      {state === "sent" && <p class="ok" role="status">A sign-in link is on its way (on a local node it is printed in the triggers service's log). Open it, then approve here.</p>}
+      {session.data && state !== "approved" && (
+        <div>
+          <p>
+            Signed in to triggers as <strong data-testid="triggers-email">{session.data.email}</strong>.
+          </p>
+          <button type="button" class="primary" disabled={act.busy} onClick={approve}>
+            Approve
+          </button>
+        </div>
+      )}
+      {state === "approved" && (
+        <p class="ok" role="status" data-testid="triggers-approved">
+          Approved: the client can now use its token. You can close this page.
+        </p>
+      )}
+    </Section>
+  );
+}
