@@ -136,13 +136,17 @@ export function App() {
   const [backend, setBackend] = useState<Backend>();
   const [restoring, setRestoring] = useState(!!savedKey());
   const [error, setError] = useState<string>();
+  const [restoreError, setRestoreError] = useState<string>();
 
   useEffect(() => {
     loadDashboardConfig().then(setConfig, (err) => setError(messageOf(err)));
     const k = savedKey();
     if (k)
       ApiBackend.login(k)
-        .then(setBackend, () => forgetSession())
+        .then(setBackend, (err) => {
+          forgetSession();
+          setRestoreError(`your session could not be restored, sign in again: ${messageOf(err)}`);
+        })
         .finally(() => setRestoring(false));
   }, []);
 
@@ -157,7 +161,10 @@ export function App() {
   const view = path === "triggers/authorize" ? (
     <TriggersAuthorizeView config={config} query={query} />
   ) : !backend ? (
-    <Welcome config={config} onIn={(b) => ((window.location.hash = "#/account"), setBackend(b))} />
+    <>
+      <Alert error={restoreError} />
+      <Welcome config={config} onIn={(b) => ((window.location.hash = "#/account"), setRestoreError(undefined), setBackend(b))} />
+    </>
   ) : path === "keys" ? (
     <KeysView backend={backend} />
   ) : path === "wallets" ? (

@@ -88,7 +88,7 @@ export class ApiBackend implements Backend {
     if (!trimmed) throw new Error("enter an account key or a usage key");
     const exists = await unwrap(createVestaClient({ baseUrl: serviceBase(), apiKey: trimmed }).GET("/core/v1/account_exists"));
     if (!exists) throw new Error("this key is unknown, revoked or expired");
-    return new ApiBackend(trimmed, `key ${trimmed.slice(0, 6)}…`);
+    return new ApiBackend(trimmed, `key ${keyHash(trimmed).slice(0, 10)}…`); // never a piece of the secret itself
   }
 
   async listGroups() {
