@@ -315,10 +315,13 @@ describe("relayer errors", function () {
         ]) {
           expectError(await send(stack(), method, p, { body: method === "POST" ? {} : undefined }), 404, "not_found", p);
         }
-        for (const url of ["/", "/core/v2/list_groups", "/core/list_groups", "/favicon.ico"]) {
+        for (const url of ["/core/v2/list_groups", "/core/list_groups", "/favicon.ico", "/dashboard/nope", "/dashboard/assets/nope.js"]) {
           const r = await fetch(new URL(url, stack().relayer.url));
           expectError({ status: r.status, body: await r.json() }, 404, "not_found");
         }
+        // The base URL is the dashboard's.
+        const root = await fetch(stack().relayer.url, { redirect: "manual" });
+        expect([root.status, root.headers.get("location")]).to.deep.equal([302, "/dashboard/"]);
       });
     });
 
@@ -482,6 +485,7 @@ describe("relayer errors", function () {
       "/billing/balance": ["get"],
       "/billing/create_payment_intent": ["post"],
       "/billing/confirm_payment": ["post"],
+      "/billing/free_credit": ["post"],
       "/new_account": ["post"],
       "/account_exists": ["get"],
       "/add_usage_api_key": ["post"],

@@ -113,5 +113,6 @@ export function servedRoutes(app: Express): Record<string, string[]> {
     }
   };
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack, "");
-  return routes;
+  // The API's routes only: the dashboard and the attestation files are served beside it.
+  return Object.fromEntries(Object.entries(routes).filter(([p]) => p.startsWith("/core/v1/")));
 }
