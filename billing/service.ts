@@ -98,20 +98,16 @@ export class Billing {
   }
 
   /**
-   * Local mode only (no payment provider): adds `cents` of free credit to the payer, the top-up of
-   * a development node. Undefined in Stripe mode, where credit comes only from payments.
+   * Adds `cents` of free credit to the payer: the top-up of a development node. Local mode only
+   * (the route refuses it when `payments` exist: in Stripe mode credit comes only from payments).
    */
-  get freeCredit(): ((payer: Payer, cents: number) => Promise<number>) | undefined {
-    if (this.remote.payments) return undefined;
-    return async (payer, cents) => {
-      const customerId = await this.customerId(payer);
-      await this.settler.serial(async () => {
-        const adj = await this.remote.adjust(customerId, cents, `free_credit_${crypto.randomUUID()}`, { vesta_kind: "free_credit" });
-        this.ledger.setCredit(customerId, adj.endingCreditCents);
-        this.reload(customerId);
-      });
-      return this.balance(payer);
-    };
+  async addFreeCredit(payer: Payer, cents: number): Promise<void> {
+    const customerId = await this.customerId(payer);
+    await this.settler.serial(async () => {
+      const adj = await this.remote.adjust(customerId, cents, `free_credit_${crypto.randomUUID()}`, { vesta_kind: "free_credit" });
+      this.ledger.setCredit(customerId, adj.endingCreditCents);
+      this.reload(customerId);
+    });
   }
 
   /** Records a debit (durable when this returns); it reaches the provider at the next settlement. */

@@ -3,6 +3,7 @@
  * as numbers) and the contract's UsageKeyPermissions struct. Pure (no Node APIs): the relayer and
  * the dashboard's wallet mode (which writes to the contract itself) convert with the same code.
  */
+/** A uint256 as 0x-prefixed 64-digit hex (account hashes, derivation paths, CID hashes on the wire). */
 export const hex32 = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
 
 /** Group ids are numbers on the wire and bigints once the relayer's schemas parsed them. */

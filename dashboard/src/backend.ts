@@ -182,6 +182,8 @@ export class WalletBackend implements Backend {
   readonly label: string;
   private signedAt = 0;
   private auth?: { typed_data: TypedData; signature: string };
+  /** `api_key_hash` for signed requests: only for a converted account (not the wallet's own hash). */
+  private readonly namedAccount?: string;
 
   private constructor(
     private readonly signer: JsonRpcSigner,
@@ -190,6 +192,7 @@ export class WalletBackend implements Backend {
     readonly accountHash: string,
   ) {
     this.label = `wallet ${signer.address}`;
+    this.namedAccount = accountHash === solidityPackedKeccak256(["address"], [signer.address]) ? undefined : accountHash;
     this.api = createVestaClient({ baseUrl: serviceBase(), walletAuth: () => this.walletAuth() });
   }
 
@@ -234,8 +237,7 @@ export class WalletBackend implements Backend {
       this.auth = await signEnvelope(this.signer, "BillingAuth", this.chain.chainId, this.chain.domainName);
       this.signedAt = Date.now();
     }
-    const own = solidityPackedKeccak256(["address"], [this.signer.address]);
-    return walletAuthValue(this.auth, this.accountHash === own ? undefined : this.accountHash);
+    return walletAuthValue(this.auth, this.namedAccount);
   }
 
   private async tx<T extends { wait(): Promise<unknown> }>(send: () => Promise<T>): Promise<void> {
@@ -250,8 +252,7 @@ export class WalletBackend implements Backend {
     const signed = await signEnvelope(this.signer, primaryType, this.chain.chainId, this.chain.domainName).catch((err) => {
       throw walletError(err);
     });
-    const own = solidityPackedKeccak256(["address"], [this.signer.address]);
-    const body = { ...signed, ...(this.accountHash === own ? {} : { api_key_hash: this.accountHash }) };
+    const body = { ...signed, ...(this.namedAccount ? { api_key_hash: this.namedAccount } : {}) };
     return unwrap(publicApi().POST(path, { body } as never)) as Promise<{ wallet_address: string; derivation_path: string; usage_api_key?: string; usage_api_key_hash?: string }>;
   }
 

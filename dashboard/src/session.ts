@@ -1,13 +1,14 @@
 /**
  * What the dashboard remembers. Secrets (the signed-in key, usage keys minted in this tab) live in
  * sessionStorage only: they are gone when the tab closes. Action code (not secret) is kept in
- * localStorage by CID, so an action added here can be run by name later.
+ * localStorage by CID, and the CID by its hash, so an action added here can be run by name later.
  */
 import { serviceBase } from "./backend";
 
 const KEY = "vesta.session.key";
 const KNOWN = "vesta.session.usage_keys";
 const CODE = "vesta.code.";
+const CID = "vesta.cid.";
 
 export const savedKey = () => sessionStorage.getItem(KEY) ?? undefined;
 export const saveKey = (key: string | undefined) => (key ? sessionStorage.setItem(KEY, key) : sessionStorage.removeItem(KEY));
@@ -34,7 +35,12 @@ export const forgetSession = () => {
 
 export const codeStore = {
   get: (cid: string) => localStorage.getItem(CODE + cid) ?? undefined,
-  set: (cid: string, code: string) => localStorage.setItem(CODE + cid, code),
+  /** The CID behind a hashed CID (the lists name actions by hash), when this browser added the action. */
+  cidOf: (hashed: string) => localStorage.getItem(CID + hashed.toLowerCase()) ?? undefined,
+  set: (cid: string, hashed: string, code: string) => {
+    localStorage.setItem(CODE + cid, code);
+    localStorage.setItem(CID + hashed.toLowerCase(), cid);
+  },
 };
 
 export type DashboardConfig = { triggers_url: string | null; eip712_domain_name: string; billing: "off" | "local" | "stripe" };

@@ -3,6 +3,10 @@ import { computeAddress, getBytes, hexlify, keccak256, concat, toUtf8Bytes } fro
 import type { Logger } from "pino";
 import { LocalKeyProvider } from "./local";
 import { DstackKeyProvider } from "./dstack";
+import { hex32 } from "../../relayer/usageKeyShape";
+
+/** A uint256 as 0x-prefixed 64-digit hex (defined beside the REST shapes, which the dashboard bundles too). */
+export { hex32 };
 
 /**
  * Where key material comes from. Keys are derived on demand from a path and live only in memory;
@@ -28,11 +32,6 @@ export async function deriveWallet(keys: KeyProvider, path: string): Promise<{ p
   const privateKey = toPrivateKey(await keys.deriveSecret(path));
   return { privateKey, address: computeAddress(privateKey) };
 }
-
-/** A uint256 as 0x-prefixed 64-digit hex (account hashes, derivation paths, CID hashes on the wire). */
-import { hex32 } from "../../relayer/usageKeyShape";
-export { hex32 };
-
 
 /** A fresh random derivation path for a new wallet (a non-zero uint256). */
 export function randomDerivationPath(): bigint {

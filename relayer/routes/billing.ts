@@ -125,11 +125,11 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     responses: { 404: error("Billing off, or card payments configured (no free credit)") },
     response: Balance.extend({ amount_cents: z.number().int() }).openapi("FreeCreditResponse"),
     handler: async ({ identity, body }) => {
-      const grant = enabled(ctx).freeCredit;
-      if (!grant) throw new AppError(404, "free_credit_unavailable", "this node takes card payments: top up with create_payment_intent and confirm_payment");
+      const billing = enabled(ctx);
+      if (billing.payments) throw new AppError(404, "free_credit_unavailable", "this node takes card payments: top up with create_payment_intent and confirm_payment");
       const p = await payerOf(ctx, identity.accountHash);
-      const cents = await grant(p, body.amount_cents);
-      return { amount_cents: body.amount_cents, balance_cents: cents, balance_display: display(cents, ctx.billing!.config.currency) };
+      await billing.addFreeCredit(p, body.amount_cents);
+      return { amount_cents: body.amount_cents, ...(await balanceOf(billing, p)) };
     },
   });
 

@@ -74,7 +74,6 @@ const UsageKeyItem = z
 
 type PermissionInput = z.output<typeof AddBody>;
 
-
 const setKey = (ctx: Ctx, auth: Auth, keyHash: bigint, b: PermissionInput) =>
   relayWrite(ctx, "setUsageApiKey", [auth.accountHash, keyHash, b.expiration, b.balance, b.name, b.description, toContractPermissions(b)]);
 

@@ -139,9 +139,6 @@ export function WalletsView({ backend }: { backend: Backend }) {
   );
 }
 
-/** The CID behind a hashed CID, when this browser added the action. */
-export const cidByHash = (hashed: string) => localStorage.getItem(`vesta.cid.${hashed.toLowerCase()}`) ?? undefined;
-
 export function ActionsView({ backend }: { backend: Backend }) {
   const actions = useLoad(() => backend.listActions());
   const act = useAction();
@@ -154,8 +151,7 @@ export function ActionsView({ backend }: { backend: Backend }) {
       if (!code.trim()) throw new Error("paste the action's code");
       const cid = await cidOf(code);
       const hashed = await backend.addAction(cid, name, description);
-      codeStore.set(cid, code);
-      localStorage.setItem(`vesta.cid.${hashed.toLowerCase()}`, cid);
+      codeStore.set(cid, hashed, code);
       setAdded({ cid, hashed });
       actions.reload();
     });
@@ -178,7 +174,7 @@ export function ActionsView({ backend }: { backend: Backend }) {
         cells={(a) => (
           <>
             <td>{a.name}</td>
-            <td class="mono">{cidByHash(a.hashedCid) ?? "(added elsewhere)"}</td>
+            <td class="mono">{codeStore.cidOf(a.hashedCid) ?? "(added elsewhere)"}</td>
             <td class="mono" title={a.hashedCid}>{short(a.hashedCid)}</td>
             <td class="actions">
               <button type="button" class="danger" onClick={() => remove(a)}>Remove</button>

@@ -4,7 +4,6 @@ import { createVestaClient, unwrap, type Schemas } from "@client";
 import { serviceBase, type Backend } from "../backend";
 import { codeStore } from "../session";
 import { Alert, Field, Form, pretty, Section, useAction, useLoad } from "../ui";
-import { cidByHash } from "./resources";
 
 export function RunView({ backend }: { backend: Backend }) {
   const actions = useLoad(() => backend.listActions());
@@ -21,7 +20,7 @@ export function RunView({ backend }: { backend: Backend }) {
       return `params are not JSON: ${(err as Error).message}`;
     }
   }, [params]);
-  const runnable = (actions.data ?? []).map((a) => ({ ...a, cid: cidByHash(a.hashedCid) })).filter((a) => a.cid && codeStore.get(a.cid));
+  const runnable = (actions.data ?? []).map((a) => ({ ...a, cid: codeStore.cidOf(a.hashedCid) })).filter((a) => a.cid && codeStore.get(a.cid));
 
   const run = () =>
     act.run(async () => {
