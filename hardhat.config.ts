@@ -32,7 +32,8 @@ const config: HardhatUserConfig = {
     localhost: { url: process.env.VESTA_RPC_URL ?? "http://127.0.0.1:8545" },
   },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },
-  mocha: { timeout: 120_000 },
+  // A stray `.only` fails the run instead of shrinking it; under CI a pending (skipped) test fails it too.
+  mocha: { timeout: 120_000, forbidOnly: true, forbidPending: Boolean(process.env.CI) },
   gasReporter: { enabled: false },
 };
 

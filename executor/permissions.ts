@@ -23,6 +23,8 @@ export class PermissionCache {
   /** Bumped on every invalidation, so that a chain read that raced with one is not cached. */
   private version = 0;
   private cursor = -1;
+  /** The newest block timestamp seen (seconds): the contract judges expiry by block time, which may run ahead of this machine's clock. */
+  private chainTime = 0;
   private timer?: NodeJS.Timeout;
   private stopped = false;
 
@@ -36,6 +38,7 @@ export class PermissionCache {
   /** Starts following the chain from the current block; stops on `signal`. */
   async start(signal: AbortSignal): Promise<void> {
     this.cursor = await this.provider.getBlockNumber();
+    await this.seeBlock(this.cursor);
     const tick = async () => {
       if (this.stopped) return;
       try {
@@ -66,7 +69,25 @@ export class PermissionCache {
     if (head === this.cursor) return;
     const logs = await this.provider.getLogs({ address: await this.accountConfig.getAddress(), fromBlock: this.cursor + 1, toBlock: head });
     for (const log of logs) if (log.topics[1]) this.invalidate(BigInt(log.topics[1]));
+    await this.seeBlock(head);
     this.cursor = head;
+  }
+
+  private async seeBlock(n: number): Promise<void> {
+    const block = await this.provider.getBlock(n);
+    if (block) this.chainTime = Math.max(this.chainTime, block.timestamp);
+  }
+
+  /**
+   * "Now" for expiry, in seconds: the later of this machine's clock and the newest block seen, so
+   * that a cached key is never active when the contract (which judges by block time) says it expired.
+   */
+  now(): bigint {
+    return BigInt(Math.max(Math.floor(Date.now() / 1000), this.chainTime));
+  }
+
+  private expired(expiration: bigint): boolean {
+    return expiration !== 0n && this.now() >= expiration;
   }
 
   /** Drops every cached decision of `accountHash` (after a write this service relayed for it). */
@@ -96,10 +117,7 @@ export class PermissionCache {
    */
   async resolve(keyHash: bigint): Promise<Resolved> {
     const cached = this.caching() ? this.keys.get(keyHash) : undefined;
-    if (cached) {
-      const expired = cached.expiration !== 0n && BigInt(Math.floor(Date.now() / 1000)) >= cached.expiration;
-      return { accountHash: cached.accountHash, isAccountKey: cached.isAccountKey, active: !expired };
-    }
+    if (cached) return { accountHash: cached.accountHash, isAccountKey: cached.isAccountKey, active: !this.expired(cached.expiration) };
     const before = this.version;
     const [accountHash, isAccountKey, active] = await this.accountConfig.resolveApiKey(keyHash);
     if (accountHash === 0n || !active) return { accountHash, isAccountKey, active };
@@ -125,6 +143,9 @@ export class PermissionCache {
   async allowed(who: Who, cidHash: string, pkp: string): Promise<boolean> {
     const k = `${who.keyHash}:${cidHash}:${pkp.toLowerCase()}`;
     const cached = this.caching() ? this.decisions.get(k) : undefined;
+    // A key that expired since the decision was cached (e.g. during a run) is denied without asking the chain.
+    const key = this.caching() ? this.keys.get(who.keyHash) : undefined;
+    if (cached && key && this.expired(key.expiration)) return false;
     if (cached) return cached.allowed;
     const before = this.version;
     const [allowed, groupId] = await this.accountConfig.findExecutionGroup(who.keyHash, cidHash, pkp);

@@ -11,7 +11,7 @@ import { expect } from "chai";
 import { keccak256, solidityPackedKeccak256, toUtf8Bytes, verifyMessage } from "ethers";
 import type { Page } from "playwright-core";
 import { chainKeys, startStack, type Stack } from "./helpers/relayer";
-import { haveChromium, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
+import { requireChromium, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
 import { startHarness, http, type Harness } from "./helpers/triggers";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
 import { computeCid } from "../executor/cid";
@@ -36,7 +36,7 @@ describe("dashboard in a browser", function () {
   let b: Browsing;
 
   before(async function () {
-    if (!haveChromium()) return this.skip();
+    requireChromium(this);
     stack = await startStack();
     b = await openBrowser();
   });
@@ -209,7 +209,7 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
   let b: Browsing;
 
   before(async function () {
-    if (!haveChromium()) return this.skip();
+    requireChromium(this);
     double = await startStripeDouble();
     stack = await startStack({ env: double.env() });
     triggers = await startHarness({ TRIGGERS_CORE_URL: stack.relayer.url });

@@ -189,17 +189,17 @@ describe("EIP-712 envelope (spec 2)", function () {
 
     it("rejects malformed message and envelope shapes", async function () {
       const sig = await sign(envelope());
-      for (const mutate of [
-        (t: any) => (t.message.extra = 1),
-        (t: any) => (t.message.address = "0x1234"),
-        (t: any) => (t.message.address = 42),
-        (t: any) => delete t.message.issuedAt,
-        (t: any) => (t.extra = true),
-        (t: any) => delete t.domain,
-      ]) {
+      for (const [mutate, why] of [
+        [(t: any) => (t.message.extra = 1), "message must have exactly address and issuedAt"],
+        [(t: any) => (t.message.address = "0x1234"), "message.address must be a 0x-prefixed 20-byte address"],
+        [(t: any) => (t.message.address = 42), "message.address must be a 0x-prefixed 20-byte address"],
+        [(t: any) => delete t.message.issuedAt, "message must have exactly address and issuedAt"],
+        [(t: any) => (t.extra = true), "typed_data must have exactly types, domain, primaryType and message"],
+        [(t: any) => delete t.domain, "typed_data must have exactly types, domain, primaryType and message"],
+      ] as const) {
         const td = clone(envelope()) as any;
         mutate(td);
-        await rejected(verify(td, sig), 400, /./);
+        await rejected(verify(td, sig), 400, new RegExp(`^${why.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
       }
       await rejected(verify(null, sig), 400, /exactly types, domain, primaryType and message/);
       await rejected(verify("a string", sig), 400, /exactly types/);

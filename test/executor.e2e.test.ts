@@ -106,14 +106,15 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
     await call(stack, "POST", "/add_action_to_group", { key: a.apiKey, body: { group_id: 1, action_ipfs_cid: tryCid } });
     // a second wallet of the same account, in no group
     const loose = (await call(stack, "GET", "/create_wallet", { key: a.apiKey })).body.wallet_address;
+    const refusal = (pkpId: string) => `refused: this key may not use wallet ${pkpId} with action ${tryCid}: no group on which it has execute lists both`;
     for (const pkpId of [loose, other.wallet]) {
       const r = await run(stack, a.usageKey, { code: TRY_KEY, js_params: { pkpId } });
       expect(r.status).to.equal(200);
-      expect(r.body.response).to.match(/^refused: .*may not use wallet/);
+      expect(r.body.response).to.equal(refusal(pkpId));
     }
     // the account key may use its own PKPs, but not another account's
     expect((await run(stack, a.apiKey, { code: TRY_KEY, js_params: { pkpId: loose } })).body.response).to.equal("got a key");
-    expect((await run(stack, a.apiKey, { code: TRY_KEY, js_params: { pkpId: other.wallet } })).body.response).to.match(/^refused/);
+    expect((await run(stack, a.apiKey, { code: TRY_KEY, js_params: { pkpId: other.wallet } })).body.response).to.equal(refusal(other.wallet));
   });
 
   it("gives 401 to a revoked key on its next request", async function () {
@@ -202,12 +203,22 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
       return { address: new ethers.Wallet(pk).address, own, pub: await Lit.Actions.getLitActionPublicKey({ ipfsId: p.self }), tag: "${tag}" };
     }`;
     const { apiKey } = await newAccount(stack);
-    const a = await run(stack, apiKey, { code: code("a"), js_params: { self: await computeCid(code("a")) } });
-    const b = await run(stack, apiKey, { code: code("b"), js_params: { self: await computeCid(code("b")) } });
+    const cidA = await computeCid(code("a"));
+    const cidB = await computeCid(code("b"));
+    const a = await run(stack, apiKey, { code: code("a"), js_params: { self: cidA } });
+    const b = await run(stack, apiKey, { code: code("b"), js_params: { self: cidB } });
     expect(a.body.has_error, JSON.stringify(a.body)).to.equal(false);
-    expect(a.body.response.address).to.equal(a.body.response.own);
-    expect(ethers.computeAddress(a.body.response.pub)).to.equal(a.body.response.address);
-    expect(b.body.response.address).to.not.equal(a.body.response.address);
+    // the key the service derives for the action's CID (the relayer's local provider, same root secret)
+    const keys = LocalKeyProvider.open(path.join(stack.relayerConfig.dataDir, "root-secret"), pino({ level: "silent" }));
+    const expectedA = await deriveWallet(keys, paths.action(cidA));
+    const expectedB = await deriveWallet(keys, paths.action(cidB));
+    expect(a.body.response).to.deep.include({ address: expectedA.address, own: expectedA.address, pub: new ethers.SigningKey(expectedA.privateKey).publicKey });
+    expect(b.body.response).to.deep.include({ address: expectedB.address, own: expectedB.address });
+    expect(expectedB.address).to.not.equal(expectedA.address);
+    // another action's identity is public (its address and public key), never its private key
+    const peek = await run(stack, apiKey, { code: code("peek"), js_params: { self: cidA } });
+    expect(peek.body.response.own).to.equal(expectedA.address);
+    expect(peek.body.response.address).to.equal((await deriveWallet(keys, paths.action(await computeCid(code("peek"))))).address);
   });
 
   it("ends a run that asks for more keys than the limit with has_error", async function () {

@@ -21,8 +21,7 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
   let mode: "ok" | "503" | "400" | "throw" = "ok";
   before(async function () {
     if (store === "PostgreSQL") {
-      pg = tempPostgres();
-      if (!pg) return this.skip();
+      pg = tempPostgres(this);
     }
     core = await fakeCore((body) => {
       if (mode === "503") return { status: 503, body: { error: "chain_unavailable", message: "down" } };
@@ -101,11 +100,24 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
       expect((await api("/api/me")).status).to.equal(200);
     });
 
-    it("scopes triggers to their user", async () => {
+    it("scopes triggers to their user: another user can neither read, rewrite, delete nor see the runs of one", async () => {
       const t = await webhook();
+      const fired = await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", body: { n: 1 } });
+      await runOf(fired.body.run_id);
       const bob = await approvedToken(h, "bob@example.com");
-      expect((await api(`/api/triggers/${t.id}`, { token: bob })).status).to.equal(404);
+      const notFound = (r: { status: number; body: any }) => expect([r.status, r.body.error]).to.deep.equal([404, "trigger_not_found"]);
+      notFound(await api(`/api/triggers/${t.id}`, { token: bob }));
       expect((await api("/api/triggers", { token: bob })).body).to.deep.equal([]);
+      notFound(await api(`/api/triggers/${t.id}`, { token: bob, method: "PATCH", body: { action_code: "async function main() { return 'bob'; }", enabled: false } }));
+      notFound(await api(`/api/triggers/${t.id}`, { token: bob, method: "DELETE" }));
+      notFound(await api(`/api/triggers/${t.id}/runs`, { token: bob }));
+      const run = await api(`/api/runs/${fired.body.run_id}`, { token: bob });
+      expect([run.status, run.body.error]).to.deep.equal([404, "run_not_found"]);
+      // nothing changed for its owner
+      const mine = (await api(`/api/triggers/${t.id}`)).body;
+      expect(mine).to.deep.include({ id: t.id, action_code: t.action_code, enabled: true, name: t.name });
+      expect(mine.updated_at).to.equal(t.updated_at);
+      expect((await api(`/api/runs/${fired.body.run_id}`)).body.status).to.equal("success");
     });
 
     it("publishes SKILL.md explaining the handshake", async () => {
@@ -152,7 +164,16 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
       const r = await http(`${h.svc.url}/webhook/${t.id}`, {
         method: "POST",
         raw,
-        headers: { "content-type": "application/json", authorization: "Bearer secret", cookie: "s=1", "x-api-key": "k", "x-hub-signature-256": "sha256=abc", "x-github-event": "issues", "stripe-signature": "t=1,v1=x" },
+        headers: {
+          "content-type": "application/json",
+          authorization: "Bearer secret",
+          "proxy-authorization": "Basic cHJveHk6c2VjcmV0",
+          cookie: "s=1",
+          "x-api-key": "k",
+          "x-hub-signature-256": "sha256=abc",
+          "x-github-event": "issues",
+          "stripe-signature": "t=1,v1=x",
+        },
       });
       expect(r.status).to.equal(202);
       const run = await runOf(r.body.run_id);
@@ -164,7 +185,8 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
       expect(p.event_raw).to.equal(raw);
       expect(p.repo).to.equal("vesta");
       expect(p.headers).to.include({ "x-hub-signature-256": "sha256=abc", "x-github-event": "issues", "stripe-signature": "t=1,v1=x" });
-      expect(p.headers).not.to.have.any.keys("authorization", "cookie", "x-api-key");
+      expect(p.headers).not.to.have.any.keys("authorization", "proxy-authorization", "cookie", "x-api-key");
+      expect(JSON.stringify(p)).not.to.contain("secret").and.not.to.contain("cHJveHk6c2VjcmV0");
       expect(run.response.response.event).to.deep.equal({ action: "opened", n: 1 });
     });
 

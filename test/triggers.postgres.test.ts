@@ -15,8 +15,7 @@ describe("triggers service on PostgreSQL", function () {
   let token: string;
   const clock = { t: Date.parse("2030-01-01T00:00:00Z") };
   before(async function () {
-    pg = tempPostgres();
-    if (!pg) return this.skip();
+    pg = tempPostgres(this);
     core = await fakeCore((body) => ({ status: 200, body: { response: body.js_params, logs: "", has_error: false } }));
     h = await startHarness({ TRIGGERS_CORE_URL: core.url, DATABASE_URL: pg.url }, { pollers: false, now: () => clock.t });
     token = await approvedToken(h);

@@ -3,18 +3,18 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { JsonRpcProvider, Wallet, type TransactionRequest } from "ethers";
+import { required } from "./required";
 
 /** Debian's Chromium (`.ci/run` installs it when missing). */
 export const CHROMIUM = process.env.VESTA_CHROMIUM ?? "/usr/bin/chromium";
 /** Where screenshots go (gitignored). */
 export const SHOTS = path.join(__dirname, "..", "..", "test-results", "dashboard");
 
-/** True when the browser tests can run; in CI a missing Chromium is a failure, not a skip. */
-export function haveChromium(): boolean {
-  if (fs.existsSync(CHROMIUM)) return true;
-  if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
-  console.log(`      (skipped: ${CHROMIUM} is missing; install Debian's chromium package to run the browser tests)`);
-  return false;
+/** Chromium for a suite: under CI a missing one fails the suite; locally the suite skips and says why. */
+export function requireChromium(ctx: Mocha.Context): void {
+  required(ctx, "Chromium", () => {
+    if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing (install Debian's chromium package, or set VESTA_CHROMIUM)`);
+  });
 }
 
 export type Browsing = { browser: Browser; context: BrowserContext; page: Page; close: () => Promise<void> };
