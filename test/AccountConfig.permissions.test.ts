@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { Wallet, ZeroAddress, type ContractTransactionResponse } from "ethers";
-import { deployAccountConfig, hashOf, perms, type Permissions } from "./helpers/accountConfig";
+import { deployAccountConfig, hashOf, perms, proofFor, usageKeyOf, type Permissions } from "./helpers/accountConfig";
 import { allScopes } from "./helpers/scenario";
 import type { AccountConfig } from "../typechain-types";
 
@@ -44,8 +44,8 @@ async function fixture() {
   let n = 0;
   /** Adds a usage key with `p` to the account and returns its hash. */
   const usageKey = async (p: Permissions) => {
-    const h = hashOf(`usage-key-${n++}`);
-    await (await c.setUsageApiKey(account, h, 0, 0, "k", "", p)).wait();
+    const h = usageKeyOf(`usage-key-${n++}`);
+    await (await c.setUsageApiKey(account, h, 0, 0, "k", "", p, await proofFor(c, account, h))).wait();
     return h;
   };
   return { ...d, c, admin, stranger, account, other, pkpA, pkpB, pkpOther, usageKey };
@@ -235,9 +235,9 @@ describe("AccountConfig permission matrix", function () {
       const stranger = await ctx.stranger.getAddress();
       // thunks, sent one at a time, so that no rejection is left unobserved
       const attempts: (() => Promise<ContractTransactionResponse>)[] = [
-        () => ctx.c.setUsageApiKey(key, hashOf("minted-by-a-usage-key"), 0, 0, "", "", everything),
-        () => ctx.c.setUsageApiKey(key, key, 0, 0, "", "", everything),
-        () => ctx.c.setUsageApiKey(key, victim, 0, 0, "", "", everything),
+        async () => ctx.c.setUsageApiKey(key, usageKeyOf("minted-by-a-usage-key"), 0, 0, "", "", everything, await proofFor(ctx.c, key, usageKeyOf("minted-by-a-usage-key"))),
+        () => ctx.c.setUsageApiKey(key, key, 0, 0, "", "", everything, "0x"),
+        () => ctx.c.setUsageApiKey(key, victim, 0, 0, "", "", everything, "0x"),
         () => ctx.c.updateUsageApiKeyMetadata(key, victim, "renamed", ""),
         () => ctx.c.removeUsageApiKey(key, victim),
         () => ctx.c.transferAccountOwnership(key, stranger),
@@ -252,11 +252,11 @@ describe("AccountConfig permission matrix", function () {
 
     it("lets the owner add, update and revoke keys through a payer and directly", async function () {
       const ctx = await loadFixture(fixture);
-      const k = hashOf("owner-managed-key");
-      await expect(ctx.c.setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [1] })))
+      const k = usageKeyOf("owner-managed-key");
+      await expect(ctx.c.setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [1] }), await proofFor(ctx.c, ctx.account, k)))
         .to.emit(ctx.config, "UsageApiKeySet")
         .withArgs(ctx.account, k, true, 0, 0);
-      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [2] })))
+      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [2] }), "0x"))
         .to.emit(ctx.config, "UsageApiKeySet")
         .withArgs(ctx.account, k, false, 0, 0);
       await expect(ctx.config.connect(ctx.admin).removeUsageApiKey(ctx.account, k)).to.emit(ctx.config, "UsageApiKeyRemoved").withArgs(ctx.account, k);
@@ -265,7 +265,8 @@ describe("AccountConfig permission matrix", function () {
     it("cannot be reached through another account's hash", async function () {
       const ctx = await loadFixture(fixture);
       // The admin wallet of `account` naming the other account acts for nobody.
-      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.other, hashOf("x"), 0, 0, "", "", perms()))
+      const x = usageKeyOf("x");
+      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.other, x, 0, 0, "", "", perms(), await proofFor(ctx.c, ctx.other, x)))
         .to.be.revertedWithCustomError(ctx.config, "NotAuthorizedCaller")
         .withArgs(await ctx.admin.getAddress(), ctx.other);
     });
@@ -294,13 +295,13 @@ describe("AccountConfig permission matrix", function () {
       expect((await ctx.config.getGroup(ctx.account, 3n)).pkpCount).to.equal(1n);
     });
 
-    it("reverts when a PKP of another account is listed", async function () {
+    it("reverts when a PKP of another account is listed (the account registered no such wallet)", async function () {
       const ctx = await loadFixture(fixture);
       await expect(ctx.c.addGroup(ctx.account, "g", "", [ctx.pkpOther], []))
-        .to.be.revertedWithCustomError(ctx.config, "PkpNotOwnedByAccount")
+        .to.be.revertedWithCustomError(ctx.config, "PkpNotFound")
         .withArgs(ctx.account, ctx.pkpOther);
       await expect(ctx.c.addPkpToGroup(ctx.account, 1n, ctx.pkpOther))
-        .to.be.revertedWithCustomError(ctx.config, "PkpNotOwnedByAccount")
+        .to.be.revertedWithCustomError(ctx.config, "PkpNotFound")
         .withArgs(ctx.account, ctx.pkpOther);
     });
   });
@@ -419,14 +420,14 @@ describe("canExecute / findExecutionGroup (execution flow of spec 1)", function 
     const key = await ctx.usageKey(perms({ executeInGroups: [1] }));
     await (await ctx.c.removeUsageApiKey(ctx.account, key)).wait();
     expect(await ctx.config.canExecute(key, CID_A, ctx.pkpA, 1n)).to.equal(false);
-    expect(await ctx.config.canExecute(hashOf("never-issued"), CID_A, ctx.pkpA, 1n)).to.equal(false);
+    expect(await ctx.config.canExecute(usageKeyOf("never-issued"), CID_A, ctx.pkpA, 1n)).to.equal(false);
     expect(await ctx.config.findExecutionGroup(key, CID_A, ctx.pkpA)).to.deep.equal([false, 0n]);
   });
 
   it("replaces the whole permission set on update", async function () {
     const ctx = await loadFixture(fixture);
     const key = await ctx.usageKey(perms({ executeInGroups: [1] }));
-    await (await ctx.c.setUsageApiKey(ctx.account, key, 0, 0, "k", "", perms({ executeInGroups: [2] }))).wait();
+    await (await ctx.c.setUsageApiKey(ctx.account, key, 0, 0, "k", "", perms({ executeInGroups: [2] }), "0x")).wait();
     expect(await ctx.config.canExecute(key, CID_A, ctx.pkpA, 1n)).to.equal(false);
     expect(await ctx.config.canExecute(key, CID_B, ctx.pkpB, 2n)).to.equal(true);
   });
