@@ -272,6 +272,72 @@ describe("AccountConfig permission matrix", function () {
     });
   });
 
+  // Issue 16 finding 3: group:manageActions is scoped to the groups it names; action metadata is
+  // account-wide, so its writes are the owner's alone (spec 1: "a per-group scope applies only to
+  // the groups named when the scope is granted").
+  describe("action metadata (addAction, updateActionMetadata, removeAction) is owner-only", function () {
+    const CID_NEW = hashOf("QmNotYetRegistered");
+    /** The three metadata writes as `actor`, each on its own CID (CID_A and CID_B carry metadata, CID_NEW none). */
+    const metadataWrites = (c: AccountConfig, actor: bigint): [string, () => Promise<ContractTransactionResponse>][] => [
+      ["addAction", () => c.addAction(actor, CID_NEW, "added", "")],
+      ["updateActionMetadata", () => c.updateActionMetadata(actor, CID_B, "renamed", "")],
+      ["removeAction", () => c.removeAction(actor, CID_A)],
+    ];
+    /** The account's action metadata as listed. */
+    const actions = async (ctx: Ctx) => JSON.stringify((await ctx.config.listActions(ctx.account, 0, 100))[0], (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+    async function withMetadata() {
+      const ctx = await loadFixture(fixture);
+      await (await ctx.c.addAction(ctx.account, CID_A, "a", "")).wait();
+      await (await ctx.c.addAction(ctx.account, CID_B, "b", "")).wait();
+      return ctx;
+    }
+
+    const keyRows: [string, Permissions][] = [
+      ["group:manageActions on the group that lists the action (group 2 lists CID_B)", perms({ manageIpfsIdsInGroups: [2] })],
+      ["group:manageActions on another group", perms({ manageIpfsIdsInGroups: [1] })],
+      ["group:manageActions on every group (wildcard 0)", perms({ manageIpfsIdsInGroups: [0] })],
+      ["every scope on every group", allScopes()],
+      ["no scope", perms()],
+    ];
+    for (const [label, grant] of keyRows) {
+      it(`reverts (OwnerOnly) for a usage key holding ${label}, and changes nothing`, async function () {
+        const ctx = await withMetadata();
+        const key = await ctx.usageKey(grant);
+        const before = await actions(ctx);
+        for (const [name, send] of metadataWrites(ctx.c, key)) {
+          await expect(send(), name).to.be.revertedWithCustomError(ctx.config, "OwnerOnly").withArgs(ctx.account, key);
+        }
+        expect(await actions(ctx)).to.equal(before);
+      });
+    }
+
+    it("succeeds for the owner through an API payer (account key)", async function () {
+      const ctx = await withMetadata();
+      for (const [name, send] of metadataWrites(ctx.c, ctx.account)) await expect(send(), name).not.to.be.reverted;
+      expect((await ctx.config.listActions(ctx.account, 0, 100))[0].map((a) => [a.cidHash, a.name])).to.have.deep.members([
+        [CID_B, "renamed"],
+        [CID_NEW, "added"],
+      ]);
+    });
+
+    it("succeeds for the owner's admin wallet calling directly, whichever key of its account it names", async function () {
+      const ctx = await withMetadata();
+      const key = await ctx.usageKey(perms());
+      const direct = ctx.config.connect(ctx.admin);
+      for (const [name, send] of metadataWrites(direct, key)) await expect(send(), name).to.emit(ctx.config, name === "addAction" ? "ActionAdded" : name === "removeAction" ? "ActionRemoved" : "ActionMetadataUpdated");
+    });
+
+    it("reverts for any caller that is neither a payer nor the admin wallet", async function () {
+      const ctx = await withMetadata();
+      const before = await actions(ctx);
+      const stranger = await ctx.stranger.getAddress();
+      for (const [name, send] of metadataWrites(ctx.config.connect(ctx.stranger), ctx.account)) {
+        await expect(send(), name).to.be.revertedWithCustomError(ctx.config, "NotAuthorizedCaller").withArgs(stranger, ctx.account);
+      }
+      expect(await actions(ctx)).to.equal(before);
+    });
+  });
+
   describe("addGroup with initial members", function () {
     it("reverts when a key that may only create groups lists PKPs or CIDs", async function () {
       const ctx = await loadFixture(fixture);

@@ -63,8 +63,9 @@ const utf8Text = (maxBytes: number, what: string, minChars = 0, emptyMessage?: s
   z
     .string()
     .min(minChars, emptyMessage)
-    .refine((s) => utf8Length(s) <= maxBytes, `at most ${maxBytes} bytes of UTF-8`)
-    .openapi({ type: "string", description: `${what}: at most ${maxBytes} bytes of UTF-8.` });
+    .max(maxBytes, `at most ${maxBytes} bytes of UTF-8`) // no more characters than bytes; cheap before the byte count
+    .openapi({ description: `${what}: at most ${maxBytes} bytes of UTF-8.` })
+    .refine((s) => utf8Length(s) <= maxBytes, `at most ${maxBytes} bytes of UTF-8`);
 
 export const name = utf8Text(LIMITS.nameBytes, "Name");
 /** A name that must not be empty (`field` names it in the message). */
