@@ -1,7 +1,7 @@
 import { loadFixture } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import type { Signer, TransactionResponse } from "ethers";
+import type { Interface, Signer, TransactionResponse } from "ethers";
 import { chainSecuredHash, deployAccountConfig, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
 import { WHOLE, plain } from "./helpers/scenario";
 
@@ -16,7 +16,7 @@ describe("AccountConfig: front-running registrations", function () {
     const d = await deployAccountConfig();
     const [victim, attacker] = d.others;
     for (const s of [victim, attacker]) await (await d.config.connect(s).newChainSecuredAccount("acct", "")).wait();
-    return { ...d, victim, attacker, victimAccount: chainSecuredHash(victim.address), attackerAccount: chainSecuredHash(attacker.address) };
+    return { ...d, victim, attacker, victimAccount: chainSecuredHash(await victim.getAddress()), attackerAccount: chainSecuredHash(await attacker.getAddress()) };
   }
 
   /**
@@ -42,7 +42,7 @@ describe("AccountConfig: front-running registrations", function () {
 
   /** The attacker's copy of `pending`: the same call with the account argument replaced by `account`, at a higher gas price. */
   async function copyFor(attacker: Signer, pending: TransactionResponse, account: bigint, configAddress: string) {
-    const iface = (await ethers.getContractAt("AccountConfig", configAddress)).interface;
+    const iface: Interface = (await ethers.getContractAt("AccountConfig", configAddress)).interface;
     const call = iface.parseTransaction({ data: pending.data })!;
     const args = [account, ...call.args.slice(1)];
     return attacker.sendTransaction({

@@ -5,11 +5,12 @@ import { buildTypedData, PRIMARY_TYPES, type PrimaryType, type TypedData } from 
 import { computeCid } from "../executor/cid";
 import { LOCAL_TEST_WALLET_KEY, runChainSecuredDemo, SIGN_ACTION, signEnvelope, signedRequest } from "../scripts/lib/chainSecured";
 import { call, chainKeys } from "./helpers/relayer";
-import { chainSecuredHash, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
+import { perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
 import { usageKeyHash } from "../relayer/usageKeyProof";
 import { accountState } from "./helpers/scenario";
 import { suiteStack } from "./helpers/relayerChecks";
 import { deploySafeInfrastructure, type SafeKit } from "./helpers/safe";
+import { fundedWallet, walletAccount as walletAccountOf, type WalletAccount } from "./helpers/wallets";
 import {
   accountClient,
   addGroup,
@@ -42,22 +43,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
     chainId = stack().relayer.ctx.chain.chainId;
   });
 
-  /** A fresh wallet on the in-process chain, funded by signer 0 (it pays its own gas). */
-  async function fundedWallet(): Promise<Wallet> {
-    const wallet = new Wallet(Wallet.createRandom().privateKey, ethers.provider);
-    const [funder] = await ethers.getSigners();
-    await (await funder.sendTransaction({ to: wallet.address, value: ethers.parseEther("1") })).wait();
-    return wallet;
-  }
-
-  /** A wallet-owned account: a funded wallet that called newChainSecuredAccount, and the contract as that wallet. */
-  async function walletAccount() {
-    const wallet = await fundedWallet();
-    const config = stack().config.connect(wallet);
-    await (await config.newChainSecuredAccount("wallet-owned", "")).wait();
-    return { wallet, config, hash: chainSecuredHash(wallet.address) };
-  }
-  type WalletAccount = Awaited<ReturnType<typeof walletAccount>>;
+  const walletAccount = () => walletAccountOf(stack());
 
   /** Mints a wallet with a CreateWallet signature of the account's wallet; nothing is registered yet. */
   const mint = async (a: WalletAccount): Promise<{ wallet_address: string; derivation_path: string }> =>
