@@ -203,7 +203,9 @@ export class WalletBackend implements Backend {
   /**
    * Wallet login: connects the EIP-1193 provider, checks its chain, and signs a BillingAuth envelope
    * (EIP-712). `accountHash` is the wallet's own ChainSecured account unless given (a converted
-   * account administered by this wallet). `create` makes the wallet's account when it has none.
+   * account administered by this wallet). `create` makes the wallet's account when it has none. An
+   * account proposed to this wallet (a conversion or a transfer it has not accepted yet) is accepted
+   * by a transaction from the wallet, which the user confirms: nothing is ever pushed onto it.
    */
   static async connect(chain: ChainInfo, opts: { accountHash?: string; create?: { name: string; description: string } } = {}): Promise<WalletBackend> {
     if (!window.ethereum) throw new Error("no wallet found in this browser (an EIP-1193 provider, window.ethereum)");
@@ -224,7 +226,11 @@ export class WalletBackend implements Backend {
         if (!opts.create || accountHash !== own) throw new Error(`${signer.address} has no wallet-owned account here yet: create one`);
         await (await contract.newChainSecuredAccount(opts.create.name, opts.create.description)).wait();
       }
-      const account = await contract.getAccount(accountHash);
+      let account = await contract.getAccount(accountHash);
+      if (account.adminWalletAddress !== signer.address && account.pendingAdminWalletAddress === signer.address) {
+        await (await contract.acceptAccountOwnership(accountHash)).wait();
+        account = await contract.getAccount(accountHash);
+      }
       if (account.adminWalletAddress !== signer.address) throw new Error(`${signer.address} is not the admin wallet of account ${accountHash}`);
       if (account.managed) throw new Error(`account ${accountHash} is managed by the service: sign in with its account key`);
       const backend = new WalletBackend(signer, contract, chain, accountHash);
