@@ -2,6 +2,7 @@ import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-help
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { createManagedAccount, perms, proofFor, usageKeyOf, type Permissions } from "./helpers/accountConfig";
+import { usageKeyProofDigest, usageKeySigningKey } from "../relayer/usageKeyProof";
 import {
   USAGE_KEY,
   Scope,
@@ -110,6 +111,58 @@ describe("AccountConfig: usage keys", function () {
         "NotAuthorizedCaller",
         [s.stranger.address, s.account],
         keyState(s, s.newKey)
+      );
+    });
+  });
+
+  describe("setUsageApiKey (proof of possession)", function () {
+    it("publishes the EIP-712 digest a key signs, as relayer/usageKeyProof.ts computes it (this chain, this contract, this account)", async function () {
+      const { config, account, newKey } = await loadFixture(usageKeysFixture);
+      const { chainId } = await ethers.provider.getNetwork();
+      const target = { chainId, contract: await config.getAddress(), apiKeyHash: account };
+      expect(await config.usageApiKeyProofDigest(account, newKey)).to.equal(usageKeyProofDigest(target, newKey));
+      expect(await config.usageApiKeyProofDigest(account + 1n, newKey)).not.to.equal(usageKeyProofDigest(target, newKey));
+    });
+
+    it("reverts when a new key's proof is missing, malformed, by another key, or for another account, chain or contract", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      const { chainId } = await ethers.provider.getNetwork();
+      const contract = await s.config.getAddress();
+      const signer = usageKeySigningKey(NEW_USAGE_KEY);
+      const sign = (t: { chainId: bigint; contract: string; apiKeyHash: bigint }) => signer.sign(usageKeyProofDigest(t, s.newKey)).serialized;
+      const proofs = [
+        "0x",
+        "0x1234",
+        await proofFor(s.relay, s.account, s.powerKey), // a valid signature, by another key
+        sign({ chainId, contract, apiKeyHash: s.otherAccount }),
+        sign({ chainId: chainId + 1n, contract, apiKeyHash: s.account }),
+        sign({ chainId, contract: ethers.Wallet.createRandom().address, apiKeyHash: s.account }),
+      ];
+      for (const proof of proofs) {
+        await expectRejected(
+          s.config,
+          () => s.relay.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", perms(), proof),
+          "InvalidUsageKeyProof",
+          [s.account, s.newKey],
+          keyState(s, s.newKey)
+        );
+      }
+      await expect(s.relay.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", perms(), sign({ chainId, contract, apiKeyHash: s.account }))).to.emit(
+        s.config,
+        "UsageApiKeySet"
+      );
+    });
+
+    it("needs no proof to update a key the account holds, and a proof again once the key was removed", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      await expect(s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "renamed", "", perms(), "0x")).to.emit(s.config, "UsageApiKeySet");
+      await s.relay.removeUsageApiKey(s.account, s.usageKey);
+      await expectRejected(
+        s.config,
+        () => s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "back", "", perms(), "0x"),
+        "InvalidUsageKeyProof",
+        [s.account, s.usageKey],
+        keyState(s, s.usageKey)
       );
     });
   });
