@@ -228,8 +228,32 @@ describe("AccountConfig: accounts and payers", function () {
     });
   });
 
-  /** The account record as getAccount shows it, with `changes` applied. */
+  /** The account record as getAccount shows it, as a plain object. */
   const recordOf = async (config: AccountConfig, apiKeyHash: bigint) => plain(await config.getAccount(apiKeyHash)) as Record<string, unknown>;
+
+  /**
+   * Expects `propose()` to record `proposed` as the pending admin and nothing more (event
+   * `[started]`, never `[, completed]`): the account keeps `admin`, `writer` (its current way to
+   * write) still writes, and the proposed wallet is refused.
+   */
+  async function expectProposedOnly(
+    config: AccountConfig,
+    apiKeyHash: bigint,
+    propose: () => Promise<unknown>,
+    [started, completed]: [string, string],
+    admin: string,
+    proposed: Signer & { address: string },
+    writer: AccountConfig
+  ) {
+    const before = await recordOf(config, apiKeyHash);
+    await expect(propose()).to.emit(config, started).withArgs(apiKeyHash, admin, proposed.address).and.not.to.emit(config, completed);
+    expect(await recordOf(config, apiKeyHash)).to.deep.equal({ ...before, pendingAdminWalletAddress: proposed.address, pendingConversion: started === "AccountConversionStarted" });
+    await expect(writer.addGroup(apiKeyHash, "still the admin's", "", [], [])).to.emit(config, "GroupCreated");
+    await expectAccountUnchanged(config, apiKeyHash, () => config.connect(proposed).addGroup(apiKeyHash, "g", "", [], []), "NotAuthorizedCaller", [
+      proposed.address,
+      apiKeyHash,
+    ]);
+  }
 
   describe("convertToChainSecuredAccount", function () {
     itGuardsAdminChange("convertToChainSecuredAccount", "AccountNotFound");
@@ -241,18 +265,8 @@ describe("AccountConfig: accounts and payers", function () {
 
     it("only proposes: the account stays managed under its admin until the new wallet accepts", async function () {
       const { config, relay, account, admin, wallet } = await loadFixture(accountsFixture);
-      const before = await recordOf(config, account);
-      await expect(relay.convertToChainSecuredAccount(account, wallet.address))
-        .to.emit(config, "AccountConversionStarted")
-        .withArgs(account, admin.address, wallet.address)
-        .and.not.to.emit(config, "AccountConverted");
-      expect(await recordOf(config, account)).to.deep.equal({ ...before, pendingAdminWalletAddress: wallet.address, pendingConversion: true });
-      // still managed: relayed writes go on, the proposed wallet cannot write yet
-      await expect(relay.addGroup(account, "still managed", "", [], [])).to.emit(config, "GroupCreated");
-      await expectAccountUnchanged(config, account, () => config.connect(wallet).addGroup(account, "g", "", [], []), "NotAuthorizedCaller", [
-        wallet.address,
-        account,
-      ]);
+      const propose = () => relay.convertToChainSecuredAccount(account, wallet.address);
+      await expectProposedOnly(config, account, propose, ["AccountConversionStarted", "AccountConverted"], admin.address, wallet, relay);
     });
 
     it("converts when the proposed wallet accepts from its own address", async function () {
@@ -373,18 +387,8 @@ describe("AccountConfig: accounts and payers", function () {
     // Issue 16 finding 1: an account (and so its bills) must never land on a wallet that did not act.
     it("does not make the proposed wallet the admin, nor move the account, until that wallet accepts", async function () {
       const { config, cs, csAccount, wallet, wallet2 } = await loadFixture(accountsFixture);
-      const before = await recordOf(config, csAccount);
-      await expect(cs.transferAccountOwnership(csAccount, wallet.address))
-        .to.emit(config, "AccountOwnershipTransferStarted")
-        .withArgs(csAccount, wallet2.address, wallet.address)
-        .and.not.to.emit(config, "AccountOwnershipTransferred");
-      expect(await recordOf(config, csAccount)).to.deep.equal({ ...before, pendingAdminWalletAddress: wallet.address, pendingConversion: false });
-      // the previous admin still writes; the proposed wallet cannot
-      await expect(cs.addGroup(csAccount, "still mine", "", [], [])).to.emit(config, "GroupCreated");
-      await expectAccountUnchanged(config, csAccount, () => config.connect(wallet).addGroup(csAccount, "g", "", [], []), "NotAuthorizedCaller", [
-        wallet.address,
-        csAccount,
-      ]);
+      const propose = () => cs.transferAccountOwnership(csAccount, wallet.address);
+      await expectProposedOnly(config, csAccount, propose, ["AccountOwnershipTransferStarted", "AccountOwnershipTransferred"], wallet2.address, wallet, cs);
     });
 
     it("moves a ChainSecured account when the proposed wallet accepts", async function () {
