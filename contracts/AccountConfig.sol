@@ -66,7 +66,6 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     struct Pkp {
         uint256 derivationPath; // never 0 once registered
-
         string name;
         string description;
     }
