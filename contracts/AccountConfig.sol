@@ -78,6 +78,9 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     /// Usage keys only. An account's own hash is never stored here: an account record always wins
     /// (see `_resolve`), so a usage key cannot squat the hash of a future ChainSecured account.
     mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) private _keyToAccount;
+    /// The account that first registered a usage key, kept after removal: a revoked key is never
+    /// re-pointed at another account by someone who holds it (its other holders would act there).
+    mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) private _usageKeyHome;
     mapping(uint256 apiKeyHash => Account) private _accounts;
 
     mapping(uint256 usageApiKeyHash => UsageKey) private _usageKeys;
@@ -183,6 +186,9 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         bool created = owner_ == 0;
         if (created) {
             _checkKeyProof(apiKeyHash, usageApiKeyHash, proof);
+            uint256 home = _usageKeyHome[usageApiKeyHash];
+            if (home == 0) _usageKeyHome[usageApiKeyHash] = apiKeyHash;
+            else if (home != apiKeyHash) revert KeyHashInUse(usageApiKeyHash);
             _keyToAccount[usageApiKeyHash] = apiKeyHash;
             _accountUsageKeys[apiKeyHash].add(usageApiKeyHash);
         } else if (owner_ != apiKeyHash) {

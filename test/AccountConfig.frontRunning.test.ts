@@ -2,7 +2,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import type { Interface, Signer, TransactionResponse } from "ethers";
-import { chainSecuredHash, deployAccountConfig, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
+import { chainSecuredHash, deployAccountConfig, hashOf, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
 import { WHOLE, plain } from "./helpers/scenario";
 
 /**
@@ -84,6 +84,23 @@ describe("AccountConfig: front-running registrations", function () {
           .withArgs(attackerAccount, key);
       }
       expect((await config.resolveApiKey(key)).apiKeyHash).to.equal(0n);
+    });
+  });
+
+  describe("newAccount", function () {
+    it("cannot be blocked: the pending account hash, copied into a usage key of another account, has no proof", async function () {
+      const { config, payer, attacker, attackerAccount } = await loadFixture(frontRunFixture);
+      const accountKeyHash = hashOf("a fresh account key the relayer just generated");
+      const r = await raced(
+        () => config.connect(payer).newAccount(accountKeyHash, ethers.Wallet.createRandom().address, "acct", ""),
+        async (pending) => {
+          // the observer tries to take the hash first, as a usage key of its own account
+          const data = config.interface.encodeFunctionData("setUsageApiKey", [attackerAccount, accountKeyHash, 0, 0, "squat", "", perms(), "0x"]);
+          return attacker.sendTransaction({ to: await config.getAddress(), data, gasLimit: 2_000_000n, maxFeePerGas: pending.maxFeePerGas! * 2n, maxPriorityFeePerGas: pending.maxPriorityFeePerGas! * 2n + 1n });
+        },
+      );
+      expect([r.attacker.status, r.victim.status]).to.deep.equal([0, 1]);
+      expect(plain(await config.resolveApiKey(accountKeyHash))).to.deep.equal({ apiKeyHash: accountKeyHash, isAccountKey: true, active: true });
     });
   });
 

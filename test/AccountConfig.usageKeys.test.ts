@@ -153,6 +153,22 @@ describe("AccountConfig: usage keys", function () {
       );
     });
 
+    it("lets only the account that first registered a key add it again once removed (a leaked, revoked key is not re-pointed)", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      await s.relay.removeUsageApiKey(s.account, s.usageKey);
+      // the key's holder signs for another account: a valid proof, refused all the same
+      await expectRejected(
+        s.config,
+        async () => s.relay.setUsageApiKey(s.otherAccount, s.usageKey, 0, 0, "x", "", perms(), await proofFor(s.relay, s.otherAccount, s.usageKey)),
+        "KeyHashInUse",
+        [s.usageKey],
+        async () => [await keyState(s, s.usageKey)(), await accountState(s.config, s.otherAccount)]
+      );
+      await expect(s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "back", "", perms(), await proofFor(s.relay, s.account, s.usageKey)))
+        .to.emit(s.config, "UsageApiKeySet")
+        .withArgs(s.account, s.usageKey, true, 0, 0);
+    });
+
     it("needs no proof to update a key the account holds, and a proof again once the key was removed", async function () {
       const s = await loadFixture(usageKeysFixture);
       await expect(s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "renamed", "", perms(), "0x")).to.emit(s.config, "UsageApiKeySet");

@@ -169,7 +169,8 @@ interface IAccountConfig {
     /// @param apiKeyHash the account's hash (an account key, never a usage key).
     /// @param usageApiKeyHash the usage key's identity: a usage key is a secp256k1 keypair, and this
     /// is keccak256 of its 64-byte public key, so its low 160 bits are the key's address. Unique
-    /// across all accounts, and never the hash of an existing account (`KeyHashInUse`).
+    /// across all accounts, and never the hash of an existing account (`KeyHashInUse`); a removed
+    /// key can be added again by the account that first registered it only.
     /// @param expiration unix seconds after which the key is invalid; 0 = never.
     /// @param proof when the key is new to the account: the key's own EIP-712 signature of
     /// `RegisterUsageApiKey(uint256 apiKeyHash,uint256 usageApiKeyHash)` in the domain
