@@ -1,6 +1,7 @@
 import { ethers } from "hardhat";
 import { Wallet } from "ethers";
-import { deployAccountConfig, hashOf, perms } from "../test/helpers/accountConfig";
+import { deployAccountConfig, hashOf, perms, proofFor, usageKeyOf } from "../test/helpers/accountConfig";
+import { printWorstCaseGas } from "./gasLimits";
 
 /** Reference gas per write of the public Chipotle contract (a diamond), from the foundation issue. */
 const REFERENCE: Record<string, number> = {
@@ -39,23 +40,17 @@ export async function benchGas(groupsForScale = 1000): Promise<{ rows: Row[]; ch
   await measure("addAction", c.addAction(account, cid, "action", "an action"));
   await measure("addActionToGroup", c.addActionToGroup(account, 1, cid));
   await measure("addPkpToGroup", c.addPkpToGroup(account, 1, pkp));
-  const usage = hashOf("bench-usage-key");
+  const usage = usageKeyOf("bench-usage-key");
   await measure(
     "setUsageApiKey (execute on one group)",
-    c.setUsageApiKey(account, usage, 0, 0, "usage", "a usage key", perms({ executeInGroups: [1] })),
+    c.setUsageApiKey(account, usage, 0, 0, "usage", "a usage key", perms({ executeInGroups: [1] }), await proofFor(c, account, usage)),
   );
   await measure("removeUsageApiKey", c.removeUsageApiKey(account, usage));
 
   // The same writes relayed for a usage key holding the scope on group 1 (more scope reads).
-  const scoped = hashOf("bench-scoped-key");
-  await (
-    await c.setUsageApiKey(account, scoped, 0, 0, "scoped", "", perms({
-      canCreateGroups: true,
-      canCreatePkps: true,
-      manageIpfsIdsInGroups: [1],
-      addPkpToGroups: [1],
-    }))
-  ).wait();
+  const scoped = usageKeyOf("bench-scoped-key");
+  const scopes = perms({ canCreateGroups: true, canCreatePkps: true, manageIpfsIdsInGroups: [1], addPkpToGroups: [1] });
+  await (await c.setUsageApiKey(account, scoped, 0, 0, "scoped", "", scopes, await proofFor(c, account, scoped))).wait();
   const pkp2 = Wallet.createRandom().address;
   await measure("registerWalletDerivation [usage key]", c.registerWalletDerivation(scoped, pkp2, 987654321n, "wallet", "a wallet"));
   await measure("addGroup [usage key]", c.addGroup(scoped, "group", "a group", [], []));
@@ -64,7 +59,7 @@ export async function benchGas(groupsForScale = 1000): Promise<{ rows: Row[]; ch
 
   // Execution check: a usage key with execute on the last group, which lists the CID and the PKP.
   const checkAt = async (groups: number) => {
-    const key = hashOf(`bench-check-key-${groups}`);
+    const key = usageKeyOf(`bench-check-key-${groups}`);
     const acct = hashOf(`bench-check-account-${groups}`);
     await (await c.newAccount(acct, admin, "a", "")).wait();
     const wallet = Wallet.createRandom().address;
@@ -75,7 +70,7 @@ export async function benchGas(groupsForScale = 1000): Promise<{ rows: Row[]; ch
     }
     await (await c.addPkpToGroup(acct, groups, wallet)).wait();
     await (await c.addActionToGroup(acct, groups, cid)).wait();
-    await (await c.setUsageApiKey(acct, key, 0, 0, "k", "", perms({ executeInGroups: [0] }))).wait();
+    await (await c.setUsageApiKey(acct, key, 0, 0, "k", "", perms({ executeInGroups: [0] }), await proofFor(c, acct, key))).wait();
     const [allowed, witness] = await config.findExecutionGroup(key, cid, wallet);
     if (!allowed || witness !== BigInt(groups)) throw new Error(`findExecutionGroup gave ${allowed}/${witness}`);
     if (!(await config.canExecute(key, cid, wallet, witness))) throw new Error("canExecute denied a permitted run");
@@ -100,4 +95,5 @@ export async function printGasBench() {
   console.log(`canExecute (estimateGas, incl. 21000 base): 1 group ${check1}, 1000 groups ${checkN}, ratio ${ratio.toFixed(3)} (target <= 1.2) ${ratio <= 1.2 ? "ok" : "OVER"}`);
   const { chainId } = await ethers.provider.getNetwork();
   console.log(`(chain ${chainId}; writes over reference: ${over})`);
+  await printWorstCaseGas();
 }

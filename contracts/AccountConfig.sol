@@ -3,6 +3,8 @@ pragma solidity 0.8.28;
 
 import {Ownable, Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {EnumerableSet} from "@openzeppelin/contracts/utils/structs/EnumerableSet.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {IAccountConfig} from "./interfaces/IAccountConfig.sol";
 import {Scope, AccountView, UsageKeyPermissions, UsageKeyView, GroupView, WalletView, ActionView} from "./types/AccountConfigTypes.sol";
 import {Pagination} from "./libraries/Pagination.sol";
@@ -16,8 +18,19 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     using EnumerableSet for EnumerableSet.UintSet;
     using EnumerableSet for EnumerableSet.AddressSet;
 
-    /// @notice Longest list one call may carry (permission lists, group members).
-    uint256 public constant MAX_LIST_LENGTH = 100;
+    /// @inheritdoc IAccountConfig
+    uint256 public constant MAX_NAME_BYTES = 64;
+    /// @inheritdoc IAccountConfig
+    uint256 public constant MAX_DESCRIPTION_BYTES = 256;
+    /// @inheritdoc IAccountConfig
+    uint256 public constant MAX_GROUP_MEMBERS = 10;
+    /// @inheritdoc IAccountConfig
+    uint256 public constant MAX_PERMISSION_GROUPS = 10;
+
+    bytes32 private constant _DOMAIN_TYPEHASH = keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
+    bytes32 private constant _DOMAIN_NAME_HASH = keccak256("Vesta AccountConfig");
+    bytes32 private constant _DOMAIN_VERSION_HASH = keccak256("1");
+    bytes32 private constant _REGISTER_USAGE_KEY_TYPEHASH = keccak256("RegisterUsageApiKey(uint256 apiKeyHash,uint256 usageApiKeyHash)");
 
     uint8 private constant _FIRST_GROUP_SCOPE = uint8(Scope.ManageActions);
 
@@ -26,6 +39,8 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         bool managed;
         bool hasApiKey;
         uint64 lastGroupId;
+        address pendingAdmin;
+        bool pendingConversion;
         string name;
         string description;
     }
@@ -50,8 +65,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     }
 
     struct Pkp {
-        uint256 apiKeyHash;
-        uint256 derivationPath;
+        uint256 derivationPath; // never 0 once registered
         string name;
         string description;
     }
@@ -64,6 +78,9 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     /// Usage keys only. An account's own hash is never stored here: an account record always wins
     /// (see `_resolve`), so a usage key cannot squat the hash of a future ChainSecured account.
     mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) private _keyToAccount;
+    /// The account that first registered a usage key, kept after removal: a revoked key is never
+    /// re-pointed at another account by someone who holds it (its other holders would act there).
+    mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) private _usageKeyHome;
     mapping(uint256 apiKeyHash => Account) private _accounts;
 
     mapping(uint256 usageApiKeyHash => UsageKey) private _usageKeys;
@@ -74,7 +91,8 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     mapping(uint256 apiKeyHash => mapping(uint64 groupId => Group)) private _groups;
     mapping(uint256 apiKeyHash => EnumerableSet.UintSet) private _groupIds;
 
-    mapping(address pkpId => Pkp) private _pkps;
+    /// Per account: an address registered by one account is no record of another.
+    mapping(uint256 apiKeyHash => mapping(address pkpId => Pkp)) private _pkps;
     mapping(uint256 apiKeyHash => EnumerableSet.AddressSet) private _accountPkps;
 
     mapping(uint256 apiKeyHash => mapping(uint256 cidHash => ActionMeta)) private _actions;
@@ -113,20 +131,35 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         if (msg.sender != a.admin && !_apiPayers.contains(msg.sender)) revert NotAuthorizedCaller(msg.sender, apiKeyHash);
         if (!a.managed) revert AccountNotManaged(apiKeyHash);
         if (newAdminWalletAddress == address(0)) revert ZeroAddress();
-        address previous = a.admin;
-        a.admin = newAdminWalletAddress;
-        a.managed = false;
-        emit AccountConverted(apiKeyHash, previous, newAdminWalletAddress);
+        a.pendingAdmin = newAdminWalletAddress;
+        a.pendingConversion = true;
+        emit AccountConversionStarted(apiKeyHash, a.admin, newAdminWalletAddress);
     }
 
     /// @inheritdoc IAccountConfig
     function transferAccountOwnership(uint256 apiKeyHash, address newAdminWalletAddress) external {
         _requireOwner(apiKeyHash);
-        if (newAdminWalletAddress == address(0)) revert ZeroAddress();
         Account storage a = _accounts[apiKeyHash];
+        a.pendingAdmin = newAdminWalletAddress;
+        a.pendingConversion = false;
+        emit AccountOwnershipTransferStarted(apiKeyHash, a.admin, newAdminWalletAddress);
+    }
+
+    /// @inheritdoc IAccountConfig
+    function acceptAccountOwnership(uint256 apiKeyHash) external {
+        Account storage a = _accounts[apiKeyHash];
+        if (msg.sender != a.pendingAdmin || msg.sender == address(0)) revert NotPendingAdmin(msg.sender, apiKeyHash);
         address previous = a.admin;
-        a.admin = newAdminWalletAddress;
-        emit AccountOwnershipTransferred(apiKeyHash, previous, newAdminWalletAddress);
+        bool conversion = a.pendingConversion;
+        a.admin = msg.sender;
+        a.pendingAdmin = address(0);
+        a.pendingConversion = false;
+        if (conversion) {
+            a.managed = false;
+            emit AccountConverted(apiKeyHash, previous, msg.sender);
+        } else {
+            emit AccountOwnershipTransferred(apiKeyHash, previous, msg.sender);
+        }
     }
 
     // ────────────────────────────────────────── Usage keys ─────────────────────────────────────────
@@ -139,9 +172,11 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         uint256 balance,
         string calldata name,
         string calldata description,
-        UsageKeyPermissions calldata permissions
+        UsageKeyPermissions calldata permissions,
+        bytes calldata proof
     ) external {
         _requireOwner(apiKeyHash);
+        _checkText(name, description);
         if (usageApiKeyHash == 0) revert InvalidKeyHash(usageApiKeyHash);
         if (expiration > type(uint64).max || (expiration != 0 && expiration <= block.timestamp)) revert InvalidExpiration(expiration);
         if (balance > type(uint128).max) revert BalanceTooLarge(balance);
@@ -150,6 +185,10 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         uint256 owner_ = _keyToAccount[usageApiKeyHash];
         bool created = owner_ == 0;
         if (created) {
+            _checkKeyProof(apiKeyHash, usageApiKeyHash, proof);
+            uint256 home = _usageKeyHome[usageApiKeyHash];
+            if (home == 0) _usageKeyHome[usageApiKeyHash] = apiKeyHash;
+            else if (home != apiKeyHash) revert KeyHashInUse(usageApiKeyHash);
             _keyToAccount[usageApiKeyHash] = apiKeyHash;
             _accountUsageKeys[apiKeyHash].add(usageApiKeyHash);
         } else if (owner_ != apiKeyHash) {
@@ -176,6 +215,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     /// @inheritdoc IAccountConfig
     function updateUsageApiKeyMetadata(uint256 apiKeyHash, uint256 usageApiKeyHash, string calldata name, string calldata description) external {
         _requireOwner(apiKeyHash);
+        _checkText(name, description);
         _requireUsageKeyOf(apiKeyHash, usageApiKeyHash);
         UsageKey storage k = _usageKeys[usageApiKeyHash];
         k.name = name;
@@ -213,6 +253,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     ) external returns (uint64 groupId) {
         (uint256 apiKeyHash, bool isOwner) = _actor(actorKeyHash);
         if (!isOwner) _requireScope(actorKeyHash, Scope.CreateGroups, 0);
+        _checkText(name, description);
         Account storage a = _accounts[apiKeyHash];
         groupId = a.lastGroupId + 1;
         a.lastGroupId = groupId;
@@ -242,6 +283,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
             _requireScope(actorKeyHash, Scope.AddPkp, groupId);
             _requireScope(actorKeyHash, Scope.RemovePkp, groupId);
         }
+        _checkText(name, description);
         Group storage g = _groups[apiKeyHash][groupId];
         uint32 generation = g.generation + 1;
         g.generation = generation;
@@ -297,11 +339,11 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     ) external {
         (uint256 apiKeyHash, bool isOwner) = _actor(actorKeyHash);
         if (!isOwner) _requireScope(actorKeyHash, Scope.CreatePkps, 0);
+        _checkText(name, description);
         if (walletAddress == address(0)) revert ZeroAddress();
         if (derivationPath == 0) revert InvalidDerivationPath();
-        Pkp storage p = _pkps[walletAddress];
-        if (p.apiKeyHash != 0) revert PkpAlreadyRegistered(walletAddress);
-        p.apiKeyHash = apiKeyHash;
+        Pkp storage p = _pkps[apiKeyHash][walletAddress];
+        if (p.derivationPath != 0) revert PkpAlreadyRegistered(apiKeyHash, walletAddress);
         p.derivationPath = derivationPath;
         p.name = name;
         p.description = description;
@@ -311,7 +353,8 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     /// @inheritdoc IAccountConfig
     function addAction(uint256 actorKeyHash, uint256 cidHash, string calldata name, string calldata description) external {
-        uint256 apiKeyHash = _actionWrite(actorKeyHash);
+        uint256 apiKeyHash = _ownerActor(actorKeyHash);
+        _checkText(name, description);
         if (cidHash == 0) revert InvalidCidHash();
         if (!_accountActions[apiKeyHash].add(cidHash)) revert ActionAlreadyExists(apiKeyHash, cidHash);
         ActionMeta storage m = _actions[apiKeyHash][cidHash];
@@ -322,7 +365,8 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     /// @inheritdoc IAccountConfig
     function updateActionMetadata(uint256 actorKeyHash, uint256 cidHash, string calldata name, string calldata description) external {
-        uint256 apiKeyHash = _actionWrite(actorKeyHash);
+        uint256 apiKeyHash = _ownerActor(actorKeyHash);
+        _checkText(name, description);
         if (!_accountActions[apiKeyHash].contains(cidHash)) revert ActionNotFound(apiKeyHash, cidHash);
         ActionMeta storage m = _actions[apiKeyHash][cidHash];
         m.name = name;
@@ -332,7 +376,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     /// @inheritdoc IAccountConfig
     function removeAction(uint256 actorKeyHash, uint256 cidHash) external {
-        uint256 apiKeyHash = _actionWrite(actorKeyHash);
+        uint256 apiKeyHash = _ownerActor(actorKeyHash);
         if (!_accountActions[apiKeyHash].remove(cidHash)) revert ActionNotFound(apiKeyHash, cidHash);
         delete _actions[apiKeyHash][cidHash];
         emit ActionRemoved(apiKeyHash, cidHash, actorKeyHash);
@@ -398,7 +442,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     /// @inheritdoc IAccountConfig
     function getAccount(uint256 apiKeyHash) external view returns (AccountView memory) {
         Account storage a = _account(apiKeyHash);
-        return AccountView(apiKeyHash, a.admin, a.managed, a.hasApiKey, a.name, a.description);
+        return AccountView(apiKeyHash, a.admin, a.managed, a.hasApiKey, a.pendingAdmin, a.pendingConversion, a.name, a.description);
     }
 
     /// @inheritdoc IAccountConfig
@@ -424,10 +468,15 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     }
 
     /// @inheritdoc IAccountConfig
-    function getWallet(address walletAddress) external view returns (uint256 apiKeyHash, WalletView memory) {
-        apiKeyHash = _pkps[walletAddress].apiKeyHash;
-        if (apiKeyHash == 0) revert PkpNotFound(walletAddress);
-        return (apiKeyHash, _walletView(walletAddress));
+    function getWallet(uint256 apiKeyHash, address walletAddress) external view returns (WalletView memory) {
+        if (_pkps[apiKeyHash][walletAddress].derivationPath == 0) revert PkpNotFound(apiKeyHash, walletAddress);
+        return _walletView(apiKeyHash, walletAddress);
+    }
+
+    /// @inheritdoc IAccountConfig
+    function usageApiKeyProofDigest(uint256 apiKeyHash, uint256 usageApiKeyHash) public view returns (bytes32) {
+        bytes32 domain = keccak256(abi.encode(_DOMAIN_TYPEHASH, _DOMAIN_NAME_HASH, _DOMAIN_VERSION_HASH, block.chainid, address(this)));
+        return MessageHashUtils.toTypedDataHash(domain, keccak256(abi.encode(_REGISTER_USAGE_KEY_TYPEHASH, apiKeyHash, usageApiKeyHash)));
     }
 
     /// @inheritdoc IAccountConfig
@@ -435,7 +484,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         uint256 apiKeyHash = _resolve(keyHash);
         if (apiKeyHash == 0) return false;
         if (keyHash == apiKeyHash) {
-            return _accounts[apiKeyHash].managed && (pkpId == address(0) || _pkps[pkpId].apiKeyHash == apiKeyHash);
+            return _accounts[apiKeyHash].managed && (pkpId == address(0) || _pkps[apiKeyHash][pkpId].derivationPath != 0);
         }
         if (_expired(_usageKeys[keyHash])) return false;
         return _groupIds[apiKeyHash].contains(groupId) && _holds(keyHash, Scope.Execute, groupId)
@@ -478,7 +527,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     /// @inheritdoc IAccountConfig
     function listWallets(uint256 apiKeyHash, uint256 pageNumber, uint256 pageSize) external view returns (WalletView[] memory items, uint256 total) {
-        return _walletPage(_accountPkps[apiKeyHash], pageNumber, pageSize);
+        return _walletPage(apiKeyHash, _accountPkps[apiKeyHash], pageNumber, pageSize);
     }
 
     /// @inheritdoc IAccountConfig
@@ -489,7 +538,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     {
         _requireGroup(apiKeyHash, groupId);
         Group storage g = _groups[apiKeyHash][groupId];
-        return _walletPage(g.pkps[g.generation], pageNumber, pageSize);
+        return _walletPage(apiKeyHash, g.pkps[g.generation], pageNumber, pageSize);
     }
 
     /// @inheritdoc IAccountConfig
@@ -520,6 +569,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
     // ────────────────────────────────────────── Internals ──────────────────────────────────────────
 
     function _createAccount(uint256 apiKeyHash, address admin, bool managed, string calldata name, string calldata description) private {
+        _checkText(name, description);
         if (apiKeyHash == 0) revert InvalidKeyHash(apiKeyHash);
         if (_isAccount(apiKeyHash)) revert AccountAlreadyExists(apiKeyHash);
         // A managed account's hash comes from a server-generated secret: a clash with a usage key
@@ -587,7 +637,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         returns (uint8 wildcard)
     {
         uint256 n = ids.length;
-        if (n > MAX_LIST_LENGTH) revert TooManyItems(n, MAX_LIST_LENGTH);
+        if (n > MAX_PERMISSION_GROUPS) revert TooManyItems(n, MAX_PERMISSION_GROUPS);
         if (n == 0) return 0;
         k.lists[version][uint8(scope)] = ids;
         if (n == 1 && ids[0] == 0) return _bit(scope);
@@ -611,15 +661,25 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         g = _groups[apiKeyHash][groupId];
     }
 
-    /// @dev Action metadata: the owner, or a key with group:manageActions on at least one group.
-    function _actionWrite(uint256 actorKeyHash) private view returns (uint256 apiKeyHash) {
+    /// @dev Writes that are the owner's alone but name an acting key (action metadata): the admin
+    /// wallet, or the account key through an API payer; a usage key gets `OwnerOnly`.
+    function _ownerActor(uint256 actorKeyHash) private view returns (uint256 apiKeyHash) {
         bool isOwner;
         (apiKeyHash, isOwner) = _actor(actorKeyHash);
-        if (isOwner) return apiKeyHash;
-        UsageKey storage k = _usageKeys[actorKeyHash];
-        if (k.wildcards & _bit(Scope.ManageActions) == 0 && k.lists[k.version][uint8(Scope.ManageActions)].length == 0) {
-            revert MissingScope(actorKeyHash, Scope.ManageActions, 0);
-        }
+        if (!isOwner) revert OwnerOnly(apiKeyHash, actorKeyHash);
+    }
+
+    /// @dev The byte limits of every name and description.
+    function _checkText(string calldata name, string calldata description) private pure {
+        if (bytes(name).length > MAX_NAME_BYTES) revert NameTooLong(bytes(name).length, MAX_NAME_BYTES);
+        if (bytes(description).length > MAX_DESCRIPTION_BYTES) revert DescriptionTooLong(bytes(description).length, MAX_DESCRIPTION_BYTES);
+    }
+
+    /// @dev A new usage key proves possession: its own signature over (account, key) in this
+    /// contract's EIP-712 domain, which binds the chain and the contract.
+    function _checkKeyProof(uint256 apiKeyHash, uint256 usageApiKeyHash, bytes calldata proof) private view {
+        (address signer, ECDSA.RecoverError err,) = ECDSA.tryRecoverCalldata(usageApiKeyProofDigest(apiKeyHash, usageApiKeyHash), proof);
+        if (err != ECDSA.RecoverError.NoError || signer != address(uint160(usageApiKeyHash))) revert InvalidUsageKeyProof(apiKeyHash, usageApiKeyHash);
     }
 
     function _addMembers(
@@ -631,16 +691,14 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         uint256[] calldata cidHashes,
         uint256 actorKeyHash
     ) private {
-        if (pkpIds.length > MAX_LIST_LENGTH) revert TooManyItems(pkpIds.length, MAX_LIST_LENGTH);
-        if (cidHashes.length > MAX_LIST_LENGTH) revert TooManyItems(cidHashes.length, MAX_LIST_LENGTH);
+        if (pkpIds.length > MAX_GROUP_MEMBERS) revert TooManyItems(pkpIds.length, MAX_GROUP_MEMBERS);
+        if (cidHashes.length > MAX_GROUP_MEMBERS) revert TooManyItems(cidHashes.length, MAX_GROUP_MEMBERS);
         for (uint256 i = 0; i < pkpIds.length; ++i) _addPkp(apiKeyHash, groupId, g, generation, pkpIds[i], actorKeyHash);
         for (uint256 i = 0; i < cidHashes.length; ++i) _addCid(apiKeyHash, groupId, g, generation, cidHashes[i], actorKeyHash);
     }
 
     function _addPkp(uint256 apiKeyHash, uint64 groupId, Group storage g, uint32 generation, address pkpId, uint256 actorKeyHash) private {
-        uint256 owner_ = _pkps[pkpId].apiKeyHash;
-        if (owner_ == 0) revert PkpNotFound(pkpId);
-        if (owner_ != apiKeyHash) revert PkpNotOwnedByAccount(apiKeyHash, pkpId);
+        if (_pkps[apiKeyHash][pkpId].derivationPath == 0) revert PkpNotFound(apiKeyHash, pkpId);
         if (!g.pkps[generation].add(pkpId)) revert PkpAlreadyInGroup(apiKeyHash, groupId, pkpId);
         emit PkpAddedToGroup(apiKeyHash, groupId, pkpId, actorKeyHash);
     }
@@ -716,12 +774,12 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         return GroupView(groupId, g.name, g.description, g.pkps[g.generation].length(), g.cids[g.generation].length());
     }
 
-    function _walletView(address walletAddress) private view returns (WalletView memory) {
-        Pkp storage p = _pkps[walletAddress];
+    function _walletView(uint256 apiKeyHash, address walletAddress) private view returns (WalletView memory) {
+        Pkp storage p = _pkps[apiKeyHash][walletAddress];
         return WalletView(walletAddress, p.derivationPath, p.name, p.description);
     }
 
-    function _walletPage(EnumerableSet.AddressSet storage set, uint256 pageNumber, uint256 pageSize)
+    function _walletPage(uint256 apiKeyHash, EnumerableSet.AddressSet storage set, uint256 pageNumber, uint256 pageSize)
         private
         view
         returns (WalletView[] memory items, uint256 total)
@@ -729,7 +787,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         total = set.length();
         (uint256 start, uint256 end) = Pagination.bounds(total, pageNumber, pageSize);
         items = new WalletView[](end - start);
-        for (uint256 i = start; i < end; ++i) items[i - start] = _walletView(set.at(i));
+        for (uint256 i = start; i < end; ++i) items[i - start] = _walletView(apiKeyHash, set.at(i));
     }
 
     function _actionPage(uint256 apiKeyHash, EnumerableSet.UintSet storage set, uint256 pageNumber, uint256 pageSize)

@@ -10,7 +10,7 @@ export type HostDeps = {
   keys: KeyProvider;
   permissions: PermissionCache;
   accountConfig: AccountConfig;
-  /** Registered wallets never change owner or path: their lookups are cached for good. */
+  /** An account's wallet registrations never change: their lookups are cached for good (key: account/address). */
   walletCache: Map<string, { apiKeyHash: bigint; derivationPath: bigint }>;
   /** Let actions fetch loopback/private addresses (development and tests only). */
   fetchAllowPrivate: boolean;
@@ -35,7 +35,7 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
     if (++keyRequests > limits.maxKeyRequests) throw new Refused(`key request limit reached (${limits.maxKeyRequests} per run)`);
   };
 
-  /** The registration of `pkpId`, after the permission check. */
+  /** The registration of `pkpId` by the running key's account (the only one a permitted group can list), after the permission check. */
   const permittedWallet = async (pkpId: unknown) => {
     let pkp: string;
     try {
@@ -46,11 +46,12 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
     if (pkp === ZeroAddress || !(await deps.permissions.allowed(who, cidHash, pkp))) {
       throw new Refused(`this key may not use wallet ${pkp} with action ${cid}: no group on which it has execute lists both`);
     }
-    let reg = deps.walletCache.get(pkp);
+    const cacheKey = `${who.accountHash}/${pkp}`;
+    let reg = deps.walletCache.get(cacheKey);
     if (!reg) {
-      const [apiKeyHash, view] = await deps.accountConfig.getWallet(pkp);
-      reg = { apiKeyHash, derivationPath: view.derivationPath };
-      deps.walletCache.set(pkp, reg);
+      const view = await deps.accountConfig.getWallet(who.accountHash, pkp);
+      reg = { apiKeyHash: who.accountHash, derivationPath: view.derivationPath };
+      deps.walletCache.set(cacheKey, reg);
     }
     return { pkp, ...reg };
   };

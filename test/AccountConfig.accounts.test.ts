@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import type { Signer } from "ethers";
 import type { AccountConfig } from "../typechain-types";
-import { chainSecuredHash, hashOf, perms } from "./helpers/accountConfig";
+import { chainSecuredHash, hashOf, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
 import {
   accountState,
   addGroup,
@@ -27,7 +27,7 @@ describe("AccountConfig: accounts and payers", function () {
     const cs = s.config.connect(s.wallet2);
     await (await cs.newChainSecuredAccount("cs", "chain secured")).wait();
     const csAccount = chainSecuredHash(s.wallet2.address);
-    const csUsageKey = hashOf("cs-usage-key");
+    const csUsageKey = usageKeyOf("cs-usage-key");
     await addGroup(cs, csAccount, "cs group");
     await setUsageKey(cs, csAccount, csUsageKey, perms({ canCreateGroups: true }));
     return { ...s, newPayer, payerAdmin, cs, csAccount, csUsageKey };
@@ -45,7 +45,7 @@ describe("AccountConfig: accounts and payers", function () {
     await expectAccountUnchanged(config, apiKeyHash, send, "NotAuthorizedCaller", [await oldAdmin.getAddress(), apiKeyHash]);
   }
 
-  /** Guards shared by the two writes that hand an account to a new admin wallet. */
+  /** Guards shared by the two writes that propose a new admin wallet. */
   function itGuardsAdminChange(fn: "convertToChainSecuredAccount" | "transferAccountOwnership", unknownHashError: string) {
     it("reverts when the caller is neither an API payer nor the admin wallet", async function () {
       const { config, stranger, account } = await loadFixture(accountsFixture);
@@ -62,11 +62,6 @@ describe("AccountConfig: accounts and payers", function () {
         [NEW_KEY],
         () => config.accountExists(NEW_KEY)
       );
-    });
-
-    it("reverts when the new admin wallet is the zero address", async function () {
-      const { config, relay, account } = await loadFixture(accountsFixture);
-      await expectAccountUnchanged(config, account, () => relay[fn](account, ethers.ZeroAddress), "ZeroAddress", []);
     });
   }
 
@@ -130,6 +125,8 @@ describe("AccountConfig: accounts and payers", function () {
         adminWalletAddress: wallet.address,
         managed: true,
         hasApiKey: true,
+        pendingAdminWalletAddress: ethers.ZeroAddress,
+        pendingConversion: false,
         name: "Acme",
         description: "Acme's account",
       });
@@ -158,6 +155,8 @@ describe("AccountConfig: accounts and payers", function () {
         adminWalletAddress: wallet.address,
         managed: false,
         hasApiKey: false,
+        pendingAdminWalletAddress: ethers.ZeroAddress,
+        pendingConversion: false,
         name: "Mine",
         description: "self-sovereign",
       });
@@ -204,24 +203,23 @@ describe("AccountConfig: accounts and payers", function () {
     });
 
     // A usage key must not be able to squat the hash of a wallet's future ChainSecured account
-    // (spec 2 rule 4 gives a wallet no other hash): the account record wins, the squatting key
-    // authorizes nothing afterwards, and no usage key can take an existing account's hash.
-    it("lets a wallet create its account even when another account's usage key uses keccak256(wallet)", async function () {
+    // (spec 2 rule 4 gives a wallet no other hash): a usage key is registered only with a proof
+    // signed by the key whose address is the hash's low 160 bits, which no one holds for
+    // keccak256(wallet); so the wallet creates its account whatever others tried.
+    it("lets no usage key take keccak256(wallet), and the wallet create its account", async function () {
       const { config, cs, csAccount, wallet } = await loadFixture(accountsFixture);
       const squatted = chainSecuredHash(wallet.address);
-      await setUsageKey(cs, csAccount, squatted, perms({ executeInGroups: [0], canCreateGroups: true }));
-      const squatterGroups = (await config.listGroups(csAccount, 0, 10))[1];
+      const anyKey = usageKeyOf("a squatter's own key");
+      for (const proof of ["0x", await proofFor(cs, csAccount, anyKey)]) {
+        await expectAccountUnchanged(config, csAccount, () => cs.setUsageApiKey(csAccount, squatted, 0, 0, "squat", "", perms({ executeInGroups: [0] }), proof), "InvalidUsageKeyProof", [
+          csAccount,
+          squatted,
+        ]);
+      }
       await expect(config.connect(wallet).newChainSecuredAccount("Mine", ""))
         .to.emit(config, "AccountCreated")
         .withArgs(squatted, wallet.address, false, "Mine", "");
-      // the hash now names the wallet's account, which has no account key: no credential at all
       expect(await config.resolveApiKey(squatted)).to.deep.equal([squatted, true, false]);
-      expect(await config.canExecute(squatted, 1n, ethers.ZeroAddress, 1n)).to.equal(false);
-      // the wallet owns it; the squatter's account gains nothing
-      await expect(config.connect(wallet).addGroup(squatted, "g", "", [], [])).to.emit(config, "GroupCreated");
-      expect((await config.listGroups(csAccount, 0, 10))[1]).to.equal(squatterGroups);
-      // the squatter can still clean up its dead key
-      await expect(cs.removeUsageApiKey(csAccount, squatted)).to.emit(config, "UsageApiKeyRemoved").withArgs(csAccount, squatted);
     });
 
     it("reverts when a usage key would take an existing account's hash", async function () {
@@ -230,24 +228,91 @@ describe("AccountConfig: accounts and payers", function () {
     });
   });
 
+  /** The account record as getAccount shows it, as a plain object. */
+  const recordOf = async (config: AccountConfig, apiKeyHash: bigint) => plain(await config.getAccount(apiKeyHash)) as Record<string, unknown>;
+
+  /**
+   * Expects `propose()` to record `proposed` as the pending admin and nothing more (event
+   * `[started]`, never `[, completed]`): the account keeps `admin`, `writer` (its current way to
+   * write) still writes, and the proposed wallet is refused.
+   */
+  async function expectProposedOnly(
+    config: AccountConfig,
+    apiKeyHash: bigint,
+    propose: () => Promise<unknown>,
+    [started, completed]: [string, string],
+    admin: string,
+    proposed: Signer & { address: string },
+    writer: AccountConfig
+  ) {
+    const before = await recordOf(config, apiKeyHash);
+    await expect(propose()).to.emit(config, started).withArgs(apiKeyHash, admin, proposed.address).and.not.to.emit(config, completed);
+    expect(await recordOf(config, apiKeyHash)).to.deep.equal({ ...before, pendingAdminWalletAddress: proposed.address, pendingConversion: started === "AccountConversionStarted" });
+    await expect(writer.addGroup(apiKeyHash, "still the admin's", "", [], [])).to.emit(config, "GroupCreated");
+    await expectAccountUnchanged(config, apiKeyHash, () => config.connect(proposed).addGroup(apiKeyHash, "g", "", [], []), "NotAuthorizedCaller", [
+      proposed.address,
+      apiKeyHash,
+    ]);
+  }
+
   describe("convertToChainSecuredAccount", function () {
     itGuardsAdminChange("convertToChainSecuredAccount", "AccountNotFound");
 
-    it("converts when an API payer calls", async function () {
+    it("reverts when the new admin wallet is the zero address", async function () {
+      const { config, relay, account } = await loadFixture(accountsFixture);
+      await expectAccountUnchanged(config, account, () => relay.convertToChainSecuredAccount(account, ethers.ZeroAddress), "ZeroAddress", []);
+    });
+
+    it("only proposes: the account stays managed under its admin until the new wallet accepts", async function () {
       const { config, relay, account, admin, wallet } = await loadFixture(accountsFixture);
-      await expect(relay.convertToChainSecuredAccount(account, wallet.address))
+      const propose = () => relay.convertToChainSecuredAccount(account, wallet.address);
+      await expectProposedOnly(config, account, propose, ["AccountConversionStarted", "AccountConverted"], admin.address, wallet, relay);
+    });
+
+    it("converts when the proposed wallet accepts from its own address", async function () {
+      const { config, relay, account, admin, wallet } = await loadFixture(accountsFixture);
+      await relay.convertToChainSecuredAccount(account, wallet.address);
+      await expect(config.connect(wallet).acceptAccountOwnership(account))
         .to.emit(config, "AccountConverted")
         .withArgs(account, admin.address, wallet.address);
       const converted = await config.getAccount(account);
-      expect([converted.apiKeyHash, converted.adminWalletAddress, converted.managed]).to.deep.equal([account, wallet.address, false]);
+      expect([converted.apiKeyHash, converted.adminWalletAddress, converted.managed, converted.pendingAdminWalletAddress, converted.pendingConversion]).to.deep.equal([
+        account,
+        wallet.address,
+        false,
+        ethers.ZeroAddress,
+        false,
+      ]);
     });
 
-    it("converts when the account's admin wallet calls", async function () {
+    it("proposes when the account's admin wallet calls", async function () {
       const { config, admin, account, wallet } = await loadFixture(accountsFixture);
       await expect(config.connect(admin).convertToChainSecuredAccount(account, wallet.address))
-        .to.emit(config, "AccountConverted")
+        .to.emit(config, "AccountConversionStarted")
         .withArgs(account, admin.address, wallet.address);
+      await config.connect(wallet).acceptAccountOwnership(account);
       expect((await config.getAccount(account)).managed).to.equal(false);
+    });
+
+    it("reverts when anyone but the proposed wallet accepts, and changes nothing", async function () {
+      const { config, relay, account, admin, wallet, wallet2, stranger } = await loadFixture(accountsFixture);
+      await relay.convertToChainSecuredAccount(account, wallet.address);
+      for (const caller of [stranger, wallet2, admin, relay.runner as Signer]) {
+        const address = await caller.getAddress();
+        await expectAccountUnchanged(config, account, () => config.connect(caller).acceptAccountOwnership(account), "NotPendingAdmin", [address, account]);
+      }
+    });
+
+    it("lets a new proposal replace a pending one, and the owner cancel it with address(0)", async function () {
+      const { config, relay, account, admin, wallet, wallet2 } = await loadFixture(accountsFixture);
+      await relay.convertToChainSecuredAccount(account, wallet.address);
+      await relay.convertToChainSecuredAccount(account, wallet2.address);
+      await expectAccountUnchanged(config, account, () => config.connect(wallet).acceptAccountOwnership(account), "NotPendingAdmin", [wallet.address, account]);
+      await expect(relay.transferAccountOwnership(account, ethers.ZeroAddress))
+        .to.emit(config, "AccountOwnershipTransferStarted")
+        .withArgs(account, admin.address, ethers.ZeroAddress);
+      await expectAccountUnchanged(config, account, () => config.connect(wallet2).acceptAccountOwnership(account), "NotPendingAdmin", [wallet2.address, account]);
+      expect(await recordOf(config, account)).to.include({ adminWalletAddress: admin.address, managed: true, pendingAdminWalletAddress: ethers.ZeroAddress, pendingConversion: false });
     });
 
     it("reverts when the hash is a usage key's", async function () {
@@ -260,6 +325,7 @@ describe("AccountConfig: accounts and payers", function () {
     it("reverts when the account is already unmanaged (converted, or ChainSecured from the start)", async function () {
       const { config, relay, account, wallet, wallet2, csAccount } = await loadFixture(accountsFixture);
       await relay.convertToChainSecuredAccount(account, wallet.address);
+      await config.connect(wallet).acceptAccountOwnership(account);
       for (const [caller, hash] of [
         [relay, account],
         [config.connect(wallet), account],
@@ -275,6 +341,7 @@ describe("AccountConfig: accounts and payers", function () {
       const { config, relay, account, wallet } = await loadFixture(accountsFixture);
       const before = (await accountState(config, account)) as Record<string, unknown>;
       await relay.convertToChainSecuredAccount(account, wallet.address);
+      await config.connect(wallet).acceptAccountOwnership(account);
       const after = (await accountState(config, account)) as Record<string, unknown>;
       expect({ ...after, account: null }).to.deep.equal({ ...before, account: null });
       expect(after.account).to.deep.equal({ ...(before.account as object), adminWalletAddress: wallet.address, managed: false });
@@ -284,55 +351,107 @@ describe("AccountConfig: accounts and payers", function () {
       const { config, relay, account, usageKey, pkp, group1, wallet } = await loadFixture(accountsFixture);
       expect(await config.canExecute(account, cidHash(1), pkp, 0)).to.equal(true);
       await relay.convertToChainSecuredAccount(account, wallet.address);
+      expect(await config.canExecute(account, cidHash(1), pkp, 0)).to.equal(true); // pending: still managed
+      await config.connect(wallet).acceptAccountOwnership(account);
       expect(await config.canExecute(usageKey, cidHash(1), pkp, group1)).to.equal(true);
       expect(await config.canExecute(account, cidHash(1), pkp, 0)).to.equal(false);
       expect(plain(await config.findExecutionGroup(account, cidHash(1), pkp))).to.deep.equal({ allowed: false, groupId: 0n });
       expect(plain(await config.resolveApiKey(account))).to.deep.equal({ apiKeyHash: account, isAccountKey: true, active: true });
     });
 
-    it("makes every relayed write revert, with the old account key or a usage key", async function () {
+    it("makes every relayed write revert once accepted, with the old account key or a usage key", async function () {
       const { config, relay, account, usageKey, pkp, group1, wallet } = await loadFixture(accountsFixture);
       await relay.convertToChainSecuredAccount(account, wallet.address);
+      await config.connect(wallet).acceptAccountOwnership(account);
       const targets = { group: group1, pkp, cid: cidHash(1), usageKey, newAdmin: wallet.address };
       const snapshot = () => accountState(config, account);
       await expectAllRejected(config, everyWrite(relay, account, targets), "AccountNotManaged", [account], snapshot);
       await expectAllRejected(config, everyWrite(relay, usageKey, targets), "AccountNotManaged", [account], snapshot);
     });
 
-    it("lets the new admin wallet write directly, and not the previous one", async function () {
+    it("lets the new admin wallet write directly once it accepted, and not the previous one", async function () {
       const { config, relay, admin, account, wallet } = await loadFixture(accountsFixture);
       await relay.convertToChainSecuredAccount(account, wallet.address);
+      await config.connect(wallet).acceptAccountOwnership(account);
       await expectAdminMoved(config, account, admin, wallet);
-      await expect(config.connect(wallet).setUsageApiKey(account, hashOf("minted"), 0, 0, "minted", "", perms()))
+      const minted = usageKeyOf("minted");
+      await expect(config.connect(wallet).setUsageApiKey(account, minted, 0, 0, "minted", "", perms(), await proofFor(config, account, minted)))
         .to.emit(config, "UsageApiKeySet")
-        .withArgs(account, hashOf("minted"), true, 0, 0);
+        .withArgs(account, minted, true, 0, 0);
     });
   });
 
-  describe("transferAccountOwnership", function () {
+  describe("transferAccountOwnership and acceptAccountOwnership", function () {
     itGuardsAdminChange("transferAccountOwnership", "UnknownApiKey");
 
-    it("hands a managed account to a new admin wallet (relayed with the account key)", async function () {
+    // Issue 16 finding 1: an account (and so its bills) must never land on a wallet that did not act.
+    it("does not make the proposed wallet the admin, nor move the account, until that wallet accepts", async function () {
+      const { config, cs, csAccount, wallet, wallet2 } = await loadFixture(accountsFixture);
+      const propose = () => cs.transferAccountOwnership(csAccount, wallet.address);
+      await expectProposedOnly(config, csAccount, propose, ["AccountOwnershipTransferStarted", "AccountOwnershipTransferred"], wallet2.address, wallet, cs);
+    });
+
+    it("moves a ChainSecured account when the proposed wallet accepts", async function () {
+      const { config, cs, csAccount, wallet, wallet2 } = await loadFixture(accountsFixture);
+      await cs.transferAccountOwnership(csAccount, wallet.address);
+      await expect(config.connect(wallet).acceptAccountOwnership(csAccount))
+        .to.emit(config, "AccountOwnershipTransferred")
+        .withArgs(csAccount, wallet2.address, wallet.address);
+      expect(await recordOf(config, csAccount)).to.include({ adminWalletAddress: wallet.address, managed: false, pendingAdminWalletAddress: ethers.ZeroAddress });
+      await expectAdminMoved(config, csAccount, wallet2, wallet);
+    });
+
+    it("hands a managed account to a new admin wallet (relayed with the account key), which stays managed", async function () {
       const { config, relay, account, admin, wallet } = await loadFixture(accountsFixture);
       await expect(relay.transferAccountOwnership(account, wallet.address))
+        .to.emit(config, "AccountOwnershipTransferStarted")
+        .withArgs(account, admin.address, wallet.address);
+      expect((await config.getAccount(account)).adminWalletAddress).to.equal(admin.address);
+      await expect(config.connect(wallet).acceptAccountOwnership(account))
         .to.emit(config, "AccountOwnershipTransferred")
         .withArgs(account, admin.address, wallet.address);
       const after = await config.getAccount(account);
       expect([after.adminWalletAddress, after.managed]).to.deep.equal([wallet.address, true]);
-    });
-
-    it("lets the new admin write directly and stops the previous one", async function () {
-      const { config, admin, account, wallet } = await loadFixture(accountsFixture);
-      await config.connect(admin).transferAccountOwnership(account, wallet.address);
       await expectAdminMoved(config, account, admin, wallet);
     });
 
-    it("moves a ChainSecured account to another wallet", async function () {
+    it("reverts when anyone but the proposed wallet accepts, or the wallet accepts twice", async function () {
+      const { config, cs, csAccount, wallet, wallet2, stranger } = await loadFixture(accountsFixture);
+      await expectAccountUnchanged(config, csAccount, () => config.connect(wallet).acceptAccountOwnership(csAccount), "NotPendingAdmin", [
+        wallet.address,
+        csAccount,
+      ]);
+      await cs.transferAccountOwnership(csAccount, wallet.address);
+      for (const caller of [stranger, wallet2]) {
+        await expectAccountUnchanged(config, csAccount, () => config.connect(caller).acceptAccountOwnership(csAccount), "NotPendingAdmin", [
+          caller.address,
+          csAccount,
+        ]);
+      }
+      await config.connect(wallet).acceptAccountOwnership(csAccount);
+      await expectAccountUnchanged(config, csAccount, () => config.connect(wallet).acceptAccountOwnership(csAccount), "NotPendingAdmin", [
+        wallet.address,
+        csAccount,
+      ]);
+    });
+
+    it("reverts when no account has the hash, whoever accepts", async function () {
+      const { config, stranger } = await loadFixture(accountsFixture);
+      await expectRejected(config, () => config.connect(stranger).acceptAccountOwnership(NEW_KEY), "NotPendingAdmin", [stranger.address, NEW_KEY], () =>
+        config.accountExists(NEW_KEY)
+      );
+    });
+
+    it("cancels a pending transfer with address(0)", async function () {
       const { config, cs, csAccount, wallet, wallet2 } = await loadFixture(accountsFixture);
-      await expect(cs.transferAccountOwnership(csAccount, wallet.address))
-        .to.emit(config, "AccountOwnershipTransferred")
-        .withArgs(csAccount, wallet2.address, wallet.address);
-      await expectAdminMoved(config, csAccount, wallet2, wallet);
+      await cs.transferAccountOwnership(csAccount, wallet.address);
+      await expect(cs.transferAccountOwnership(csAccount, ethers.ZeroAddress))
+        .to.emit(config, "AccountOwnershipTransferStarted")
+        .withArgs(csAccount, wallet2.address, ethers.ZeroAddress);
+      await expectAccountUnchanged(config, csAccount, () => config.connect(wallet).acceptAccountOwnership(csAccount), "NotPendingAdmin", [
+        wallet.address,
+        csAccount,
+      ]);
     });
 
     it("reverts when a usage key asks, relayed or named by the admin wallet", async function () {

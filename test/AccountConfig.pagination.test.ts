@@ -3,12 +3,12 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import type { BigNumberish } from "ethers";
 import type { AccountConfig } from "../typechain-types";
-import { createManagedAccount, deployAccountConfig, hashOf, perms } from "./helpers/accountConfig";
+import { createManagedAccount, deployAccountConfig, hashOf, perms, usageKeyOf } from "./helpers/accountConfig";
 import { WHOLE, accountState, addGroup, cidHash, expectRejected, pkpAddress, plain, registerWallet, setUsageKey } from "./helpers/scenario";
 
 const N = 5; // items of each list in the full account: two full pages of 2 and a partial one
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-const usageKeyHash = (i: number) => hashOf(`paged usage key ${i}`);
+const usageKeyHash = (i: number) => usageKeyOf(`paged usage key ${i}`);
 const usageKeyPerms = (i: number) => perms({ canCreateGroups: i % 2 === 1, executeInGroups: [i] });
 
 describe("AccountConfig: pagination", function () {

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { Wallet, ZeroAddress, type ContractTransactionResponse } from "ethers";
-import { deployAccountConfig, hashOf, perms, type Permissions } from "./helpers/accountConfig";
+import { deployAccountConfig, hashOf, perms, proofFor, usageKeyOf, type Permissions } from "./helpers/accountConfig";
 import { allScopes } from "./helpers/scenario";
 import type { AccountConfig } from "../typechain-types";
 
@@ -44,8 +44,8 @@ async function fixture() {
   let n = 0;
   /** Adds a usage key with `p` to the account and returns its hash. */
   const usageKey = async (p: Permissions) => {
-    const h = hashOf(`usage-key-${n++}`);
-    await (await c.setUsageApiKey(account, h, 0, 0, "k", "", p)).wait();
+    const h = usageKeyOf(`usage-key-${n++}`);
+    await (await c.setUsageApiKey(account, h, 0, 0, "k", "", p, await proofFor(c, account, h))).wait();
     return h;
   };
   return { ...d, c, admin, stranger, account, other, pkpA, pkpB, pkpOther, usageKey };
@@ -235,9 +235,9 @@ describe("AccountConfig permission matrix", function () {
       const stranger = await ctx.stranger.getAddress();
       // thunks, sent one at a time, so that no rejection is left unobserved
       const attempts: (() => Promise<ContractTransactionResponse>)[] = [
-        () => ctx.c.setUsageApiKey(key, hashOf("minted-by-a-usage-key"), 0, 0, "", "", everything),
-        () => ctx.c.setUsageApiKey(key, key, 0, 0, "", "", everything),
-        () => ctx.c.setUsageApiKey(key, victim, 0, 0, "", "", everything),
+        async () => ctx.c.setUsageApiKey(key, usageKeyOf("minted-by-a-usage-key"), 0, 0, "", "", everything, await proofFor(ctx.c, key, usageKeyOf("minted-by-a-usage-key"))),
+        () => ctx.c.setUsageApiKey(key, key, 0, 0, "", "", everything, "0x"),
+        () => ctx.c.setUsageApiKey(key, victim, 0, 0, "", "", everything, "0x"),
         () => ctx.c.updateUsageApiKeyMetadata(key, victim, "renamed", ""),
         () => ctx.c.removeUsageApiKey(key, victim),
         () => ctx.c.transferAccountOwnership(key, stranger),
@@ -252,11 +252,11 @@ describe("AccountConfig permission matrix", function () {
 
     it("lets the owner add, update and revoke keys through a payer and directly", async function () {
       const ctx = await loadFixture(fixture);
-      const k = hashOf("owner-managed-key");
-      await expect(ctx.c.setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [1] })))
+      const k = usageKeyOf("owner-managed-key");
+      await expect(ctx.c.setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [1] }), await proofFor(ctx.c, ctx.account, k)))
         .to.emit(ctx.config, "UsageApiKeySet")
         .withArgs(ctx.account, k, true, 0, 0);
-      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [2] })))
+      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [2] }), "0x"))
         .to.emit(ctx.config, "UsageApiKeySet")
         .withArgs(ctx.account, k, false, 0, 0);
       await expect(ctx.config.connect(ctx.admin).removeUsageApiKey(ctx.account, k)).to.emit(ctx.config, "UsageApiKeyRemoved").withArgs(ctx.account, k);
@@ -265,9 +265,76 @@ describe("AccountConfig permission matrix", function () {
     it("cannot be reached through another account's hash", async function () {
       const ctx = await loadFixture(fixture);
       // The admin wallet of `account` naming the other account acts for nobody.
-      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.other, hashOf("x"), 0, 0, "", "", perms()))
+      const x = usageKeyOf("x");
+      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.other, x, 0, 0, "", "", perms(), await proofFor(ctx.c, ctx.other, x)))
         .to.be.revertedWithCustomError(ctx.config, "NotAuthorizedCaller")
         .withArgs(await ctx.admin.getAddress(), ctx.other);
+    });
+  });
+
+  // Issue 16 finding 3: group:manageActions is scoped to the groups it names; action metadata is
+  // account-wide, so its writes are the owner's alone (spec 1: "a per-group scope applies only to
+  // the groups named when the scope is granted").
+  describe("action metadata (addAction, updateActionMetadata, removeAction) is owner-only", function () {
+    const CID_NEW = hashOf("QmNotYetRegistered");
+    /** The three metadata writes as `actor`, each on its own CID (CID_A and CID_B carry metadata, CID_NEW none). */
+    const metadataWrites = (c: AccountConfig, actor: bigint): [string, () => Promise<ContractTransactionResponse>][] => [
+      ["addAction", () => c.addAction(actor, CID_NEW, "added", "")],
+      ["updateActionMetadata", () => c.updateActionMetadata(actor, CID_B, "renamed", "")],
+      ["removeAction", () => c.removeAction(actor, CID_A)],
+    ];
+    /** The account's action metadata as listed. */
+    const actions = async (ctx: Ctx) => JSON.stringify((await ctx.config.listActions(ctx.account, 0, 100))[0], (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+    async function withMetadata() {
+      const ctx = await loadFixture(fixture);
+      await (await ctx.c.addAction(ctx.account, CID_A, "a", "")).wait();
+      await (await ctx.c.addAction(ctx.account, CID_B, "b", "")).wait();
+      return ctx;
+    }
+
+    const keyRows: [string, Permissions][] = [
+      ["group:manageActions on the group that lists the action (group 2 lists CID_B)", perms({ manageIpfsIdsInGroups: [2] })],
+      ["group:manageActions on another group", perms({ manageIpfsIdsInGroups: [1] })],
+      ["group:manageActions on every group (wildcard 0)", perms({ manageIpfsIdsInGroups: [0] })],
+      ["every scope on every group", allScopes()],
+      ["no scope", perms()],
+    ];
+    for (const [label, grant] of keyRows) {
+      it(`reverts (OwnerOnly) for a usage key holding ${label}, and changes nothing`, async function () {
+        const ctx = await withMetadata();
+        const key = await ctx.usageKey(grant);
+        const before = await actions(ctx);
+        for (const [name, send] of metadataWrites(ctx.c, key)) {
+          await expect(send(), name).to.be.revertedWithCustomError(ctx.config, "OwnerOnly").withArgs(ctx.account, key);
+        }
+        expect(await actions(ctx)).to.equal(before);
+      });
+    }
+
+    it("succeeds for the owner through an API payer (account key)", async function () {
+      const ctx = await withMetadata();
+      for (const [name, send] of metadataWrites(ctx.c, ctx.account)) await expect(send(), name).not.to.be.reverted;
+      expect((await ctx.config.listActions(ctx.account, 0, 100))[0].map((a) => [a.cidHash, a.name])).to.have.deep.members([
+        [CID_B, "renamed"],
+        [CID_NEW, "added"],
+      ]);
+    });
+
+    it("succeeds for the owner's admin wallet calling directly, whichever key of its account it names", async function () {
+      const ctx = await withMetadata();
+      const key = await ctx.usageKey(perms());
+      const direct = ctx.config.connect(ctx.admin);
+      for (const [name, send] of metadataWrites(direct, key)) await expect(send(), name).to.emit(ctx.config, name === "addAction" ? "ActionAdded" : name === "removeAction" ? "ActionRemoved" : "ActionMetadataUpdated");
+    });
+
+    it("reverts for any caller that is neither a payer nor the admin wallet", async function () {
+      const ctx = await withMetadata();
+      const before = await actions(ctx);
+      const stranger = await ctx.stranger.getAddress();
+      for (const [name, send] of metadataWrites(ctx.config.connect(ctx.stranger), ctx.account)) {
+        await expect(send(), name).to.be.revertedWithCustomError(ctx.config, "NotAuthorizedCaller").withArgs(stranger, ctx.account);
+      }
+      expect(await actions(ctx)).to.equal(before);
     });
   });
 
@@ -294,13 +361,13 @@ describe("AccountConfig permission matrix", function () {
       expect((await ctx.config.getGroup(ctx.account, 3n)).pkpCount).to.equal(1n);
     });
 
-    it("reverts when a PKP of another account is listed", async function () {
+    it("reverts when a PKP of another account is listed (the account registered no such wallet)", async function () {
       const ctx = await loadFixture(fixture);
       await expect(ctx.c.addGroup(ctx.account, "g", "", [ctx.pkpOther], []))
-        .to.be.revertedWithCustomError(ctx.config, "PkpNotOwnedByAccount")
+        .to.be.revertedWithCustomError(ctx.config, "PkpNotFound")
         .withArgs(ctx.account, ctx.pkpOther);
       await expect(ctx.c.addPkpToGroup(ctx.account, 1n, ctx.pkpOther))
-        .to.be.revertedWithCustomError(ctx.config, "PkpNotOwnedByAccount")
+        .to.be.revertedWithCustomError(ctx.config, "PkpNotFound")
         .withArgs(ctx.account, ctx.pkpOther);
     });
   });
@@ -419,14 +486,14 @@ describe("canExecute / findExecutionGroup (execution flow of spec 1)", function 
     const key = await ctx.usageKey(perms({ executeInGroups: [1] }));
     await (await ctx.c.removeUsageApiKey(ctx.account, key)).wait();
     expect(await ctx.config.canExecute(key, CID_A, ctx.pkpA, 1n)).to.equal(false);
-    expect(await ctx.config.canExecute(hashOf("never-issued"), CID_A, ctx.pkpA, 1n)).to.equal(false);
+    expect(await ctx.config.canExecute(usageKeyOf("never-issued"), CID_A, ctx.pkpA, 1n)).to.equal(false);
     expect(await ctx.config.findExecutionGroup(key, CID_A, ctx.pkpA)).to.deep.equal([false, 0n]);
   });
 
   it("replaces the whole permission set on update", async function () {
     const ctx = await loadFixture(fixture);
     const key = await ctx.usageKey(perms({ executeInGroups: [1] }));
-    await (await ctx.c.setUsageApiKey(ctx.account, key, 0, 0, "k", "", perms({ executeInGroups: [2] }))).wait();
+    await (await ctx.c.setUsageApiKey(ctx.account, key, 0, 0, "k", "", perms({ executeInGroups: [2] }), "0x")).wait();
     expect(await ctx.config.canExecute(key, CID_A, ctx.pkpA, 1n)).to.equal(false);
     expect(await ctx.config.canExecute(key, CID_B, ctx.pkpB, 2n)).to.equal(true);
   });

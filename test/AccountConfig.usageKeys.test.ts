@@ -1,7 +1,8 @@
 import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import { createManagedAccount, hashOf, perms, type Permissions } from "./helpers/accountConfig";
+import { createManagedAccount, perms, proofFor, usageKeyOf, type Permissions } from "./helpers/accountConfig";
+import { usageKeyProofDigest, usageKeySigningKey } from "../relayer/usageKeyProof";
 import {
   USAGE_KEY,
   Scope,
@@ -40,11 +41,11 @@ describe("AccountConfig: usage keys", function () {
   async function usageKeysFixture() {
     const s = await managedAccountScenario();
     const otherAccount = await createManagedAccount(s.config, s.payer, "another account key", s.stranger.address);
-    const otherUsageKey = hashOf("another account's usage key");
+    const otherUsageKey = usageKeyOf("another account's usage key");
     await setUsageKey(s.relay, otherAccount, otherUsageKey, perms());
-    const powerKey = hashOf("power key");
+    const powerKey = usageKeyOf("power key");
     await setUsageKey(s.relay, s.account, powerKey, allScopes(), { name: "power" });
-    return { ...s, otherAccount, otherUsageKey, powerKey, newKey: hashOf(NEW_USAGE_KEY) };
+    return { ...s, otherAccount, otherUsageKey, powerKey, newKey: usageKeyOf(NEW_USAGE_KEY) };
   }
   type Fixture = Awaited<ReturnType<typeof usageKeysFixture>>;
 
@@ -58,7 +59,7 @@ describe("AccountConfig: usage keys", function () {
     for (const keyHash of [s.newKey, s.usageKey]) {
       await expectRejected(
         s.config,
-        () => s.relay.setUsageApiKey(s.account, keyHash, expiration, balance, "x", "", permissions),
+        async () => s.relay.setUsageApiKey(s.account, keyHash, expiration, balance, "x", "", permissions, await proofFor(s.relay, s.account, keyHash)),
         error,
         errorArgs,
         keyState(s, keyHash)
@@ -71,7 +72,7 @@ describe("AccountConfig: usage keys", function () {
       const { config, relay, account, newKey, group1, group2, pkp } = await loadFixture(usageKeysFixture);
       const expiration = BigInt(await time.latest()) + 3600n;
       const permissions = perms({ canCreatePkps: true, executeInGroups: [group1], addPkpToGroups: [group1, group2] });
-      await expect(relay.setUsageApiKey(account, newKey, expiration, 500n, "ci", "the CI's key", permissions))
+      await expect(relay.setUsageApiKey(account, newKey, expiration, 500n, "ci", "the CI's key", permissions, await proofFor(relay, account, newKey)))
         .to.emit(config, "UsageApiKeySet")
         .withArgs(account, newKey, true, expiration, 500n);
       const expected = keyView(newKey, permissions, { expiration, balance: 500n, name: "ci", description: "the CI's key" });
@@ -96,7 +97,7 @@ describe("AccountConfig: usage keys", function () {
 
     it("lets the account's admin wallet add a key directly", async function () {
       const { config, admin, account, newKey } = await loadFixture(usageKeysFixture);
-      await expect(config.connect(admin).setUsageApiKey(account, newKey, 0, 0, "direct", "", perms({ canCreateGroups: true })))
+      await expect(config.connect(admin).setUsageApiKey(account, newKey, 0, 0, "direct", "", perms({ canCreateGroups: true }), await proofFor(config, account, newKey)))
         .to.emit(config, "UsageApiKeySet")
         .withArgs(account, newKey, true, 0, 0);
       expect(await config.hasScope(newKey, Scope.CreateGroups, 0)).to.equal(true);
@@ -106,10 +107,78 @@ describe("AccountConfig: usage keys", function () {
       const s = await loadFixture(usageKeysFixture);
       await expectRejected(
         s.config,
-        () => s.config.connect(s.stranger).setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", perms()),
+        async () => s.config.connect(s.stranger).setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", perms(), await proofFor(s.config, s.account, s.newKey)),
         "NotAuthorizedCaller",
         [s.stranger.address, s.account],
         keyState(s, s.newKey)
+      );
+    });
+  });
+
+  describe("setUsageApiKey (proof of possession)", function () {
+    it("publishes the EIP-712 digest a key signs, as relayer/usageKeyProof.ts computes it (this chain, this contract, this account)", async function () {
+      const { config, account, newKey } = await loadFixture(usageKeysFixture);
+      const { chainId } = await ethers.provider.getNetwork();
+      const target = { chainId, contract: await config.getAddress(), apiKeyHash: account };
+      expect(await config.usageApiKeyProofDigest(account, newKey)).to.equal(usageKeyProofDigest(target, newKey));
+      expect(await config.usageApiKeyProofDigest(account + 1n, newKey)).not.to.equal(usageKeyProofDigest(target, newKey));
+    });
+
+    it("reverts when a new key's proof is missing, malformed, by another key, or for another account, chain or contract", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      const { chainId } = await ethers.provider.getNetwork();
+      const contract = await s.config.getAddress();
+      const signer = usageKeySigningKey(NEW_USAGE_KEY);
+      const sign = (t: { chainId: bigint; contract: string; apiKeyHash: bigint }) => signer.sign(usageKeyProofDigest(t, s.newKey)).serialized;
+      const proofs = [
+        "0x",
+        "0x1234",
+        await proofFor(s.relay, s.account, s.powerKey), // a valid signature, by another key
+        sign({ chainId, contract, apiKeyHash: s.otherAccount }),
+        sign({ chainId: chainId + 1n, contract, apiKeyHash: s.account }),
+        sign({ chainId, contract: ethers.Wallet.createRandom().address, apiKeyHash: s.account }),
+      ];
+      for (const proof of proofs) {
+        await expectRejected(
+          s.config,
+          () => s.relay.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", perms(), proof),
+          "InvalidUsageKeyProof",
+          [s.account, s.newKey],
+          keyState(s, s.newKey)
+        );
+      }
+      await expect(s.relay.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", perms(), sign({ chainId, contract, apiKeyHash: s.account }))).to.emit(
+        s.config,
+        "UsageApiKeySet"
+      );
+    });
+
+    it("lets only the account that first registered a key add it again once removed (a leaked, revoked key is not re-pointed)", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      await s.relay.removeUsageApiKey(s.account, s.usageKey);
+      // the key's holder signs for another account: a valid proof, refused all the same
+      await expectRejected(
+        s.config,
+        async () => s.relay.setUsageApiKey(s.otherAccount, s.usageKey, 0, 0, "x", "", perms(), await proofFor(s.relay, s.otherAccount, s.usageKey)),
+        "KeyHashInUse",
+        [s.usageKey],
+        async () => [await keyState(s, s.usageKey)(), await accountState(s.config, s.otherAccount)]
+      );
+      await expect(s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "back", "", perms(), await proofFor(s.relay, s.account, s.usageKey)))
+        .to.emit(s.config, "UsageApiKeySet")
+        .withArgs(s.account, s.usageKey, true, 0, 0);
+    });
+
+    it("needs no proof to update a key the account holds, and a proof again once the key was removed", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      await expect(s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "renamed", "", perms(), "0x")).to.emit(s.config, "UsageApiKeySet");
+      await s.relay.removeUsageApiKey(s.account, s.usageKey);
+      await expectRejected(
+        s.config,
+        () => s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "back", "", perms(), "0x"),
+        "InvalidUsageKeyProof",
+        [s.account, s.usageKey],
+        keyState(s, s.usageKey)
       );
     });
   });
@@ -118,7 +187,7 @@ describe("AccountConfig: usage keys", function () {
     it("drops per-group grants absent from the update (created = false)", async function () {
       const { config, relay, account, usageKey, group1, group2, pkp } = await loadFixture(usageKeysFixture);
       expect(await config.canExecute(usageKey, cidHash(1), pkp, group1)).to.equal(true);
-      await expect(relay.setUsageApiKey(account, usageKey, 0, 0, "runner", "", perms({ executeInGroups: [group2] })))
+      await expect(relay.setUsageApiKey(account, usageKey, 0, 0, "runner", "", perms({ executeInGroups: [group2] }), "0x"))
         .to.emit(config, "UsageApiKeySet")
         .withArgs(account, usageKey, false, 0, 0);
       expect(await config.canExecute(usageKey, cidHash(1), pkp, group1)).to.equal(false);
@@ -167,7 +236,7 @@ describe("AccountConfig: usage keys", function () {
       const { config, relay, account, usageKey, group1, pkp } = await loadFixture(usageKeysFixture);
       const before = plain(await config.getUsageApiKey(usageKey));
       await expect(
-        relay.setUsageApiKey(account, usageKey, 0, 0, "x", "", perms({ canCreateGroups: true, executeInGroups: [group1, 99] }))
+        relay.setUsageApiKey(account, usageKey, 0, 0, "x", "", perms({ canCreateGroups: true, executeInGroups: [group1, 99] }), "0x")
       ).to.be.revertedWithCustomError(config, "GroupNotFound");
       expect(plain(await config.getUsageApiKey(usageKey))).to.deep.equal(before);
       expect(await config.canExecute(usageKey, cidHash(1), pkp, group1)).to.equal(true);
@@ -179,7 +248,7 @@ describe("AccountConfig: usage keys", function () {
       const s = await loadFixture(usageKeysFixture);
       await expectRejected(
         s.config,
-        () => s.relay.setUsageApiKey(s.account, 0n, 0, 0, "x", "", perms()),
+        () => s.relay.setUsageApiKey(s.account, 0n, 0, 0, "x", "", perms(), "0x"),
         "InvalidKeyHash",
         [0n],
         keyState(s, 0n)
@@ -191,7 +260,7 @@ describe("AccountConfig: usage keys", function () {
       for (const taken of [s.account, s.otherAccount, s.otherUsageKey]) {
         await expectRejected(
           s.config,
-          () => s.relay.setUsageApiKey(s.account, taken, 0, 0, "x", "", perms()),
+          async () => s.relay.setUsageApiKey(s.account, taken, 0, 0, "x", "", perms(), await proofFor(s.relay, s.account, taken)),
           "KeyHashInUse",
           [taken],
           async () => [await keyState(s, taken)(), await accountState(s.config, s.otherAccount)]
@@ -205,8 +274,9 @@ describe("AccountConfig: usage keys", function () {
       await expectSetRejected(s, { expiration: past }, "InvalidExpiration", [past]);
       await expectSetRejected(s, { expiration: U64_MAX + 1n }, "InvalidExpiration", [U64_MAX + 1n]);
       const now = BigInt(await time.latest()) + 10n;
+      const proof = await proofFor(s.relay, s.account, s.newKey);
       await time.setNextBlockTimestamp(now);
-      await expect(s.relay.setUsageApiKey(s.account, s.newKey, now, 0, "x", "", perms()))
+      await expect(s.relay.setUsageApiKey(s.account, s.newKey, now, 0, "x", "", perms(), proof))
         .to.be.revertedWithCustomError(s.config, "InvalidExpiration")
         .withArgs(now);
       expect((await s.config.resolveApiKey(s.newKey)).apiKeyHash).to.equal(0n);
@@ -245,9 +315,9 @@ describe("AccountConfig: usage keys", function () {
       }
     });
 
-    it("reverts when a list is longer than MAX_LIST_LENGTH, and accepts exactly that many", async function () {
+    it("reverts when a list is longer than MAX_PERMISSION_GROUPS, and accepts exactly that many", async function () {
       const s = await loadFixture(usageKeysFixture);
-      const max = await s.config.MAX_LIST_LENGTH();
+      const max = await s.config.MAX_PERMISSION_GROUPS();
       const ids: bigint[] = [s.group1, s.group2];
       while (BigInt(ids.length) < max) ids.push(await addGroup(s.relay, s.account, `g${ids.length + 1}`));
       for (const [field] of LISTS) {
@@ -318,7 +388,7 @@ describe("AccountConfig: usage keys", function () {
       const { config, relay, account, usageKey, group1, group2, pkp } = await loadFixture(usageKeysFixture);
       await setUsageKey(relay, account, usageKey, perms({ canCreateGroups: true, executeInGroups: [group1], manageIpfsIdsInGroups: [0] }));
       await relay.removeUsageApiKey(account, usageKey);
-      await expect(relay.setUsageApiKey(account, usageKey, 0, 0, "again", "", perms({ executeInGroups: [group2] })))
+      await expect(relay.setUsageApiKey(account, usageKey, 0, 0, "again", "", perms({ executeInGroups: [group2] }), await proofFor(relay, account, usageKey)))
         .to.emit(config, "UsageApiKeySet")
         .withArgs(account, usageKey, true, 0, 0);
       expect(await config.canExecute(usageKey, cidHash(1), pkp, group1)).to.equal(false);
@@ -350,9 +420,9 @@ describe("AccountConfig: usage keys", function () {
       const s = await loadFixture(usageKeysFixture);
       const { relay, powerKey, usageKey, newKey } = s;
       const sends = [
-        () => relay.setUsageApiKey(powerKey, newKey, 0, 0, "x", "", allScopes()),
-        () => relay.setUsageApiKey(powerKey, powerKey, 0, 0, "x", "", allScopes()),
-        () => relay.setUsageApiKey(powerKey, usageKey, 0, 0, "x", "", allScopes()),
+        async () => relay.setUsageApiKey(powerKey, newKey, 0, 0, "x", "", allScopes(), await proofFor(relay, powerKey, newKey)),
+        () => relay.setUsageApiKey(powerKey, powerKey, 0, 0, "x", "", allScopes(), "0x"),
+        () => relay.setUsageApiKey(powerKey, usageKey, 0, 0, "x", "", allScopes(), "0x"),
         () => relay.updateUsageApiKeyMetadata(powerKey, powerKey, "x", ""),
         () => relay.updateUsageApiKeyMetadata(powerKey, usageKey, "x", ""),
         () => relay.removeUsageApiKey(powerKey, powerKey),
@@ -365,7 +435,7 @@ describe("AccountConfig: usage keys", function () {
       const s = await loadFixture(usageKeysFixture);
       await expectRejected(
         s.config,
-        () => s.config.connect(s.admin).setUsageApiKey(s.usageKey, s.newKey, 0, 0, "x", "", perms()),
+        async () => s.config.connect(s.admin).setUsageApiKey(s.usageKey, s.newKey, 0, 0, "x", "", perms(), await proofFor(s.config, s.usageKey, s.newKey)),
         "OwnerOnly",
         [s.account, s.usageKey],
         keyState(s, s.newKey)

@@ -5,7 +5,7 @@ import { ZeroAddress, type BaseContract, type Result } from "ethers";
 
 import AppAuthModule from "../ignition/modules/AppAuth";
 import type { AccountConfig, AppAuth } from "../typechain-types";
-import { chainSecuredHash, deployAccountConfig, hashOf, perms } from "./helpers/accountConfig";
+import { chainSecuredHash, deployAccountConfig, hashOf, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
 import { deploySafeInfrastructure, type SafeCall, type SafeKit } from "./helpers/safe";
 
 const COMPOSE_HASH = ethers.id("vesta-compose-v2");
@@ -152,13 +152,13 @@ describe("Safe governance", function () {
   describe("a ChainSecured account administered by the Safe", function () {
     const wallet = ethers.getAddress("0x00000000000000000000000000000000000000a1");
     const cidHash = hashOf("QmSafeAction");
-    const usageHash = hashOf("usage-key-of-the-safe");
+    const usageHash = usageKeyOf("usage-key-of-the-safe");
 
-    /** The calls that set the account up: a wallet, group 1 with it and the CID, a usage key. */
-    const setupCalls = (config: AccountConfig, accountHash: bigint) => [
+    /** The calls that set the account up: a wallet, group 1 with it and the CID, a usage key (with its proof of possession). */
+    const setupCalls = async (config: AccountConfig, accountHash: bigint) => [
       call(config, "registerWalletDerivation", [accountHash, wallet, 7n, "pkp", "signing wallet"]),
       call(config, "addGroup", [accountHash, "ops", "operations", [wallet], [cidHash]]),
-      call(config, "setUsageApiKey", [accountHash, usageHash, 0n, 0n, "runner", "", perms({ executeInGroups: [1] })]),
+      call(config, "setUsageApiKey", [accountHash, usageHash, 0n, 0n, "runner", "", perms({ executeInGroups: [1] }), await proofFor(config, accountHash, usageHash)]),
     ];
 
     /** The fixture, then the Safe creates its ChainSecured account (two signatures). */
@@ -172,7 +172,7 @@ describe("Safe governance", function () {
     /** The Safe's account, configured by `setupCalls` (two signatures). */
     async function withConfiguredSafeAccount() {
       const f = await withSafeAccount();
-      await f.kit.proposeSignExecute(f.safe, setupCalls(f.config, f.accountHash), [f.alice.address, f.bob.address]);
+      await f.kit.proposeSignExecute(f.safe, await setupCalls(f.config, f.accountHash), [f.alice.address, f.bob.address]);
       return f;
     }
 
@@ -202,7 +202,7 @@ describe("Safe governance", function () {
 
     it("is configured by one MultiSend batch of Safe calls, after which the usage key can execute", async function () {
       const { config, kit, safe, alice, bob, accountHash } = await withSafeAccount();
-      await expect(kit.proposeSignExecute(safe, setupCalls(config, accountHash), [alice.address, bob.address]))
+      await expect(kit.proposeSignExecute(safe, await setupCalls(config, accountHash), [alice.address, bob.address]))
         .to.emit(config, "WalletRegistered")
         .withArgs(accountHash, wallet, 7n, accountHash, "pkp", "signing wallet")
         .and.to.emit(config, "GroupCreated")
@@ -214,7 +214,7 @@ describe("Safe governance", function () {
 
     it("cannot be configured with one owner's signature", async function () {
       const { config, kit, safe, alice, accountHash } = await withSafeAccount();
-      await expectSingleSignatureRefused(kit, safe, setupCalls(config, accountHash), alice.address);
+      await expectSingleSignatureRefused(kit, safe, await setupCalls(config, accountHash), alice.address);
       expect(await config.canExecute(usageHash, cidHash, wallet, 1)).to.equal(false);
       expect((await config.listGroups(accountHash, 0, 10)).total).to.equal(0n);
     });

@@ -11,6 +11,7 @@ import { call, startStack, type Stack } from "./helpers/relayer";
 import { accountClient, addGroup, addUsageKey, expectError, expectRejected, ok, type Client } from "./helpers/relayerWorkflow";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
 import { chainSecuredHash } from "./helpers/accountConfig";
+import { fundedWallet } from "./helpers/wallets";
 
 const HELLO = `async function main() { return "hello"; }`;
 const SLOW = `async function main() { await new Promise((r) => setTimeout(r, 1100)); return "slow"; }`;
@@ -199,9 +200,13 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await ok(runner.post("/lit_action", { code: HELLO }));
     expect(await balance(owner)).to.equal(997);
 
-    const wallet = Wallet.createRandom();
+    const wallet = await fundedWallet();
     const td = buildTypedData("ConvertAccount", { chainId: stack.relayer.ctx.chain.chainId, address: wallet.address, issuedAt: Math.floor(Date.now() / 1000) });
     await ok(owner.post("/convert_to_chain_secured_account", { new_admin_wallet_address: wallet.address, typed_data: td, signature: await signEnvelope(wallet, td) }));
+    // Billing moves only once the wallet accepted the account, from its own address.
+    expect(await balance(runner)).to.equal(996);
+    await (await stack.config.connect(wallet).acceptAccountOwnership(owner.hash)).wait();
+    await stack.relayer.ctx.executor.permissions.sync();
 
     // The same account now pays as its admin wallet, whose customer record holds nothing yet.
     const admin = await walletAuth(stack, wallet, owner.hash);

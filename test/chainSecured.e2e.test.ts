@@ -5,10 +5,12 @@ import { buildTypedData, PRIMARY_TYPES, type PrimaryType, type TypedData } from 
 import { computeCid } from "../executor/cid";
 import { LOCAL_TEST_WALLET_KEY, runChainSecuredDemo, SIGN_ACTION, signEnvelope, signedRequest } from "../scripts/lib/chainSecured";
 import { call, chainKeys } from "./helpers/relayer";
-import { chainSecuredHash, hashOf, perms } from "./helpers/accountConfig";
+import { perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
+import { usageKeyHash } from "../relayer/usageKeyProof";
 import { accountState } from "./helpers/scenario";
 import { suiteStack } from "./helpers/relayerChecks";
 import { deploySafeInfrastructure, type SafeKit } from "./helpers/safe";
+import { fundedWallet, walletAccount as walletAccountOf, type WalletAccount } from "./helpers/wallets";
 import {
   accountClient,
   addGroup,
@@ -41,22 +43,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
     chainId = stack().relayer.ctx.chain.chainId;
   });
 
-  /** A fresh wallet on the in-process chain, funded by signer 0 (it pays its own gas). */
-  async function fundedWallet(): Promise<Wallet> {
-    const wallet = new Wallet(Wallet.createRandom().privateKey, ethers.provider);
-    const [funder] = await ethers.getSigners();
-    await (await funder.sendTransaction({ to: wallet.address, value: ethers.parseEther("1") })).wait();
-    return wallet;
-  }
-
-  /** A wallet-owned account: a funded wallet that called newChainSecuredAccount, and the contract as that wallet. */
-  async function walletAccount() {
-    const wallet = await fundedWallet();
-    const config = stack().config.connect(wallet);
-    await (await config.newChainSecuredAccount("wallet-owned", "")).wait();
-    return { wallet, config, hash: chainSecuredHash(wallet.address) };
-  }
-  type WalletAccount = Awaited<ReturnType<typeof walletAccount>>;
+  const walletAccount = () => walletAccountOf(stack());
 
   /** Mints a wallet with a CreateWallet signature of the account's wallet; nothing is registered yet. */
   const mint = async (a: WalletAccount): Promise<{ wallet_address: string; derivation_path: string }> =>
@@ -90,6 +77,14 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
   const convert = async (owner: Client, admin: Parameters<typeof signedRequest>[0]) =>
     owner.post(CONVERT, { new_admin_wallet_address: admin.address, ...(await signedRequest(admin, "ConvertAccount", chainId)) });
 
+  /** The conversion of `owner`'s account to `admin`, requested and then accepted by `admin` on chain (seen by the relayer at once). */
+  async function convertAccepted(owner: Client, admin: Wallet) {
+    const answer = await ok(convert(owner, admin));
+    await (await stack().config.connect(admin).acceptAccountOwnership(owner.hash)).wait();
+    await stack().relayer.ctx.executor.permissions.sync();
+    return answer;
+  }
+
   describe("create_wallet_with_signature", function () {
     it("mints a wallet that belongs to no account until the wallet registers its derivation from itself", async function () {
       const a = await walletAccount();
@@ -98,13 +93,12 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       expect(minted.derivation_path).to.match(/^0x[0-9a-f]{64}$/);
       expect((await mint(a)).wallet_address).not.to.equal(minted.wallet_address);
       const config = stack().config;
-      await expect(config.getWallet(minted.wallet_address)).to.be.revertedWithCustomError(config, "PkpNotFound").withArgs(minted.wallet_address);
+      await expect(config.getWallet(a.hash, minted.wallet_address)).to.be.revertedWithCustomError(config, "PkpNotFound").withArgs(a.hash, minted.wallet_address);
 
       await expect(a.config.registerWalletDerivation(a.hash, minted.wallet_address, minted.derivation_path, "pkp", "minted by signature"))
         .to.emit(config, "WalletRegistered")
         .withArgs(a.hash, minted.wallet_address, BigInt(minted.derivation_path), a.hash, "pkp", "minted by signature");
-      const [owner, view] = await config.getWallet(minted.wallet_address);
-      expect(owner).to.equal(a.hash);
+      const view = await config.getWallet(a.hash, minted.wallet_address);
       expect(view.derivationPath).to.equal(BigInt(minted.derivation_path));
     });
 
@@ -114,7 +108,8 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       await (await a.config.registerWalletDerivation(a.hash, first.wallet_address, second.derivation_path, "mismatched", "")).wait();
       await (await a.config.addGroup(a.hash, "signers", "", [first.wallet_address], [hashCid(await computeCid(SIGN_ACTION))])).wait();
       const key = `usage-key-${Date.now()}-${Math.random()}`;
-      await (await a.config.setUsageApiKey(a.hash, hashOf(key), 0n, 0n, "runner", "", perms({ executeInGroups: [1] }))).wait();
+      const keyHash = usageKeyOf(key);
+      await (await a.config.setUsageApiKey(a.hash, keyHash, 0n, 0n, "runner", "", perms({ executeInGroups: [1] }), await proofFor(a.config, a.hash, keyHash))).wait();
       const r = await ok(runSign(key, first.wallet_address));
       expect(r.has_error).to.equal(true);
       expect(JSON.stringify(r)).to.match(/not a wallet this service derived/);
@@ -127,7 +122,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
     it("takes api_key_hash in the 0x-hex form the conversion answers with", async function () {
       const m = await managedAccount();
       const admin = await fundedWallet();
-      const { api_key_hash } = await ok(convert(m.owner, admin));
+      const { api_key_hash } = await convertAccepted(m.owner, admin);
       for (const path of [CREATE, ADD_KEY]) {
         const primaryType: PrimaryType = path === CREATE ? "CreateWallet" : "AddUsageApiKey";
         const request = await signedRequest(admin, primaryType, chainId);
@@ -144,28 +139,41 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       await (await a.config.addGroup(a.hash, "signers", "", [pkp], [hashCid(await computeCid(SIGN_ACTION))])).wait();
 
       const minted = await ok(call(stack(), "POST", ADD_KEY, { body: await signedRequest(a.wallet, "AddUsageApiKey", chainId) }));
-      expect(minted).to.have.all.keys("usage_api_key", "usage_api_key_hash", "wallet_address", "derivation_path");
-      expect(BigInt(minted.usage_api_key_hash)).to.equal(hashOf(minted.usage_api_key));
+      expect(minted).to.have.all.keys("usage_api_key", "usage_api_key_hash", "usage_api_key_proof", "wallet_address", "derivation_path");
+      expect(BigInt(minted.usage_api_key_hash)).to.equal(usageKeyHash(minted.usage_api_key));
       // until the wallet registers it, the key is a bare secret that authenticates nothing
       await expectError(runSign(minted.usage_api_key, pkp), 401, "invalid_api_key");
 
       await (await a.config.registerWalletDerivation(a.hash, minted.wallet_address, minted.derivation_path, "usage key wallet", "")).wait();
-      await (await a.config.setUsageApiKey(a.hash, minted.usage_api_key_hash, 0n, 0n, "runner", "executes in group 1", perms({ executeInGroups: [1] }))).wait();
+      await (
+        await a.config.setUsageApiKey(a.hash, minted.usage_api_key_hash, 0n, 0n, "runner", "executes in group 1", perms({ executeInGroups: [1] }), minted.usage_api_key_proof)
+      ).wait();
 
       await expectSigned(minted.usage_api_key, pkp);
       expect((await ok(call(stack(), "GET", "/list_groups", { key: minted.usage_api_key }))).map((g: { name: string }) => g.name)).to.deep.equal(["signers"]);
       await expectError(call(stack(), "POST", "/lit_action", { key: minted.usage_api_key, body: { code: HELLO } }), 403, "not_permitted");
-      const [owner] = await stack().config.getWallet(minted.wallet_address);
-      expect(owner).to.equal(a.hash);
+      expect((await stack().config.getWallet(a.hash, minted.wallet_address)).derivationPath).to.equal(BigInt(minted.derivation_path));
     });
   });
 
   describe("convert_to_chain_secured_account", function () {
-    it("makes the signer the admin (managed = false) and keeps the hash, groups, PKPs, actions and usage keys", async function () {
+    it("proposes the signer as admin; the account stays managed until the signer accepts on chain", async function () {
       const m = await managedAccount();
       const admin = await fundedWallet();
       const before = (await onChain(stack(), m.owner)) as any;
-      expect(await ok(convert(m.owner, admin))).to.deep.equal({ admin_wallet_address: admin.address, api_key_hash: hex32(m.owner.hash) });
+      expect(await ok(convert(m.owner, admin))).to.deep.equal({ admin_wallet_address: admin.address, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
+      const pending = (await onChain(stack(), m.owner)) as any;
+      expect(pending.account).to.deep.equal({ ...before.account, pendingAdminWalletAddress: admin.address, pendingConversion: true });
+      // still managed: the master key still writes and runs
+      await ok(m.owner.post("/add_group", { group_name: "while pending" }));
+      await expectSigned(m.owner.key, m.pkp, "still managed");
+    });
+
+    it("makes the signer the admin (managed = false) once it accepts, and keeps the hash, groups, PKPs, actions and usage keys", async function () {
+      const m = await managedAccount();
+      const admin = await fundedWallet();
+      const before = (await onChain(stack(), m.owner)) as any;
+      await convertAccepted(m.owner, admin);
       const after = (await onChain(stack(), m.owner)) as any;
       expect(after.account).to.deep.equal({ ...before.account, adminWalletAddress: admin.address, managed: false });
       expect({ ...after, account: null }).to.deep.equal({ ...before, account: null });
@@ -173,7 +181,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
 
     it("leaves the old master key reading (200) while every write with it, or with a usage key, is 403 account_chain_secured and changes nothing", async function () {
       const m = await managedAccount();
-      await ok(convert(m.owner, await fundedWallet()));
+      await convertAccepted(m.owner, await fundedWallet());
       expect((await ok(m.owner.get("/list_groups"))).map((g: { name: string }) => g.name)).to.deep.equal(["signers"]);
       for (const path of ["/list_wallets", "/list_actions", "/list_api_keys", `/list_wallets_in_group?group_id=${m.group}`]) await step(path, () => ok(m.owner.get(path)));
 
@@ -205,22 +213,22 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
     it("keeps usage keys running actions with the account's PKPs", async function () {
       const m = await managedAccount();
       await expectSigned(m.runner.key, m.pkp, "before");
-      await ok(convert(m.owner, await fundedWallet()));
+      await convertAccepted(m.owner, await fundedWallet());
       await expectSigned(m.runner.key, m.pkp, "after");
     });
 
     it("ends the old master key's right to run actions (403 account_chain_secured, with or without a PKP)", async function () {
       const m = await managedAccount();
       await expectSigned(m.owner.key, m.pkp, "before");
-      await ok(convert(m.owner, await fundedWallet()));
+      await convertAccepted(m.owner, await fundedWallet());
       await expectError(runSign(m.owner.key, m.pkp, "after"), 403, "account_chain_secured");
       await expectError(call(stack(), "POST", "/lit_action", { key: m.owner.key, body: { code: HELLO } }), 403, "account_chain_secured");
     });
 
-    it("refuses a second conversion (409 already_chain_secured); the new admin writes directly on chain", async function () {
+    it("refuses a second conversion once accepted (409 already_chain_secured); the new admin writes directly on chain", async function () {
       const m = await managedAccount();
       const admin = await fundedWallet();
-      await ok(convert(m.owner, admin));
+      await convertAccepted(m.owner, admin);
       for (const next of [Wallet.createRandom(), admin]) {
         await expectRejected(stack(), [m.owner], () => convert(m.owner, next), 409, "already_chain_secured");
       }
@@ -391,16 +399,19 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       return { typed_data, signature: message.encodedSignatures() };
     }
 
-    /** A managed account converted to the Safe, signed by owners 0 and 1. */
+    /** A managed account converted to the Safe: requested with owners 0 and 1's signature, accepted by a Safe transaction of owners 1 and 2. */
     async function safeAccount() {
       const m = await managedAccount();
       const answer = await ok(m.owner.post(CONVERT, { new_admin_wallet_address: safe, ...(await safeRequest("ConvertAccount", owners.slice(0, 2))) }));
+      const config = stack().config;
+      await kit.proposeSignExecute(safe, [{ to: await config.getAddress(), data: config.interface.encodeFunctionData("acceptAccountOwnership", [m.owner.hash]) }], [owners[1], owners[2]]);
+      await stack().relayer.ctx.executor.permissions.sync();
       return { ...m, answer };
     }
 
-    it("converts a managed account to the Safe, proven by two owners' Safe message signature", async function () {
+    it("converts a managed account to the Safe, proven by two owners' Safe message signature and accepted by a Safe transaction", async function () {
       const m = await safeAccount();
-      expect(m.answer).to.deep.equal({ admin_wallet_address: safe, api_key_hash: hex32(m.owner.hash) });
+      expect(m.answer).to.deep.equal({ admin_wallet_address: safe, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
       const account = await stack().config.getAccount(m.owner.hash);
       expect([account.adminWalletAddress, account.managed]).to.deep.equal([safe, false]);
     });
@@ -417,7 +428,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       const request = await safeRequest("CreateWallet", [owners[1], owners[2]]);
       const minted = await ok(call(stack(), "POST", CREATE, { body: { ...request, api_key_hash: m.owner.hash.toString() } }));
       const config = stack().config;
-      await expect(config.getWallet(minted.wallet_address)).to.be.revertedWithCustomError(config, "PkpNotFound");
+      await expect(config.getWallet(m.owner.hash, minted.wallet_address)).to.be.revertedWithCustomError(config, "PkpNotFound");
 
       const to = await config.getAddress();
       await kit.proposeSignExecute(
@@ -428,8 +439,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
         ],
         [owners[0], owners[2]],
       );
-      const [owner, view] = await config.getWallet(minted.wallet_address);
-      expect([owner, view.derivationPath]).to.deep.equal([m.owner.hash, BigInt(minted.derivation_path)]);
+      expect((await config.getWallet(m.owner.hash, minted.wallet_address)).derivationPath).to.equal(BigInt(minted.derivation_path));
       // the key derived for (account, path) is the registered wallet: the usage key signs with it
       await expectSigned(m.runner.key, minted.wallet_address, "signed by the Safe's new wallet");
     });
@@ -455,7 +465,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       expect(state.wallets.map((w: { walletAddress: string }) => w.walletAddress)).to.have.members([first.pkp, first.usageKeyWallet]);
       expect(state.groups.map((g: { id: bigint }) => g.id)).to.deep.equal([first.groupId]);
       expect(state.members[0].actions.map((a: { cidHash: bigint }) => a.cidHash)).to.deep.equal([BigInt(hashCid(first.cid))]);
-      expect(state.usageKeys.map((k: { usageApiKeyHash: bigint }) => k.usageApiKeyHash)).to.deep.equal([hashOf(first.usageApiKey)]);
+      expect(state.usageKeys.map((k: { usageApiKeyHash: bigint }) => k.usageApiKeyHash)).to.deep.equal([usageKeyHash(first.usageApiKey)]);
 
       // a second run with the same wallet reuses its account
       const second = await demo("second run");

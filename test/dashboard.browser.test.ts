@@ -8,7 +8,8 @@
  */
 import crypto from "node:crypto";
 import { expect } from "chai";
-import { keccak256, solidityPackedKeccak256, toUtf8Bytes, verifyMessage } from "ethers";
+import { JsonRpcProvider, solidityPackedKeccak256, verifyMessage, Wallet } from "ethers";
+import { usageKeyHash } from "../relayer/usageKeyProof";
 import type { Page } from "playwright-core";
 import { chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { requireChromium, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
@@ -115,7 +116,7 @@ describe("dashboard in a browser", function () {
     const keyRow = page.getByTestId("keys").locator("tr", { hasText: "bot" });
     expect(await keyRow.locator("td").nth(2).innerText()).to.equal("signers");
     await shot(page, "07-usage-key");
-    const onChain = await stack.config.getUsageApiKey(keccak256(toUtf8Bytes(usageKey)));
+    const onChain = await stack.config.getUsageApiKey(usageKeyHash(usageKey));
     expect(onChain.permissions.executeInGroups).to.deep.equal([1n]);
 
     // Run the saved action with the usage key: the response and the logs.
@@ -177,14 +178,14 @@ describe("dashboard in a browser", function () {
     await page.getByLabel("Create groups").check();
     await page.getByRole("button", { name: "Save permissions" }).click();
     await row.locator("td", { hasText: "all groups" }).waitFor();
-    const k = await stack.config.getUsageApiKey(keccak256(toUtf8Bytes(key)));
+    const k = await stack.config.getUsageApiKey(usageKeyHash(key));
     expect(k.permissions.executeInGroups).to.deep.equal([0n]);
     expect(k.permissions.canCreateGroups).to.equal(true);
 
     page.once("dialog", (d) => void d.accept());
     await row.getByRole("button", { name: "Remove" }).click();
     await page.getByTestId("keys").getByText("No usage keys yet.").waitFor();
-    const [account, , active] = await stack.config.resolveApiKey(keccak256(toUtf8Bytes(key)));
+    const [account, , active] = await stack.config.resolveApiKey(usageKeyHash(key));
     expect([account, active]).to.deep.equal([0n, false]);
   });
 
@@ -317,8 +318,7 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
       await page.getByLabel("Name").fill("wallet-owned pkp");
       await page.getByRole("button", { name: "Create wallet" }).click();
       const pkp = /0x[0-9a-fA-F]{40}/.exec(await page.getByRole("status").innerText())![0];
-      const [owner] = await stack.config.getWallet(pkp);
-      expect(owner).to.equal(BigInt(accountHash));
+      expect((await stack.config.getWallet(accountHash, pkp)).derivationPath).not.to.equal(0n);
 
       // A group, written by the wallet to the contract (direct path).
       await page.getByRole("link", { name: "Groups" }).click();
@@ -335,7 +335,7 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
       await page.getByLabel("Run actions in wallet group").check();
       await page.getByRole("button", { name: "Create usage key" }).click();
       const usageKey = await page.getByTestId("secret-value").inputValue();
-      const [keyAccount, isAccountKey, active] = await stack.config.resolveApiKey(keccak256(toUtf8Bytes(usageKey)));
+      const [keyAccount, isAccountKey, active] = await stack.config.resolveApiKey(usageKeyHash(usageKey));
       expect([keyAccount, isAccountKey, active]).to.deep.equal([BigInt(accountHash), false, true]);
       await shot(page, "17-wallet-usage-key");
 
@@ -347,6 +347,28 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
       await page.getByTestId("groups").locator("tr", { hasText: "wallet group" }).getByRole("button", { name: "Remove" }).click();
       await page.getByTestId("groups").getByText("No groups yet.").waitFor();
       expect(wallet.asked.slice(before)).to.include("eth_sendTransaction");
+
+      // An account another wallet transfers to this one is not this wallet's until it accepts: connecting
+      // with its hash asks the wallet to accept (a transaction), and only then signs in to it.
+      const provider = new JsonRpcProvider(stack.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+      try {
+        const seller = new Wallet(chainKeys(13, 1)[0], provider);
+        const sold = stack.config.connect(seller);
+        await (await sold.newChainSecuredAccount("sold", "")).wait();
+        const soldHash = solidityPackedKeccak256(["address"], [seller.address]);
+        await (await sold.transferAccountOwnership(soldHash, wallet.address)).wait();
+        expect((await stack.config.getAccount(soldHash)).adminWalletAddress).to.equal(seller.address);
+        await page.getByRole("button", { name: "Sign out" }).click();
+        await page.getByLabel(/^Account hash/).fill(soldHash);
+        const asked = wallet.asked.length;
+        await page.getByRole("button", { name: "Connect wallet" }).click();
+        await page.getByTestId("signed-in").filter({ hasText: "wallet" }).waitFor();
+        expect(wallet.asked.slice(asked)).to.include("eth_sendTransaction");
+        const sold2 = await stack.config.getAccount(soldHash);
+        expect([sold2.adminWalletAddress, sold2.pendingAdminWalletAddress]).to.deep.equal([wallet.address, "0x0000000000000000000000000000000000000000"]);
+      } finally {
+        provider.destroy();
+      }
     } finally {
       await page.close();
       wallet.close();

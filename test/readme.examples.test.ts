@@ -19,6 +19,7 @@ import { startRelayer, type RunningRelayer } from "../relayer/server";
 import { deriveWallet, paths } from "../executor/keys/provider";
 import { call, startStack, type Stack } from "./helpers/relayer";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
+import { usageKeyHash } from "../relayer/usageKeyProof";
 
 const ROOT = path.join(__dirname, "..");
 const README = path.join(ROOT, "README.md");
@@ -188,7 +189,7 @@ describe("README: the typed-client examples", function () {
     it("usage-key: adds a usage key with execute on all groups and lists it", async function () {
       const o = await run("usage-key", { VESTA_URL: url(), VESTA_API_KEY: accountKey() });
       const usageKey = from("usage-key", "usage_api_key");
-      const id = ethers.toBeHex(keyHash(usageKey), 32);
+      const id = ethers.toBeHex(usageKeyHash(usageKey), 32);
       expect(o.stdout, "the listing shows the new key by its hash").to.include(`- bot (hash ${id}): execute in groups [0]`);
       const listed = await call(stack!, "GET", "/list_api_keys", { key: accountKey() });
       expect(listed.body.find((k: { id: string }) => k.id === id), JSON.stringify(listed.body)).to.include({ name: "bot", can_create_groups: false, can_create_pkps: false });
@@ -199,8 +200,8 @@ describe("README: the typed-client examples", function () {
       const wallet = from("wallet", "wallet");
       expect(ethers.isAddress(wallet)).to.equal(true);
       expect(o.stdout).to.include(`- signer: ${wallet}`);
-      const [owner] = await stack!.config.getWallet(wallet);
-      expect(owner, "the wallet is registered on chain to the account").to.equal(keyHash(accountKey()));
+      const view = await stack!.config.getWallet(keyHash(accountKey()), wallet);
+      expect(view.walletAddress, "the wallet is registered on chain to the account").to.equal(wallet);
     });
 
     it("group: creates a group listing the wallet", async function () {
@@ -268,8 +269,7 @@ describe("README: the typed-client examples", function () {
       const config = stack!.config.connect(owner);
       await (await config.newChainSecuredAccount("readme", "")).wait();
       await (await config.registerWalletDerivation(accountHash, minted, derivationPath, "minted", "")).wait();
-      const [registeredTo] = await stack!.config.getWallet(minted);
-      expect(registeredTo).to.equal(accountHash);
+      expect((await stack!.config.getWallet(accountHash, minted)).derivationPath).to.equal(derivationPath);
     });
 
     describe("billing (Stripe mode, against the Stripe test double)", function () {

@@ -6,6 +6,7 @@ import { ethers } from "hardhat";
 import { loadConfig } from "../relayer/config";
 import { createApp } from "../relayer/app";
 import { call, newAccount } from "./helpers/relayer";
+import { LIMITS } from "../relayer/limits";
 import {
   apiGroup,
   apiWallet,
@@ -141,10 +142,10 @@ describe("relayer errors", function () {
       cases.push(
         { label: "pkp_ids_permitted not an array", method: "POST", path: "/add_group", body: { group_name: "g", pkp_ids_permitted: f.wallet }, field: "pkp_ids_permitted" },
         {
-          label: "101 pkp_ids_permitted",
+          label: `${LIMITS.groupMembers + 1} pkp_ids_permitted`,
           method: "POST",
           path: "/update_group",
-          body: { group_id: f.group, name: "g", pkp_ids_permitted: Array(101).fill(f.wallet) },
+          body: { group_id: f.group, name: "g", pkp_ids_permitted: Array(LIMITS.groupMembers + 1).fill(f.wallet) },
           field: "pkp_ids_permitted",
         },
       );
@@ -275,38 +276,75 @@ describe("relayer errors", function () {
       });
     });
 
-    it("refuses names over 256 and descriptions over 1024 characters on every endpoint", async function () {
+    // Issue 16 finding 5: the same byte limits as the contract (relayer/limits.ts), refused before any work.
+    const { nameBytes: NAME, descriptionBytes: DESCRIPTION } = LIMITS;
+    /** Every string field of every write, with the rest of a valid body and its limit in bytes. */
+    const stringFields = (f: Fixture): [string, Record<string, unknown>, string, number][] => [
+      ["/new_account", {}, "account_name", NAME],
+      ["/new_account", { account_name: "a" }, "account_description", DESCRIPTION],
+      ["/add_group", {}, "group_name", NAME],
+      ["/add_group", { group_name: "g" }, "group_description", DESCRIPTION],
+      ["/update_group", { group_id: f.group }, "name", NAME],
+      ["/update_group", { group_id: f.group, name: "n" }, "description", DESCRIPTION],
+      ["/create_wallet", {}, "name", NAME],
+      ["/create_wallet", {}, "description", DESCRIPTION],
+      ["/add_action", { action_ipfs_cid: CID_V0 }, "name", NAME],
+      ["/add_action", { action_ipfs_cid: CID_V0 }, "description", DESCRIPTION],
+      ["/update_action_metadata", { hashed_cid: HASH }, "name", NAME],
+      ["/update_action_metadata", { hashed_cid: HASH, name: "n" }, "description", DESCRIPTION],
+      ["/add_usage_api_key", {}, "name", NAME],
+      ["/add_usage_api_key", {}, "description", DESCRIPTION],
+      ["/update_usage_api_key", { usage_api_key: "k" }, "name", NAME],
+      ["/update_usage_api_key", { usage_api_key: "k" }, "description", DESCRIPTION],
+      ["/update_usage_api_key_metadata", { usage_api_key: "k" }, "name", NAME],
+      ["/update_usage_api_key_metadata", { usage_api_key: "k", name: "n" }, "description", DESCRIPTION],
+    ];
+
+    it("refuses a name or description one byte over the contract's limit on every endpoint, counted in bytes of UTF-8 (400, nothing sent)", async function () {
       const f = await fixture();
-      const strings: [string, Record<string, unknown>, string, number][] = [
-        ["/new_account", {}, "account_name", 256],
-        ["/new_account", { account_name: "a" }, "account_description", 1024],
-        ["/add_group", {}, "group_name", 256],
-        ["/add_group", { group_name: "g" }, "group_description", 1024],
-        ["/update_group", { group_id: f.group }, "name", 256],
-        ["/update_group", { group_id: f.group, name: "n" }, "description", 1024],
-        ["/create_wallet", {}, "name", 256],
-        ["/create_wallet", {}, "description", 1024],
-        ["/add_action", { action_ipfs_cid: CID_V0 }, "name", 256],
-        ["/add_action", { action_ipfs_cid: CID_V0 }, "description", 1024],
-        ["/update_action_metadata", { hashed_cid: HASH }, "name", 256],
-        ["/update_action_metadata", { hashed_cid: HASH, name: "n" }, "description", 1024],
-        ["/add_usage_api_key", {}, "name", 256],
-        ["/add_usage_api_key", {}, "description", 1024],
-        ["/update_usage_api_key_metadata", { usage_api_key: "k" }, "name", 256],
-        ["/update_usage_api_key_metadata", { usage_api_key: "k", name: "n" }, "description", 1024],
-      ];
-      await expectAllRefused(
-        f,
-        strings.map(([p, base, field, max]) => ({ label: `${field} of ${max + 1}`, method: "POST", path: p, body: { ...base, [field]: long(max + 1) }, field })),
-      );
+      // max + 1 bytes of two-byte characters: fewer characters than the limit, more bytes
+      const overBytes = (max: number) => "é".repeat((max + 1) / 2 | 0) + (max % 2 === 0 ? "x" : "");
+      await expectAllRefused(f, [
+        ...stringFields(f).map(([p, base, field, max]): Bad => ({ label: `${field} of ${max + 1} chars`, method: "POST", path: p, body: { ...base, [field]: long(max + 1) }, field })),
+        ...stringFields(f).map(([p, base, field, max]): Bad => ({ label: `${field} of ${max + 1} bytes`, method: "POST", path: p, body: { ...base, [field]: overBytes(max) }, field })),
+      ]);
     });
 
-    it("accepts a name of exactly 256 and a description of exactly 1024 characters (multi-byte too)", async function () {
-      const { apiKey } = await newAccount(stack(), long(256));
-      const groupName = "名".repeat(256);
-      const id = await apiGroup(stack(), apiKey, groupName, { group_description: "é".repeat(1024) });
+    it("refuses a list one item over the contract's limit: group members and each permission list (400, nothing sent)", async function () {
+      const f = await fixture();
+      const cids = Array.from({ length: LIMITS.groupMembers + 1 }, (_, i) => ethers.keccak256(ethers.toUtf8Bytes(`cid ${i}`)));
+      const groups = Array.from({ length: LIMITS.permissionGroups + 1 }, (_, i) => i + 1);
+      const cases: Bad[] = [
+        { label: "add_group pkps", method: "POST", path: "/add_group", body: { group_name: "g", pkp_ids_permitted: Array(LIMITS.groupMembers + 1).fill(f.wallet) }, field: "pkp_ids_permitted" },
+        { label: "add_group cids", method: "POST", path: "/add_group", body: { group_name: "g", cid_hashes_permitted: cids }, field: "cid_hashes_permitted" },
+        { label: "update_group cids", method: "POST", path: "/update_group", body: { group_id: f.group, name: "g", cid_hashes_permitted: cids }, field: "cid_hashes_permitted" },
+      ];
+      for (const field of ["manage_ipfs_ids_in_groups", "add_pkp_to_groups", "remove_pkp_from_groups", "execute_in_groups"]) {
+        cases.push({ label: `add ${field}`, method: "POST", path: "/add_usage_api_key", body: { [field]: groups }, field });
+        cases.push({ label: `update ${field}`, method: "POST", path: "/update_usage_api_key", body: { usage_api_key: "k", [field]: groups }, field });
+      }
+      await expectAllRefused(f, cases);
+    });
+
+    it("refuses an e-mail over 254 characters and a usage_api_key over 512 (400, nothing sent)", async function () {
+      const f = await fixture();
+      await expectAllRefused(f, [
+        { label: "email", method: "POST", path: "/new_account", body: { account_name: "a", email: `${long(250)}@example.com` }, field: "email" },
+        { label: "usage_api_key", method: "POST", path: "/remove_usage_api_key", body: { usage_api_key: long(513) }, field: "usage_api_key" },
+      ]);
+    });
+
+    it("accepts names and descriptions of exactly the limits in bytes (multi-byte too), and lists of exactly the limits", async function () {
+      const { apiKey } = await newAccount(stack(), long(NAME));
+      const groupName = "名".repeat(Math.floor(NAME / 3)) + "x".repeat(NAME % 3); // exactly NAME bytes, mostly 3-byte characters
+      const description = "é".repeat(DESCRIPTION / 2);
+      const wallets = await Promise.all(Array.from({ length: LIMITS.groupMembers }, () => apiWallet(stack(), apiKey)));
+      const cids = Array.from({ length: LIMITS.groupMembers }, (_, i) => ethers.keccak256(ethers.toUtf8Bytes(`exact cid ${i}`)));
+      const id = await apiGroup(stack(), apiKey, groupName, { group_description: description, pkp_ids_permitted: wallets, cid_hashes_permitted: cids });
       const [g] = ok(await call(stack(), "GET", "/list_groups", { key: apiKey }), "list_groups");
-      expect(g).to.deep.include({ id: String(id), name: groupName, description: "é".repeat(1024) });
+      expect(g).to.deep.include({ id: String(id), name: groupName, description, pkp_count: LIMITS.groupMembers, cid_count: LIMITS.groupMembers });
+      const groups = [id];
+      ok(await call(stack(), "POST", "/add_usage_api_key", { key: apiKey, body: { name: long(NAME), description: long(DESCRIPTION), execute_in_groups: groups } }), "add_usage_api_key");
     });
   });
 
@@ -567,9 +605,9 @@ describe("relayer errors", function () {
       expect(addGroup.properties).to.have.keys("group_name", "group_description", "pkp_ids_permitted", "cid_hashes_permitted");
       expect(addGroup.required).to.deep.equal(["group_name"]);
       expect(addGroup.additionalProperties).to.equal(false);
-      expect(addGroup.properties.group_name.maxLength).to.equal(256);
-      expect(addGroup.properties.group_description.maxLength).to.equal(1024);
-      expect(addGroup.properties.pkp_ids_permitted.maxItems).to.equal(100);
+      expect(addGroup.properties.group_name.maxLength).to.equal(LIMITS.nameBytes);
+      expect(addGroup.properties.group_description.maxLength).to.equal(LIMITS.descriptionBytes);
+      expect(addGroup.properties.pkp_ids_permitted.maxItems).to.equal(LIMITS.groupMembers);
       expect(body("/update_group").properties).to.have.keys("group_id", "name", "description", "pkp_ids_permitted", "cid_hashes_permitted");
       expect(body("/new_account").properties).to.have.keys("account_name", "account_description", "email");
       expect(body("/add_usage_api_key").properties).to.include.keys(

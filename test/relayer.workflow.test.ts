@@ -81,8 +81,7 @@ describe("relayer: the managed-mode API end to end", function () {
         const wallet: string = named.wallet_address;
         expect(wallet).to.equal(ethers.getAddress(wallet)).and.not.equal(plainWallet);
         for (const [address, name, description] of [[plainWallet, "", ""], [wallet, "signer", "signs things"]]) {
-          const [holder, view] = await stack.config.getWallet(address);
-          expect(holder).to.equal(owner.hash);
+          const view = await stack.config.getWallet(owner.hash, address);
           expect([view.walletAddress, view.name, view.description]).to.deep.equal([address, name, description]);
           // The wallet's key is derived from (account hash, derivation path).
           expect((await deriveWallet(stack.relayer.ctx.keys, paths.pkp(owner.hash, view.derivationPath))).address).to.equal(address);
@@ -157,7 +156,7 @@ describe("relayer: the managed-mode API end to end", function () {
       const added = await ok(owner.post("/add_usage_api_key", { name: "ci", description: "ci key", can_create_groups: true, execute_in_groups: [f.g1] }));
       expect(added).to.have.all.keys("success", "usage_api_key");
       expect(Buffer.from(added.usage_api_key, "base64")).to.have.length(32);
-      const key = client(stack, added.usage_api_key);
+      const key = client(stack, added.usage_api_key, false, "usage");
       const listed = { id: hex32(key.hash), name: "ci", description: "ci key", expiration: 0, balance: "0", ...NO_PERMISSIONS };
       expect(await listedUsageKey(owner, key)).to.deep.equal({ ...listed, can_create_groups: true, execute_in_groups: [f.g1] });
       const list = await owner.get("/list_api_keys");
@@ -182,7 +181,7 @@ describe("relayer: the managed-mode API end to end", function () {
       await ok(owner.post("/remove_usage_api_key", { usage_api_key: key.key }));
       await expectError(key.get("/list_groups"), 401, "invalid_api_key");
       await expectError(key.post("/create_wallet", {}), 401, "invalid_api_key");
-      await expectError(client(stack, key.key, true).get("/list_wallets"), 401, "invalid_api_key");
+      await expectError(client(stack, key.key, true, "usage").get("/list_wallets"), 401, "invalid_api_key");
       expect(await ok(key.get("/account_exists"))).to.equal(false);
       expect(await listedUsageKey(owner, key)).to.equal(undefined);
       expect(await listedUsageKey(owner, other)).to.deep.equal(otherBefore);
@@ -278,7 +277,7 @@ describe("relayer: the managed-mode API end to end", function () {
       const key = await addUsageKey(stack, owner, { name: "late grant" });
       const admin = await adminSigner(stack, owner);
       await expectError(key.post("/add_group", { group_name: "retried" }), 403, "missing_scope", "group:create");
-      await (await stack.config.connect(admin).setUsageApiKey(owner.hash, key.hash, 0, 0, "late grant", "", perms({ canCreateGroups: true }))).wait();
+      await (await stack.config.connect(admin).setUsageApiKey(owner.hash, key.hash, 0, 0, "late grant", "", perms({ canCreateGroups: true }), "0x")).wait();
       expect(await stack.config.hasScope(key.hash, Scope.CreateGroups, 0)).to.equal(true);
       expect(await ok(key.post("/add_group", { group_name: "retried" }))).to.deep.equal({ success: true, group_id: 1 });
     });
@@ -357,7 +356,7 @@ describe("relayer: the managed-mode API end to end", function () {
           await expectRejected(stack, [a.owner], () => a.owner.post("/add_group", { group_name: "x", pkp_ids_permitted: [pkp] }), 404, "wallet_not_found", pkp);
         });
       }
-      expect((await stack.config.getWallet(theirs))[0]).not.to.equal(a.owner.hash);
+      await expect(stack.config.getWallet(a.owner.hash, theirs)).to.be.revertedWithCustomError(stack.config, "PkpNotFound");
     });
 
     it("adding an action or a PKP that is already in the group is 409 already_exists", async function () {

@@ -62,6 +62,8 @@ describe("X-Wallet-Auth (billing identity)", function () {
       body: { new_admin_wallet_address: await admin.getAddress(), typed_data: td, signature: await admin.signTypedData(td.domain, types, td.message) },
     });
     expect(conv.status, JSON.stringify(conv.body)).to.equal(200);
+    await (await stack.config.connect(admin).acceptAccountOwnership(account)).wait(); // the new admin accepts from its own address
+    await stack.relayer.ctx.executor.permissions.sync();
     expect(await identity({ "x-wallet-auth": await signedHeader(admin, "BillingAuth", account) })).to.deep.equal({
       via: "wallet",
       accountHash: account,

@@ -15,8 +15,21 @@ import {Scope, AccountView, UsageKeyPermissions, UsageKeyView, GroupView, Wallet
 /// - Relay path (managed accounts only): an API payer submits on behalf of a key. The actor is the
 ///   account key (owner rights) or a usage key of the account (its scopes only). Relayed writes
 ///   for an unmanaged (ChainSecured) account revert with `AccountNotManaged`.
-/// Owner-only operations (add, update, revoke usage keys; transfer ownership) can never be done
-/// by a usage key.
+/// Owner-only operations (add, update, revoke usage keys; transfer ownership; action metadata) can
+/// never be done by a usage key.
+///
+/// Nothing is pushed onto an address that did not act. An account changes admin wallet in two steps
+/// (OpenZeppelin `Ownable2Step`): the owner proposes (`transferAccountOwnership`,
+/// `convertToChainSecuredAccount`), the proposed wallet accepts from its own address
+/// (`acceptAccountOwnership`); until then the admin, and so who pays, is unchanged. A usage key is
+/// registered only with a proof of possession signed by the key itself (see `setUsageApiKey`). A
+/// wallet (PKP) registration belongs to the account that made it: the same address registered by
+/// another account is another record, so no account can block or take another's registration.
+///
+/// Limits (the same numbers are enforced at the HTTP edge): every name is at most `MAX_NAME_BYTES`
+/// bytes of UTF-8, every description at most `MAX_DESCRIPTION_BYTES`; a group write lists at most
+/// `MAX_GROUP_MEMBERS` PKPs and as many CID hashes; each permission list of a usage key names at
+/// most `MAX_PERMISSION_GROUPS` groups. They bound the gas of every write.
 ///
 /// Groups have ids that start at 1 per account and are never reused; 0 is the wildcard in
 /// permission lists. PKPs are identified by their wallet address.
@@ -25,9 +38,15 @@ interface IAccountConfig {
 
     /// @notice An account was created (managed by an API payer, or ChainSecured by its wallet).
     event AccountCreated(uint256 indexed apiKeyHash, address indexed adminWalletAddress, bool managed, string name, string description);
-    /// @notice A managed account became ChainSecured (managed = false) under a new admin wallet.
+    /// @notice The owner proposed `pendingAdmin` as the account's admin wallet (address(0): the
+    /// proposal was cancelled); nothing changes until that wallet accepts.
+    event AccountOwnershipTransferStarted(uint256 indexed apiKeyHash, address indexed currentAdmin, address indexed pendingAdmin);
+    /// @notice A managed account's conversion to ChainSecured was proposed, with `pendingAdmin` as its
+    /// admin wallet; it stays managed until that wallet accepts.
+    event AccountConversionStarted(uint256 indexed apiKeyHash, address indexed currentAdmin, address indexed pendingAdmin);
+    /// @notice A managed account became ChainSecured (managed = false): `newAdmin` accepted.
     event AccountConverted(uint256 indexed apiKeyHash, address indexed previousAdmin, address indexed newAdmin);
-    /// @notice The admin wallet of an account changed.
+    /// @notice The admin wallet of an account changed: `newAdmin` accepted.
     event AccountOwnershipTransferred(uint256 indexed apiKeyHash, address indexed previousAdmin, address indexed newAdmin);
 
     /// @notice A usage key was added (`created`) or had its whole permission set replaced.
@@ -85,10 +104,15 @@ interface IAccountConfig {
     /// @notice A permission list mixes the wildcard 0 with group ids, or repeats a group id.
     error InvalidGroupList(Scope scope, uint64 groupId);
 
+    /// @notice `caller` is not the pending admin wallet of the account (or none is pending).
+    error NotPendingAdmin(address caller, uint256 apiKeyHash);
+    /// @notice The proof of possession of a new usage key is missing or not signed by that key.
+    error InvalidUsageKeyProof(uint256 apiKeyHash, uint256 usageApiKeyHash);
+
     error GroupNotFound(uint256 apiKeyHash, uint64 groupId);
-    error PkpNotFound(address pkpId);
-    error PkpNotOwnedByAccount(uint256 apiKeyHash, address pkpId);
-    error PkpAlreadyRegistered(address pkpId);
+    /// @notice The account has registered no wallet (PKP) with this address.
+    error PkpNotFound(uint256 apiKeyHash, address pkpId);
+    error PkpAlreadyRegistered(uint256 apiKeyHash, address pkpId);
     error InvalidDerivationPath();
     error PkpAlreadyInGroup(uint256 apiKeyHash, uint64 groupId, address pkpId);
     error PkpNotInGroup(uint256 apiKeyHash, uint64 groupId, address pkpId);
@@ -99,6 +123,10 @@ interface IAccountConfig {
     error ActionNotFound(uint256 apiKeyHash, uint256 cidHash);
     /// @notice A list argument is longer than one call may carry.
     error TooManyItems(uint256 count, uint256 max);
+    /// @notice A name is longer than `MAX_NAME_BYTES` bytes (UTF-8).
+    error NameTooLong(uint256 length, uint256 max);
+    /// @notice A description is longer than `MAX_DESCRIPTION_BYTES` bytes (UTF-8).
+    error DescriptionTooLong(uint256 length, uint256 max);
 
     error NotApiPayerAdmin(address caller);
     error ApiPayerAlreadyAdded(address payer);
@@ -118,23 +146,38 @@ interface IAccountConfig {
     /// apiKeyHash = keccak256(abi.encodePacked(msg.sender)), managed = false. The hash is no credential.
     function newChainSecuredAccount(string calldata name, string calldata description) external returns (uint256 apiKeyHash);
 
-    /// @notice Makes a managed account ChainSecured: `newAdminWalletAddress` becomes its admin and
-    /// managed becomes false; groups, PKPs, action metadata and usage keys are preserved. Callable
-    /// by an API payer or the account's admin wallet. There is no way back.
+    /// @notice Proposes to make a managed account ChainSecured with `newAdminWalletAddress` as its
+    /// admin. Callable by an API payer or the account's admin wallet; the account stays managed (and
+    /// keeps its admin) until `newAdminWalletAddress` calls `acceptAccountOwnership`, which makes it
+    /// the admin and managed false. Groups, PKPs, action metadata and usage keys are preserved. There
+    /// is no way back once accepted. A new proposal replaces a pending one.
     function convertToChainSecuredAccount(uint256 apiKeyHash, address newAdminWalletAddress) external;
 
-    /// @notice Hands the account to another admin wallet. Owner only.
+    /// @notice Proposes another admin wallet for the account (owner only); `newAdminWalletAddress`
+    /// becomes the admin when it calls `acceptAccountOwnership`. address(0) cancels a pending
+    /// transfer or conversion. A new proposal replaces a pending one.
     function transferAccountOwnership(uint256 apiKeyHash, address newAdminWalletAddress) external;
+
+    /// @notice Completes a pending transfer or conversion: the caller must be the pending admin wallet
+    /// (`NotPendingAdmin`), and becomes the account's admin (a conversion also makes it unmanaged).
+    function acceptAccountOwnership(uint256 apiKeyHash) external;
 
     // ───────────────────────────────────────── Usage keys ─────────────────────────────────────────
 
     /// @notice Adds a usage key, or replaces the whole permission set, expiration and balance of an
     /// existing one of the same account (replace-all: nothing of the previous set survives). Owner only.
     /// @param apiKeyHash the account's hash (an account key, never a usage key).
-    /// @param usageApiKeyHash keccak256 of the usage key's bytes; unique across all accounts, and never
-    /// the hash of an existing account (`KeyHashInUse`). A ChainSecured account created later under a
-    /// hash that a usage key holds shadows that key, which then authorizes nothing.
+    /// @param usageApiKeyHash the usage key's identity: a usage key is a secp256k1 keypair, and this
+    /// is keccak256 of its 64-byte public key, so its low 160 bits are the key's address. Unique
+    /// across all accounts, and never the hash of an existing account (`KeyHashInUse`); a removed
+    /// key can be added again by the account that first registered it only.
     /// @param expiration unix seconds after which the key is invalid; 0 = never.
+    /// @param proof when the key is new to the account: the key's own EIP-712 signature of
+    /// `RegisterUsageApiKey(uint256 apiKeyHash,uint256 usageApiKeyHash)` in the domain
+    /// {name "Vesta AccountConfig", version "1", chainId, verifyingContract this contract} (see
+    /// `usageApiKeyProofDigest`), recovering to address(uint160(usageApiKeyHash)); else
+    /// `InvalidUsageKeyProof`. Ignored on update. Only the key's holder can make it, so a hash seen
+    /// in a pending transaction can be neither taken nor blocked by another account.
     function setUsageApiKey(
         uint256 apiKeyHash,
         uint256 usageApiKeyHash,
@@ -142,7 +185,8 @@ interface IAccountConfig {
         uint256 balance,
         string calldata name,
         string calldata description,
-        UsageKeyPermissions calldata permissions
+        UsageKeyPermissions calldata permissions,
+        bytes calldata proof
     ) external;
 
     /// @notice Changes only the name and description of a usage key. Owner only.
@@ -194,8 +238,9 @@ interface IAccountConfig {
     // ──────────────────────────────────── Wallets and actions ─────────────────────────────────────
 
     /// @notice Registers a minted PKP to the actor's account (scope pkp:create). The wallet's key is
-    /// derived inside the TEE from (account hash, derivation path), so registering another
-    /// account's path yields a different key, never theirs.
+    /// derived inside the TEE from (account hash, derivation path), so a registration only ever
+    /// yields a key to the account it was derived for. Registrations are per account: an address
+    /// registered by another account neither blocks this one nor gives that account anything.
     function registerWalletDerivation(
         uint256 actorKeyHash,
         address walletAddress,
@@ -204,13 +249,15 @@ interface IAccountConfig {
         string calldata description
     ) external;
 
-    /// @notice Registers action metadata for a CID (owner, or a key with group:manageActions on any group).
+    /// @notice Registers action metadata for a CID. Owner only: metadata is account-wide, and a usage
+    /// key's group:manageActions covers the CID lists of the groups it was granted on, nothing else
+    /// (`OwnerOnly`).
     function addAction(uint256 actorKeyHash, uint256 cidHash, string calldata name, string calldata description) external;
 
-    /// @notice Changes an action's metadata (same rights as addAction).
+    /// @notice Changes an action's metadata. Owner only.
     function updateActionMetadata(uint256 actorKeyHash, uint256 cidHash, string calldata name, string calldata description) external;
 
-    /// @notice Deletes an action's metadata from the account; groups that list the CID are unchanged.
+    /// @notice Deletes an action's metadata from the account; groups that list the CID are unchanged. Owner only.
     function removeAction(uint256 actorKeyHash, uint256 cidHash) external;
 
     // ─────────────────────────────────────────── Payers ───────────────────────────────────────────
@@ -226,6 +273,18 @@ interface IAccountConfig {
     function setAdminApiPayer(address adminPayer) external;
 
     // ─────────────────────────────────────────── Views ────────────────────────────────────────────
+
+    /// @notice Longest name, in bytes of UTF-8 (accounts, usage keys, groups, wallets, actions).
+    function MAX_NAME_BYTES() external view returns (uint256);
+
+    /// @notice Longest description, in bytes of UTF-8.
+    function MAX_DESCRIPTION_BYTES() external view returns (uint256);
+
+    /// @notice Most PKPs, and most CID hashes, one group write may list.
+    function MAX_GROUP_MEMBERS() external view returns (uint256);
+
+    /// @notice Most group ids in each permission list of a usage key.
+    function MAX_PERMISSION_GROUPS() external view returns (uint256);
 
     /// @notice The API payer addresses (`get_api_payers`).
     function getApiPayers() external view returns (address[] memory);
@@ -250,7 +309,11 @@ interface IAccountConfig {
 
     function getGroup(uint256 apiKeyHash, uint64 groupId) external view returns (GroupView memory);
 
-    function getWallet(address walletAddress) external view returns (uint256 apiKeyHash, WalletView memory);
+    /// @notice A wallet the account registered (`PkpNotFound` otherwise).
+    function getWallet(uint256 apiKeyHash, address walletAddress) external view returns (WalletView memory);
+
+    /// @notice The EIP-712 digest a new usage key signs as its proof of possession (see `setUsageApiKey`).
+    function usageApiKeyProofDigest(uint256 apiKeyHash, uint256 usageApiKeyHash) external view returns (bytes32);
 
     /// @notice The execution question of spec 1, in O(1): may `keyHash` run action `cidHash`
     /// with PKP `pkpId` (address(0) = no PKP), proven by group `groupId`? The account key may run

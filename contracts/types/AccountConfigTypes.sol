@@ -21,6 +21,10 @@ struct AccountView {
     /// true when the account was created with a server-generated API key (managed origin); a
     /// ChainSecured account created by its wallet has no account key, and its hash is no credential.
     bool hasApiKey;
+    /// the wallet proposed as admin that has not accepted yet (address(0): none).
+    address pendingAdminWalletAddress;
+    /// true when the pending proposal is a conversion to ChainSecured.
+    bool pendingConversion;
     string name;
     string description;
 }

@@ -96,7 +96,10 @@ function Welcome({ config, onIn }: { config: DashboardConfig; onIn: (b: Backend)
         </Form>
       </Section>
       <Section title="Connect a wallet">
-        <p class="hint">For wallet-owned (ChainSecured) accounts: your wallet signs an EIP-712 login, and sends your admin changes to the contract itself.</p>
+        <p class="hint">
+          For wallet-owned (ChainSecured) accounts: your wallet signs an EIP-712 login, and sends your admin changes to the contract itself. An account converted or
+          transferred to your wallet becomes yours when you connect and your wallet accepts it (a transaction you confirm).
+        </p>
         <Field label="Account hash (only for a converted account; empty = the wallet's own)" name="wallet_account" value={walletAccount} onInput={setWalletAccount} />
         <button type="button" class="primary" disabled={act.busy} onClick={() => connect(false)}>
           Connect wallet

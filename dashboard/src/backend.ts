@@ -10,6 +10,8 @@ import { createVestaClient, unwrap, VestaApiError, type Schemas, type VestaClien
 import { buildTypedData, type PrimaryType, type TypedData } from "../../relayer/eip712";
 import { AccountConfig__factory, type AccountConfig } from "../../typechain-types";
 import { hex32, toContractPermissions, toRestUsageKey } from "../../relayer/usageKeyShape";
+import { usageKeyHash } from "../../relayer/usageKeyProof";
+import { LIMITS, truncateUtf8 } from "../../relayer/limits";
 
 export type Group = { id: number; name: string; description: string; pkpCount: number; cidCount: number };
 export type WalletItem = { address: string; name: string; description: string };
@@ -53,6 +55,8 @@ export interface Backend {
 export const PAGE = { page_number: 0, page_size: 100 };
 export const cidHash = (cid: string) => keccak256(toUtf8Bytes(cid));
 export const keyHash = (key: string) => keccak256(toUtf8Bytes(key));
+/** A usage key's on-chain hash (of its keypair's public key), as the key list shows it. */
+export const usageKeyId = (key: string) => hex32(usageKeyHash(key));
 
 /** The service's base URL: the dashboard is served by the relayer at <base>/dashboard/. */
 export const serviceBase = () => new URL("..", window.location.href).href.replace(/\/+$/, "");
@@ -65,7 +69,7 @@ export const cidOf = (code: string) => unwrap(publicApi().POST("/core/v1/get_act
 
 const requireSecret = (ref: KeyRef) => {
   if (!ref.secret) throw new Error("paste the usage key's value: the API identifies a usage key by its value, not its hash");
-  if (keyHash(ref.secret) !== ref.id) throw new Error("this value is not the usage key of this row (its hash differs)");
+  if (usageKeyId(ref.secret) !== ref.id) throw new Error("this value is not the usage key of this row (its hash differs)");
   return ref.secret;
 };
 
@@ -199,7 +203,9 @@ export class WalletBackend implements Backend {
   /**
    * Wallet login: connects the EIP-1193 provider, checks its chain, and signs a BillingAuth envelope
    * (EIP-712). `accountHash` is the wallet's own ChainSecured account unless given (a converted
-   * account administered by this wallet). `create` makes the wallet's account when it has none.
+   * account administered by this wallet). `create` makes the wallet's account when it has none. An
+   * account proposed to this wallet (a conversion or a transfer it has not accepted yet) is accepted
+   * by a transaction from the wallet, which the user confirms: nothing is ever pushed onto it.
    */
   static async connect(chain: ChainInfo, opts: { accountHash?: string; create?: { name: string; description: string } } = {}): Promise<WalletBackend> {
     if (!window.ethereum) throw new Error("no wallet found in this browser (an EIP-1193 provider, window.ethereum)");
@@ -220,7 +226,11 @@ export class WalletBackend implements Backend {
         if (!opts.create || accountHash !== own) throw new Error(`${signer.address} has no wallet-owned account here yet: create one`);
         await (await contract.newChainSecuredAccount(opts.create.name, opts.create.description)).wait();
       }
-      const account = await contract.getAccount(accountHash);
+      let account = await contract.getAccount(accountHash);
+      if (account.adminWalletAddress !== signer.address && account.pendingAdminWalletAddress === signer.address) {
+        await (await contract.acceptAccountOwnership(accountHash)).wait();
+        account = await contract.getAccount(accountHash);
+      }
       if (account.adminWalletAddress !== signer.address) throw new Error(`${signer.address} is not the admin wallet of account ${accountHash}`);
       if (account.managed) throw new Error(`account ${accountHash} is managed by the service: sign in with its account key`);
       const backend = new WalletBackend(signer, contract, chain, accountHash);
@@ -253,7 +263,13 @@ export class WalletBackend implements Backend {
       throw walletError(err);
     });
     const body = { ...signed, ...(this.namedAccount ? { api_key_hash: this.namedAccount } : {}) };
-    return unwrap(publicApi().POST(path, { body } as never)) as Promise<{ wallet_address: string; derivation_path: string; usage_api_key?: string; usage_api_key_hash?: string }>;
+    return unwrap(publicApi().POST(path, { body } as never)) as Promise<{
+      wallet_address: string;
+      derivation_path: string;
+      usage_api_key?: string;
+      usage_api_key_hash?: string;
+      usage_api_key_proof?: string;
+    }>;
   }
 
   async listGroups() {
@@ -307,18 +323,20 @@ export class WalletBackend implements Backend {
   }
   async addKey(input: KeyInput) {
     const minted = await this.mint("/core/v1/add_usage_api_key_with_signature", "AddUsageApiKey");
-    await this.tx(() => this.contract.registerWalletDerivation(this.accountHash, minted.wallet_address, minted.derivation_path, `usage key: ${input.name}`.slice(0, 100), ""));
-    await this.setKey(minted.usage_api_key_hash!, input);
+    const walletName = truncateUtf8(`usage key: ${input.name}`, LIMITS.nameBytes);
+    await this.tx(() => this.contract.registerWalletDerivation(this.accountHash, minted.wallet_address, minted.derivation_path, walletName, ""));
+    await this.setKey(minted.usage_api_key_hash!, input, minted.usage_api_key_proof!);
     return minted.usage_api_key!;
   }
+  /** An update needs no proof of possession (the key is the account's already). */
   updateKey(ref: KeyRef, input: KeyInput) {
-    return this.setKey(ref.id, input);
+    return this.setKey(ref.id, input, "0x");
   }
   removeKey(ref: KeyRef) {
     return this.tx(() => this.contract.removeUsageApiKey(this.accountHash, ref.id));
   }
-  private setKey(hash: string, k: KeyInput) {
-    return this.tx(() => this.contract.setUsageApiKey(this.accountHash, hash, k.expiration, 0, k.name, k.description, toContractPermissions(k)));
+  private setKey(hash: string, k: KeyInput, proof: string) {
+    return this.tx(() => this.contract.setUsageApiKey(this.accountHash, hash, k.expiration, 0, k.name, k.description, toContractPermissions(k), proof));
   }
 }
 

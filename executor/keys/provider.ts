@@ -1,12 +1,13 @@
 import crypto from "node:crypto";
-import { computeAddress, getBytes, hexlify, keccak256, concat, toUtf8Bytes } from "ethers";
+import { computeAddress } from "ethers";
 import type { Logger } from "pino";
 import { LocalKeyProvider } from "./local";
 import { DstackKeyProvider } from "./dstack";
 import { hex32 } from "../../relayer/usageKeyShape";
+import { toPrivateKey } from "./secp256k1";
 
 /** A uint256 as 0x-prefixed 64-digit hex (defined beside the REST shapes, which the dashboard bundles too). */
-export { hex32 };
+export { hex32, toPrivateKey };
 
 /**
  * Where key material comes from. Keys are derived on demand from a path and live only in memory;
@@ -16,15 +17,6 @@ export interface KeyProvider {
   readonly kind: "local" | "dstack";
   /** 32 bytes of key material for `path`, the same on every call. */
   deriveSecret(path: string): Promise<Uint8Array>;
-}
-
-const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
-
-/** A valid secp256k1 private key from derived material (re-hashed in the negligible case it is out of range). */
-export function toPrivateKey(material: Uint8Array): string {
-  let k = getBytes(keccak256(concat([toUtf8Bytes("vesta/secp256k1/v1"), material])));
-  while (BigInt(hexlify(k)) === 0n || BigInt(hexlify(k)) >= SECP256K1_N) k = getBytes(keccak256(k));
-  return hexlify(k);
 }
 
 /** Derives the wallet (private key and address) for `path`. */

@@ -1,10 +1,11 @@
 import type { Request } from "express";
 import { keccak256, toUtf8Bytes } from "ethers";
 import { AppError, unauthorized } from "../errors";
+import { usageKeyHash } from "../usageKeyProof";
 import type { Ctx } from "../context";
 
 export type Auth = {
-  /** keccak256 of the presented key's UTF-8 bytes. */
+  /** The key's on-chain hash: keccak256 of its UTF-8 bytes for an account key; for a usage key, of its public key (usageKeyProof.ts). */
   keyHash: bigint;
   /** The account the key belongs to. */
   accountHash: bigint;
@@ -12,7 +13,8 @@ export type Auth = {
   isAccountKey: boolean;
 };
 
-const MAX_KEY_LENGTH = 512;
+/** Longest key value accepted (keys the service mints are 44 characters). */
+export const MAX_KEY_LENGTH = 512;
 
 /** The key from `X-Api-Key` or `Authorization: Bearer`, or undefined. */
 export function presentedKey(req: Request): string | undefined {
@@ -23,7 +25,38 @@ export function presentedKey(req: Request): string | undefined {
   return m ? m[1].trim() : undefined;
 }
 
+/** The hash of an account key (keccak256 of its UTF-8 bytes): the account's apiKeyHash. */
 export const hashKey = (key: string): bigint => BigInt(keccak256(toUtf8Bytes(key)));
+
+/**
+ * Presented keys known to be usage keys: account-key hash -> usage-key hash. Both are functions of
+ * the key alone, so this only spares the elliptic-curve derivation and the account lookup that
+ * would miss; what the usage key may do is still read through the permission cache. Bounded.
+ */
+const usageKeys = new Map<bigint, bigint>();
+const USAGE_KEY_MEMO = 10_000;
+
+/**
+ * Resolves a presented key: the account key whose hash names an account with a key, else the
+ * usage key whose keypair's hash is registered. `active` false (or account 0) means 401.
+ */
+export async function resolveKey(ctx: Ctx, key: string): Promise<Auth & { active: boolean }> {
+  const asAccount = hashKey(key);
+  const known = usageKeys.get(asAccount);
+  if (known !== undefined) {
+    const r = await ctx.executor.permissions.resolve(known);
+    if (r.accountHash !== 0n && r.active && !r.isAccountKey) return { keyHash: known, ...r };
+    usageKeys.delete(asAccount);
+  }
+  const account = await ctx.executor.permissions.resolve(asAccount);
+  if (account.accountHash !== 0n && account.active && account.isAccountKey) return { keyHash: asAccount, ...account };
+  const asUsage = known ?? usageKeyHash(key);
+  const usage = await ctx.executor.permissions.resolve(asUsage);
+  if (usage.accountHash === 0n || usage.isAccountKey) return { keyHash: asUsage, accountHash: 0n, isAccountKey: false, active: false };
+  if (usageKeys.size >= USAGE_KEY_MEMO) usageKeys.delete(usageKeys.keys().next().value!);
+  usageKeys.set(asAccount, asUsage);
+  return { keyHash: asUsage, ...usage };
+}
 
 /**
  * Resolves the presented key on chain. A key that is unknown, revoked, expired, or the bare hash of
@@ -34,8 +67,7 @@ export async function authenticate(ctx: Ctx, req: Request, need: "key" | "accoun
   const key = presentedKey(req);
   if (!key) throw unauthorized();
   if (key.length > MAX_KEY_LENGTH) throw unauthorized("the API key is malformed (too long)");
-  const keyHash = hashKey(key);
-  const { accountHash, isAccountKey, active } = await ctx.executor.permissions.resolve(keyHash);
+  const { keyHash, accountHash, isAccountKey, active } = await resolveKey(ctx, key);
   if (accountHash === 0n || !active) throw unauthorized("this API key is unknown, revoked or expired");
   if (need === "account" && !isAccountKey) throw new AppError(403, "owner_only", "only the account key can do this; a usage key cannot");
   return { keyHash, accountHash, isAccountKey };

@@ -1,9 +1,9 @@
 import crypto from "node:crypto";
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z, name, description } from "../schemas/common";
+import { z, requiredName, description } from "../schemas/common";
 import { route } from "../http/route";
-import { hashKey, presentedKey } from "../http/auth";
+import { hashKey, MAX_KEY_LENGTH, presentedKey, resolveKey } from "../http/auth";
 import { relayWrite } from "../chain/relay";
 import { deriveWallet, paths } from "../../executor/keys/provider";
 import { unauthorized } from "../errors";
@@ -11,9 +11,9 @@ import type { Ctx } from "../context";
 
 const NewAccountBody = z
   .object({
-    account_name: name.min(1, "account_name must not be empty"),
+    account_name: requiredName("account_name"),
     account_description: description.default(""),
-    email: z.string().email("email must be an e-mail address").optional(),
+    email: z.string().max(254, "email: at most 254 characters").email("email must be an e-mail address").optional(),
   })
   .strict()
   .openapi("NewAccountRequest");
@@ -50,7 +50,8 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     handler: async ({ req }) => {
       const key = presentedKey(req);
       if (!key) throw unauthorized();
-      const { accountHash, active } = await ctx.executor.permissions.resolve(hashKey(key));
+      if (key.length > MAX_KEY_LENGTH) return false;
+      const { accountHash, active } = await resolveKey(ctx, key);
       return accountHash !== 0n && active;
     },
   });

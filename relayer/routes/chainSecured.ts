@@ -8,7 +8,7 @@ import { AppError } from "../errors";
 import { deriveWallet, hex32, paths, randomDerivationPath } from "../../executor/keys/provider";
 import { SignedRequestError, verifySignedRequest, type PrimaryType } from "../eip712";
 import { newSecretKey } from "./accounts";
-import { hashKey } from "../http/auth";
+import { usageKeyHash, usageKeyProof } from "../usageKeyProof";
 import type { Ctx } from "../context";
 
 const typedDataField = z.unknown().openapi({ description: "The EIP-712 envelope of spec 2 (types, domain, primaryType, message)." });
@@ -74,15 +74,24 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
     method: "post",
     path: "/add_usage_api_key_with_signature",
     tag: "ChainSecured",
-    summary: "Mints a usage key and its wallet after verifying an AddUsageApiKey signature; the wallet then calls registerWalletDerivation and setUsageApiKey.",
+    summary:
+      "Mints a usage key and its wallet after verifying an AddUsageApiKey signature; the wallet then calls registerWalletDerivation(wallet_address, derivation_path) and setUsageApiKey(usage_api_key_hash, ..., usage_api_key_proof).",
     auth: "none",
     body: SignedBody.openapi("AddUsageApiKeyWithSignatureRequest"),
-    response: z.object({ usage_api_key: z.string(), usage_api_key_hash: z.string(), wallet_address: z.string(), derivation_path: z.string() }),
+    response: z.object({
+      usage_api_key: z.string(),
+      usage_api_key_hash: z.string().openapi({ description: "The key's on-chain hash (keccak256 of its public key): pass it to setUsageApiKey." }),
+      usage_api_key_proof: z.string().openapi({ description: "The key's proof of possession for this account: the last argument of setUsageApiKey." }),
+      wallet_address: z.string(),
+      derivation_path: z.string(),
+    }),
     handler: async ({ body }) => {
       const signer = await verified(ctx, "AddUsageApiKey", body.typed_data, body.signature);
-      const minted = await mint(ctx, await targetAccount(ctx, signer, body.api_key_hash));
+      const account = await targetAccount(ctx, signer, body.api_key_hash);
+      const minted = await mint(ctx, account);
       const usageApiKey = newSecretKey();
-      return { usage_api_key: usageApiKey, usage_api_key_hash: hex32(hashKey(usageApiKey)), ...minted };
+      const proof = usageKeyProof(usageApiKey, { chainId: ctx.chain.chainId, contract: ctx.config.accountConfigAddress, apiKeyHash: account });
+      return { usage_api_key: usageApiKey, usage_api_key_hash: hex32(usageKeyHash(usageApiKey)), usage_api_key_proof: proof, ...minted };
     },
   });
 
@@ -90,10 +99,15 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
     method: "post",
     path: "/convert_to_chain_secured_account",
     tag: "ChainSecured",
-    summary: "Converts a managed account to ChainSecured (master key + ConvertAccount signature of the new admin); there is no way back.",
+    summary:
+      "Proposes the conversion of a managed account to ChainSecured (master key + ConvertAccount signature of the new admin). It completes when the new admin wallet calls acceptAccountOwnership(api_key_hash) on the contract; then there is no way back.",
     auth: "account",
     body: ConvertBody,
-    response: z.object({ admin_wallet_address: z.string(), api_key_hash: z.string() }),
+    response: z.object({
+      admin_wallet_address: z.string().openapi({ description: "The admin wallet once it accepts." }),
+      api_key_hash: z.string(),
+      pending_acceptance: z.literal(true).openapi({ description: "The account stays managed until admin_wallet_address calls acceptAccountOwnership(api_key_hash)." }),
+    }),
     handler: async ({ auth, body }) => {
       const signer = await verified(ctx, "ConvertAccount", body.typed_data, body.signature);
       if (signer !== body.new_admin_wallet_address) {
@@ -103,7 +117,7 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
         throw new AppError(409, "already_chain_secured", "this account is already ChainSecured; conversion happens once");
       }
       await relayWrite(ctx, "convertToChainSecuredAccount", [auth.accountHash, signer]);
-      return { admin_wallet_address: signer, api_key_hash: hex32(auth.accountHash) };
+      return { admin_wallet_address: signer, api_key_hash: hex32(auth.accountHash), pending_acceptance: true as const };
     },
   });
 }

@@ -1,22 +1,23 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z, name, description, groupId, address, hash32, paging, success } from "../schemas/common";
+import { z, requiredName, description, groupId, address, hash32, paging, success, boundedList } from "../schemas/common";
+import { LIMITS } from "../limits";
 import { route } from "../http/route";
 import { cachedRead, eventArgs, relayWrite } from "../chain/relay";
 import { cidHash, cidString } from "../schemas/cid";
 import type { Ctx } from "../context";
 
 const members = {
-  pkp_ids_permitted: z.array(address).max(100, "at most 100 PKPs per call").default([]),
-  cid_hashes_permitted: z.array(hash32).max(100, "at most 100 CID hashes per call").default([]),
+  pkp_ids_permitted: boundedList(address, LIMITS.groupMembers, "pkp_ids_permitted").default([]),
+  cid_hashes_permitted: boundedList(hash32, LIMITS.groupMembers, "cid_hashes_permitted").default([]),
 };
 
 const AddGroupBody = z
-  .object({ group_name: name.min(1, "group_name must not be empty"), group_description: description.default(""), ...members })
+  .object({ group_name: requiredName("group_name"), group_description: description.default(""), ...members })
   .strict()
   .openapi("AddGroupRequest");
 const UpdateGroupBody = z
-  .object({ group_id: groupId, name: name.min(1, "name must not be empty"), description: description.default(""), ...members })
+  .object({ group_id: groupId, name: requiredName("name"), description: description.default(""), ...members })
   .strict()
   .openapi("UpdateGroupRequest");
 const GroupIdBody = z.object({ group_id: groupId }).strict().openapi("RemoveGroupRequest");

@@ -1,19 +1,22 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z, name, description, uint64, uint256, paging, success } from "../schemas/common";
+import { z, name, description, uint64, uint256, paging, success, boundedList } from "../schemas/common";
+import { LIMITS } from "../limits";
 import { route } from "../http/route";
-import { hashKey } from "../http/auth";
+import { MAX_KEY_LENGTH } from "../http/auth";
 import { cachedRead, relayWrite } from "../chain/relay";
 import { notFound } from "../errors";
 import { newSecretKey } from "./accounts";
 import type { Ctx } from "../context";
 import type { Auth } from "../http/auth";
 import { toContractPermissions, toRestUsageKey } from "../usageKeyShape";
+import { usageKeyHash, usageKeyProof } from "../usageKeyProof";
+
+/** A usage key's value in a body (the API names keys by value; the hash is derived from it). */
+const usageKeyValue = z.string().min(1, "usage_api_key must not be empty").max(MAX_KEY_LENGTH, `usage_api_key: at most ${MAX_KEY_LENGTH} characters`);
 
 const groupList = (what: string) =>
-  z
-    .array(uint64(`${what} entry`))
-    .max(100, `${what}: at most 100 group ids`)
+  boundedList(uint64(`${what} entry`), LIMITS.permissionGroups, what)
     .default([])
     .openapi({ type: "array", items: { type: "integer" }, description: `Group ids; [0] = all groups, [] = none.` });
 
@@ -40,7 +43,7 @@ const AddBody = z.object(permissionFields).strict().openapi("AddUsageApiKeyReque
  */
 const UpdateBody = z
   .object({
-    usage_api_key: z.string().min(1),
+    usage_api_key: usageKeyValue,
     ...permissionFields,
     name: name.optional(),
     description: description.optional(),
@@ -50,10 +53,10 @@ const UpdateBody = z
   .strict()
   .openapi("UpdateUsageApiKeyRequest");
 const MetadataBody = z
-  .object({ usage_api_key: z.string().min(1), name, description: description.default("") })
+  .object({ usage_api_key: usageKeyValue, name, description: description.default("") })
   .strict()
   .openapi("UpdateUsageApiKeyMetadataRequest");
-const RemoveBody = z.object({ usage_api_key: z.string().min(1) }).strict().openapi("RemoveUsageApiKeyRequest");
+const RemoveBody = z.object({ usage_api_key: usageKeyValue }).strict().openapi("RemoveUsageApiKeyRequest");
 
 const UsageKeyItem = z
   .object({
@@ -74,12 +77,15 @@ const UsageKeyItem = z
 
 type PermissionInput = z.output<typeof AddBody>;
 
-const setKey = (ctx: Ctx, auth: Auth, keyHash: bigint, b: PermissionInput) =>
-  relayWrite(ctx, "setUsageApiKey", [auth.accountHash, keyHash, b.expiration, b.balance, b.name, b.description, toContractPermissions(b)]);
+/** Adds or replaces `usageApiKey` of the caller's account, with the key's proof of possession (needed when it is new). */
+const setKey = (ctx: Ctx, auth: Auth, usageApiKey: string, b: PermissionInput) => {
+  const proof = usageKeyProof(usageApiKey, { chainId: ctx.chain.chainId, contract: ctx.config.accountConfigAddress, apiKeyHash: auth.accountHash });
+  return relayWrite(ctx, "setUsageApiKey", [auth.accountHash, usageKeyHash(usageApiKey), b.expiration, b.balance, b.name, b.description, toContractPermissions(b), proof]);
+};
 
 /** The hash of a usage key of the caller's account, or 404. */
 async function ownUsageKey(ctx: Ctx, auth: Auth, usageApiKey: string): Promise<bigint> {
-  const h = hashKey(usageApiKey);
+  const h = usageKeyHash(usageApiKey);
   const [account, isAccountKey] = await ctx.chain.accountConfig.resolveApiKey(h);
   if (account !== auth.accountHash || isAccountKey) throw notFound("usage_key_not_found", "no such usage key in this account");
   return h;
@@ -96,7 +102,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     response: z.object({ success: z.literal(true), usage_api_key: z.string() }),
     handler: async ({ auth, body }) => {
       const key = newSecretKey();
-      await setKey(ctx, auth, hashKey(key), body);
+      await setKey(ctx, auth, key, body);
       return { success: true, usage_api_key: key };
     },
   });
@@ -112,7 +118,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     handler: async ({ auth, body }) => {
       const h = await ownUsageKey(ctx, auth, body.usage_api_key);
       const current = await ctx.chain.accountConfig.getUsageApiKey(h);
-      await setKey(ctx, auth, h, {
+      await setKey(ctx, auth, body.usage_api_key, {
         ...body,
         name: body.name ?? current.name,
         description: body.description ?? current.description,

@@ -1,6 +1,7 @@
 import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
 import { getAddress, isHexString } from "ethers";
 import { z } from "zod";
+import { LIMITS, utf8Length } from "../limits";
 
 extendZodWithOpenApi(z);
 export { z };
@@ -57,8 +58,22 @@ export const hash32 = z
   .refine((s) => isHexString(s, 32), "must be a 32-byte hex hash")
   .openapi({ example: "0x2b6a5dcf1cd2a1d4a1e1fe8d7a1fbc8ae1f71f6c5e1c5c0a2f4c6b8a6f1e0d3c" });
 
-export const name = z.string().max(256, "at most 256 characters");
-export const description = z.string().max(1024, "at most 1024 characters");
+/** A string of at most `maxBytes` bytes of UTF-8 (the contract's own limit), and at least `minChars` characters. */
+const utf8Text = (maxBytes: number, what: string, minChars = 0, emptyMessage?: string) =>
+  z
+    .string()
+    .min(minChars, emptyMessage)
+    .max(maxBytes, `at most ${maxBytes} bytes of UTF-8`) // no more characters than bytes; cheap before the byte count
+    .openapi({ description: `${what}: at most ${maxBytes} bytes of UTF-8.` })
+    .refine((s) => utf8Length(s) <= maxBytes, `at most ${maxBytes} bytes of UTF-8`);
+
+export const name = utf8Text(LIMITS.nameBytes, "Name");
+/** A name that must not be empty (`field` names it in the message). */
+export const requiredName = (field: string) => utf8Text(LIMITS.nameBytes, "Name", 1, `${field} must not be empty`);
+export const description = utf8Text(LIMITS.descriptionBytes, "Description");
+
+/** A list of at most `max` items (`what` names it in the message). */
+export const boundedList = <T extends z.ZodTypeAny>(item: T, max: number, what: string) => z.array(item).max(max, `${what}: at most ${max} items`);
 
 export const paging = z
   .object({

@@ -6,6 +6,7 @@
  */
 import { JsonRpcProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, verifyMessage, Wallet, type TransactionReceipt } from "ethers";
 import { buildTypedData, type PrimaryType, type TypedData } from "../../relayer/eip712";
+import { usageKeyHash } from "../../relayer/usageKeyProof";
 import { computeCid } from "../../executor/cid";
 import { AccountConfig__factory, type AccountConfig } from "../../typechain-types";
 
@@ -151,15 +152,20 @@ export async function runChainSecuredDemo(opts: DemoOptions): Promise<DemoResult
     log(`   group id ${groupId}`);
 
     // A usage key, minted by an AddUsageApiKey signature; the wallet registers its wallet, then the key.
-    const usage = await apiCall<{ usage_api_key: string; usage_api_key_hash: string; wallet_address: string; derivation_path: string }>(
+    const usage = await apiCall<{ usage_api_key: string; usage_api_key_hash: string; usage_api_key_proof: string; wallet_address: string; derivation_path: string }>(
       opts.apiUrl,
       "/add_usage_api_key_with_signature",
       { body: await signedRequest(wallet, "AddUsageApiKey", chain.chain_id) },
     );
-    if (BigInt(usage.usage_api_key_hash) !== BigInt(keccak256(toUtf8Bytes(usage.usage_api_key)))) throw new Error("usage_api_key_hash is not the hash of usage_api_key");
+    if (BigInt(usage.usage_api_key_hash) !== usageKeyHash(usage.usage_api_key)) throw new Error("usage_api_key_hash is not the hash of usage_api_key's keypair");
     log(`5. add_usage_api_key_with_signature minted usage key ${usage.usage_api_key_hash} (wallet ${usage.wallet_address}); registered with execute on group ${groupId}`);
     await mined(log, "registerWalletDerivation", config.registerWalletDerivation(accountHash, usage.wallet_address, usage.derivation_path, "demo usage key wallet", ""));
-    await mined(log, "setUsageApiKey", config.setUsageApiKey(accountHash, usage.usage_api_key_hash, 0n, 0n, "demo runner", `execute on group ${groupId}`, executeOnly([groupId])));
+    // The proof is the key's own signature for this account: no one who sees this transaction can take or block the key.
+    await mined(
+      log,
+      "setUsageApiKey",
+      config.setUsageApiKey(accountHash, usage.usage_api_key_hash, 0n, 0n, "demo runner", `execute on group ${groupId}`, executeOnly([groupId]), usage.usage_api_key_proof),
+    );
 
     // The usage key runs the action over HTTP; the PKP signs.
     const message = opts.message ?? `hello from a wallet-owned account at ${new Date().toISOString()}`;

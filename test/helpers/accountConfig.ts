@@ -2,9 +2,28 @@ import { ethers, ignition } from "hardhat";
 import { keccak256, toUtf8Bytes, solidityPackedKeccak256, type Signer } from "ethers";
 import AccountConfigModule from "../../ignition/modules/AccountConfig";
 import type { AccountConfig } from "../../typechain-types";
+import { usageKeyHash, usageKeyProof } from "../../relayer/usageKeyProof";
 
-/** keccak256 of a key's (or CID's) UTF-8 bytes, as the uint256 the contract uses. */
+/** keccak256 of an account key's (or CID's) UTF-8 bytes, as the uint256 the contract uses. */
 export const hashOf = (value: string): bigint => BigInt(keccak256(toUtf8Bytes(value)));
+
+/** Usage key values by on-chain hash, for proofFor. */
+const usageKeyValues = new Map<bigint, string>();
+
+/** The on-chain hash of usage key `key` (keccak256 of its keypair's public key); remembered so that `proofFor` can sign for it. */
+export function usageKeyOf(key: string): bigint {
+  const h = usageKeyHash(key);
+  usageKeyValues.set(h, key);
+  return h;
+}
+
+/** The proof of possession registering usage key `keyHash` (from usageKeyOf) to `account` on `c`'s contract; "0x" for a hash with no known key. */
+export async function proofFor(c: AccountConfig, account: bigint, keyHash: bigint): Promise<string> {
+  const key = usageKeyValues.get(keyHash);
+  if (!key) return "0x";
+  const { chainId } = await c.runner!.provider!.getNetwork();
+  return usageKeyProof(key, { chainId, contract: await c.getAddress(), apiKeyHash: account });
+}
 
 /** The apiKeyHash of a ChainSecured account: keccak256(abi.encodePacked(wallet)). */
 export const chainSecuredHash = (wallet: string): bigint => BigInt(solidityPackedKeccak256(["address"], [wallet]));

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { Result } from "ethers";
 import type { AccountConfig } from "../../typechain-types";
-import { createManagedAccount, deployAccountConfig, hashOf, perms, type Permissions } from "./accountConfig";
+import { createManagedAccount, deployAccountConfig, hashOf, perms, proofFor, usageKeyOf, type Permissions } from "./accountConfig";
 
 export const ACCOUNT_KEY = "vesta-account-key";
 export const USAGE_KEY = "vesta-usage-key";
@@ -121,10 +121,10 @@ export async function registerWallet(c: AccountConfig, actor: bigint, n: number)
 
 export type KeyOptions = { expiration?: bigint; balance?: bigint; name?: string; description?: string };
 
-/** Adds (or replaces) a usage key through `c`. */
+/** Adds (or replaces) a usage key (a hash from usageKeyOf, with its proof of possession) through `c`. */
 export async function setUsageKey(c: AccountConfig, account: bigint, keyHash: bigint, permissions: Permissions, opts: KeyOptions = {}) {
   const { expiration = 0n, balance = 0n, name = "key", description = "" } = opts;
-  await (await c.setUsageApiKey(account, keyHash, expiration, balance, name, description, permissions)).wait();
+  await (await c.setUsageApiKey(account, keyHash, expiration, balance, name, description, permissions, await proofFor(c, account, keyHash))).wait();
 }
 
 /**
@@ -142,7 +142,7 @@ export async function managedAccountScenario() {
   await (await relay.addAction(account, cidHash(1), "action 1", "action 1 description")).wait();
   const group1 = await addGroup(relay, account, "group 1", [pkp], [cidHash(1)]);
   const group2 = await addGroup(relay, account, "group 2", [pkp], [cidHash(2)]);
-  const usageKey = hashOf(USAGE_KEY);
+  const usageKey = usageKeyOf(USAGE_KEY);
   await setUsageKey(relay, account, usageKey, perms({ executeInGroups: [group1] }), { name: "runner" });
   return { ...deployment, relay, admin, stranger, wallet, wallet2, account, pkp, group1, group2, usageKey };
 }
@@ -163,7 +163,7 @@ export function everyWrite(c: AccountConfig, actor: bigint, t: WriteTargets): [s
     ["addAction", () => c.addAction(actor, t.cid, "a", "")],
     ["updateActionMetadata", () => c.updateActionMetadata(actor, t.cid, "a", "")],
     ["removeAction", () => c.removeAction(actor, t.cid)],
-    ["setUsageApiKey", () => c.setUsageApiKey(actor, hashOf("yet another usage key"), 0n, 0n, "k", "", perms())],
+    ["setUsageApiKey", async () => c.setUsageApiKey(actor, usageKeyOf("yet another usage key"), 0n, 0n, "k", "", perms(), await proofFor(c, actor, usageKeyOf("yet another usage key")))],
     ["updateUsageApiKeyMetadata", () => c.updateUsageApiKeyMetadata(actor, t.usageKey, "n", "d")],
     ["removeUsageApiKey", () => c.removeUsageApiKey(actor, t.usageKey)],
     ["transferAccountOwnership", () => c.transferAccountOwnership(actor, t.newAdmin)],

@@ -1,6 +1,6 @@
 /** Usage keys: the permission set as checkboxes and a group picker; create (shown once), edit, remove. */
 import { useState } from "preact/hooks";
-import { keyHash, type Backend, type Group, type KeyInput, type UsageKey } from "../backend";
+import { usageKeyId, type Backend, type Group, type KeyInput, type UsageKey } from "../backend";
 import { Alert, Check, Field, Form, ListTable, Section, SecretReveal, short, useAction, useLoad } from "../ui";
 import { knownKeys } from "../session";
 
@@ -115,7 +115,7 @@ export function KeysView({ backend }: { backend: Backend }) {
         await backend.updateKey({ id: editing.id, secret: secretInput.trim() || undefined }, draft!);
       } else {
         const secret = await backend.addKey(draft!);
-        known.set(keyHash(secret), secret);
+        known.set(usageKeyId(secret), secret);
         setCreated(secret);
       }
       setDraft(undefined);
