@@ -11,6 +11,7 @@ import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
 
 const quiet = pino({ level: "silent" });
 const PAYER = { key: "account:0x" + "ab".repeat(32), account: "0x" + "ab".repeat(32) };
+const RUN = { kind: "run" as const, detail: "a test run", unitCents: 1 };
 const OTHER = { key: "wallet:0x70997970C51812dc3A010C7d01b50e0d17dc79C8", account: "0x" + "cd".repeat(32) };
 
 /** Runs test/helpers/billingChild.ts until it printed "debited", then SIGKILLs it. */
@@ -46,7 +47,7 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   const open: Billing[] = [];
 
   const billing = (env: Record<string, string> = double.env()) => {
-    const b = new Billing(loadBillingConfig(env).config, dataDir, quiet);
+    const b = new Billing(loadBillingConfig(env, "development").config, dataDir, quiet);
     open.push(b);
     return b;
   };
@@ -78,10 +79,10 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
     await b.remote.adjust(customer, 10, "test-credit", {}); // 10 cents of credit
     await b.refresh(customer);
     const requests = double.requests.length;
-    for (let i = 0; i < 10; i++) b.debit(await b.admit(PAYER, 1, "a test"), 1, "run", "1s");
+    for (let i = 0; i < 10; i++) (await b.reserve(PAYER, 1, "a test", RUN)).settle(1, "1s");
     expect(double.requests.length, "Stripe requests while charging").to.equal(requests);
     expect(await b.balance(PAYER)).to.equal(0);
-    const refused = await b.admit(PAYER, 1, "a test").catch((e) => e);
+    const refused = await b.reserve(PAYER, 1, "a test", RUN).then(() => expect.fail("admitted"), (e: unknown) => e as AppError);
     expect(refused).to.be.instanceOf(AppError).and.include({ status: 402, code: "payment_required" });
     expect(refused.message).to.match(/\$0\.00, not enough for a test \(\$0\.01\)/);
   });
@@ -90,10 +91,10 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
     const b = billing();
     const customer = await b.customerId(PAYER);
     await b.remote.adjust(customer, 300, "dashboard-credit", {}); // credited outside Vesta (e.g. the Stripe dashboard)
-    expect(await b.admit(PAYER, 1, "a test").catch((e) => e.code), "read less than 5 s ago").to.equal("payment_required");
+    expect(await b.reserve(PAYER, 1, "a test", RUN).catch((e: AppError) => e.code), "read less than 5 s ago").to.equal("payment_required");
     b.ledger.db.prepare("UPDATE customers SET synced_at = 0").run(); // as if last read long ago
     b.reload(customer);
-    expect(await b.admit(PAYER, 1, "a test")).to.equal(customer);
+    (await b.reserve(PAYER, 1, "a test", RUN)).release();
     expect(await b.balance(PAYER)).to.equal(300);
   });
 
@@ -166,11 +167,11 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   });
 
   it("local mode: a new customer gets the free credit, debits settle into the local records, idempotently", async function () {
-    const env = { VESTA_BILLING: "local", VESTA_FREE_CREDIT_CENTS: "250" };
+    const env = { VESTA_MODE: "development", VESTA_BILLING: "local", VESTA_FREE_CREDIT_CENTS: "250" };
     const b = billing(env);
     expect(await b.balance(PAYER)).to.equal(250);
-    const customer = await b.admit(PAYER, 1, "a test");
-    b.debit(customer, 7, "run", "7s");
+    const customer = await b.customerId(PAYER);
+    (await b.reserve(PAYER, 7, "a test", RUN)).settle(7, "7s");
     expect(await b.balance(PAYER)).to.equal(243);
     await b.settle();
     expect(await b.remote.credit(customer)).to.equal(243);

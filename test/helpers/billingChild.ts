@@ -11,7 +11,7 @@ import { Billing } from "../../billing/service";
 
 async function main() {
   const env = process.env;
-  const billing = new Billing(loadBillingConfig(env).config, env.CHILD_DATA_DIR!, pino({ level: "silent" }));
+  const billing = new Billing(loadBillingConfig(env, "development").config, env.CHILD_DATA_DIR!, pino({ level: "silent" }));
   const customerId = await billing.customerId({ key: env.CHILD_PAYER!, account: "0x00" });
   const groups = env.CHILD_DEBITS!.split(",").map(Number);
   for (const [i, n] of groups.entries()) {

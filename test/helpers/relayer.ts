@@ -46,6 +46,7 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
   const config = accountConfig as unknown as AccountConfig;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-relayer-"));
   const relayerConfig = loadConfig({
+    VESTA_MODE: "development", // local keys, development evidence, local billing; production is tested by loadConfig tests
     VESTA_RPC_URL: rpcUrl,
     VESTA_ACCOUNT_CONFIG_ADDRESS: await config.getAddress(),
     VESTA_PAYER_KEYS: payerKeys.join(","),
@@ -59,6 +60,8 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
     // Billing in local mode with credit no test exhausts; billing tests pass the Stripe double's env (see stripeDouble.ts).
     VESTA_BILLING: "local",
     VESTA_FREE_CREDIT_CENTS: "1000000000",
+    // Writes cost their fixed price only (the local chain's gas priced at 0); gas-pricing tests set VESTA_GAS_TOKEN_PRICE_CENTS.
+    VESTA_GAS_TOKEN_PRICE_CENTS: "0",
     ...opts.env,
   });
   const logger = pino({ level: process.env.VESTA_TEST_LOG_LEVEL ?? "silent" });
