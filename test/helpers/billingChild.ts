@@ -3,7 +3,9 @@
  *   node --require ts-node/register/transpile-only test/helpers/billingChild.ts
  * Environment: the billing variables (Stripe mode against the test double), CHILD_DATA_DIR,
  * CHILD_PAYER, CHILD_DEBITS ("5,3": 5 debits, a settlement, 3 more debits), CHILD_SETTLE_LAST
- * ("1": start settling the last group too). Prints "debited" once every debit is recorded.
+ * ("1": start settling the last group too), CHILD_RESERVE (cents: then reserve that much for a run,
+ * at 1 cent a second, and keep heartbeating). Prints "debited" once every debit (and the reservation)
+ * is recorded.
  */
 import pino from "pino";
 import { loadBillingConfig } from "../../billing/config";
@@ -17,6 +19,10 @@ async function main() {
   for (const [i, n] of groups.entries()) {
     for (let d = 0; d < n; d++) billing.debit(customerId, 1, "run", "1s");
     if (i < groups.length - 1) await billing.settle();
+  }
+  if (env.CHILD_RESERVE) {
+    await billing.reserve({ key: env.CHILD_PAYER!, account: "0x00" }, Number(env.CHILD_RESERVE), "a run", { kind: "run", detail: "child run", unitCents: 1 });
+    billing.start(new AbortController().signal);
   }
   console.log("debited");
   if (env.CHILD_SETTLE_LAST === "1") void billing.settle();
