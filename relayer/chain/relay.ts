@@ -10,8 +10,14 @@ import type { WriteOutcome } from "../../billing/recovery";
 
 type WriteName = string;
 
-/** The gas limit of a write: its estimate with headroom (the state may change before it is mined). */
-export const gasLimitOf = (estimate: bigint): bigint => (estimate * 12n) / 10n + 20_000n;
+/** The most gas one transaction may use (EIP-7825's cap, which Hardhat and Ethereum enforce). */
+export const MAX_TX_GAS = 16_777_216n;
+
+/** The gas limit of a write: its estimate with headroom (the state may change before it is mined), within a transaction's cap. */
+export const gasLimitOf = (estimate: bigint): bigint => {
+  const limit = (estimate * 12n) / 10n + 20_000n;
+  return limit < MAX_TX_GAS ? limit : MAX_TX_GAS;
+};
 
 /**
  * The fee fields of a write, fixed before it is admitted, and the highest price per gas they let it
