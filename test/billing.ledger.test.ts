@@ -1,5 +1,4 @@
 import { expect } from "chai";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,30 +7,12 @@ import { loadBillingConfig } from "../billing/config";
 import { Billing } from "../billing/service";
 import { AppError } from "../relayer/errors";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
+import { debitThenDie } from "./helpers/billingChild";
 
 const quiet = pino({ level: "silent" });
 const PAYER = { key: "account:0x" + "ab".repeat(32), account: "0x" + "ab".repeat(32) };
 const RUN = { kind: "run" as const, detail: "a test run", unitCents: 1 };
 const OTHER = { key: "wallet:0x70997970C51812dc3A010C7d01b50e0d17dc79C8", account: "0x" + "cd".repeat(32) };
-
-/** Runs test/helpers/billingChild.ts until it printed "debited", then SIGKILLs it. */
-async function debitThenDie(env: Record<string, string>, killWhen: () => Promise<void> = async () => undefined): Promise<void> {
-  const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", path.join(__dirname, "helpers", "billingChild.ts")], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => (out += chunk) && out.includes("debited") && resolve();
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`the child exited (${code}) before debiting:\n${out}`)));
-  });
-  await killWhen();
-  child.kill("SIGKILL");
-  await exited;
-}
 
 /** Polls `cond` every 20 ms for up to 10 s. */
 async function until(cond: () => boolean, what: string) {

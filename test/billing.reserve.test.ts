@@ -1,5 +1,4 @@
 import { expect } from "chai";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,6 +10,7 @@ import type { Reply } from "./helpers/relayer";
 import { suiteStack } from "./helpers/relayerChecks";
 import { accountClient, ok, onChain, type Client } from "./helpers/relayerWorkflow";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
+import { debitThenDie } from "./helpers/billingChild";
 
 /** A run that holds its worker ~1.2 s: charged 2 started seconds, under a 2 s time limit. */
 const LONG = `async function main() { await new Promise((r) => setTimeout(r, 1200)); return "long"; }`;
@@ -96,28 +96,12 @@ describe("reservations across a crash (against the Stripe test double)", functio
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** Runs test/helpers/billingChild.ts until it reserved `cents`, then SIGKILLs it. */
-  async function reserveThenDie(cents: number) {
-    const env = { ...process.env, ...double.env(), CHILD_DATA_DIR: dataDir, CHILD_PAYER: PAYER.key, CHILD_DEBITS: "0", CHILD_RESERVE: String(cents) };
-    const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", path.join(__dirname, "helpers", "billingChild.ts")], { env, stdio: ["ignore", "pipe", "pipe"] });
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    let out = "";
-    await new Promise<void>((resolve, reject) => {
-      const onData = (chunk: Buffer) => (out += chunk) && out.includes("debited") && resolve();
-      child.stdout.on("data", onData);
-      child.stderr.on("data", onData);
-      child.once("exit", (code) => reject(new Error(`the child exited (${code}) before reserving:\n${out}`)));
-    });
-    child.kill("SIGKILL");
-    await exited;
-  }
-
   it("a run reserved by a killed process holds its credit until recovery, which charges the seconds it was seen alive, once", async function () {
     const b = billing();
     const customer = await b.customerId(PAYER);
     await b.remote.adjust(customer, 100, "test-credit", {});
     await b.refresh(customer);
-    await reserveThenDie(30);
+    await debitThenDie({ ...double.env(), CHILD_DATA_DIR: dataDir, CHILD_PAYER: PAYER.key, CHILD_DEBITS: "0", CHILD_RESERVE: "30" });
     const fresh = billing();
     expect(await fresh.balance(PAYER), "the dead process's reservation still holds credit").to.equal(70);
     expect(await fresh.recover(), "not an orphan while its process may be alive").to.equal(0);

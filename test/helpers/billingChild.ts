@@ -7,6 +7,8 @@
  * at 1 cent a second, and keep heartbeating). Prints "debited" once every debit (and the reservation)
  * is recorded.
  */
+import { spawn } from "node:child_process";
+import path from "node:path";
 import pino from "pino";
 import { loadBillingConfig } from "../../billing/config";
 import { Billing } from "../../billing/service";
@@ -27,6 +29,25 @@ async function main() {
   console.log("debited");
   if (env.CHILD_SETTLE_LAST === "1") void billing.settle();
   setInterval(() => undefined, 60_000); // until killed
+}
+
+/** Runs test/helpers/billingChild.ts until it printed "debited", then SIGKILLs it. */
+export async function debitThenDie(env: Record<string, string>, killWhen: () => Promise<void> = async () => undefined): Promise<void> {
+  const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", path.join(__dirname, "billingChild.ts")], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => (out += chunk) && out.includes("debited") && resolve();
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`the child exited (${code}) before debiting:\n${out}`)));
+  });
+  await killWhen();
+  child.kill("SIGKILL");
+  await exited;
 }
 
 if (require.main === module) {
