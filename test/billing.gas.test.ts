@@ -83,6 +83,18 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     expect(before - (await balance(owner)), "the reverted writes are charged too").to.equal(charged);
   });
 
+  it("with automine, whatever the split between writes refused in simulation and writes that revert on chain (reported at send), the account pays exactly the gas the payers spent", async function () {
+    const owner = await accountClient(stack());
+    const before = await balance(owner);
+    const block = await ethers.provider.getBlockNumber();
+    const cid = await newCid();
+    const replies = await Promise.all(Array.from({ length: 8 }, () => owner.post("/add_action", { action_ipfs_cid: cid, name: "same" })));
+    expect(replies.filter((r) => r.status === 200)).to.have.length(1);
+    for (const r of replies.filter((x) => x.status !== 200)) expect([r.status, r.body.error]).to.deep.equal([409, "already_exists"]);
+    const receipts = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
+    expect(before - (await balance(owner))).to.equal(receipts.reduce((sum, r) => sum + expectedCents(r.fee), 0));
+  });
+
   it("admission reserves the worst case (gas limit x max fee): a balance that covers the expected cost but not the worst gets 402, nothing sent", async function () {
     const owner = await accountClient(stack());
     const billing = stack().relayer.ctx.billing!;

@@ -60,6 +60,7 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
     // Billing in local mode with credit no test exhausts; billing tests pass the Stripe double's env (see stripeDouble.ts).
     VESTA_BILLING: "local",
     VESTA_FREE_CREDIT_CENTS: "1000000000",
+    VESTA_FREE_CREDIT_CAP_CENTS: "2000000000", // top-ups stay possible above that credit (the cap's own tests set theirs)
     // Writes cost their fixed price only (the local chain's gas priced at 0); gas-pricing tests set VESTA_GAS_TOKEN_PRICE_CENTS.
     VESTA_GAS_TOKEN_PRICE_CENTS: "0",
     ...opts.env,
