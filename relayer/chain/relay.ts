@@ -51,6 +51,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
   } catch (err) {
     throw decodeRevert(contract.interface, err);
   }
+  if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
   const gasLimit = gasLimitOf(gas);
   const fees = await feesOf(ctx);
   const charge = await admitWrite(ctx, method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
