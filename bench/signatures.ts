@@ -1,6 +1,7 @@
 import { ethers } from "hardhat";
-import { TypedDataEncoder, verifyTypedData } from "ethers";
-import { buildTypedData, verifySignedRequest, DEFAULT_DOMAIN_NAME } from "../relayer/eip712";
+import { Interface, TypedDataEncoder, verifyTypedData } from "ethers";
+import { buildTypedData, verifySignedRequest, DEFAULT_DOMAIN_NAME, DEFAULT_ERC1271 } from "../relayer/eip712";
+import { deploySafeInfrastructure, safeSignTypedData } from "../test/helpers/safe";
 import { startStack } from "../test/helpers/relayer";
 import { measure, type LoadShape, type Stats } from "./relayer";
 
@@ -45,4 +46,22 @@ export async function printSignatureBench() {
   } finally {
     await stack.stop();
   }
+  await printSafeSignatureGas();
+}
+
+/** Gas of a Safe's ERC-1271 isValidSignature (a BillingAuth signed by `threshold` owners), against the cap of the call. */
+async function printSafeSignatureGas() {
+  const kit = await deploySafeInfrastructure();
+  const signers = (await ethers.getSigners()).map((s) => s.address);
+  const erc1271 = new Interface(["function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)"]);
+  const cells: string[] = [];
+  for (const [threshold, owners] of [[2, 3], [5, 7], [10, 12]]) {
+    const safe = await kit.createSafe(signers.slice(5, 5 + owners), threshold, `bench-${threshold}-${Date.now()}`);
+    const td = buildTypedData("BillingAuth", { chainId: 31337, address: safe, issuedAt: Math.floor(Date.now() / 1000) });
+    const signature = await safeSignTypedData(kit, safe, td, signers.slice(5, 5 + threshold));
+    const { EIP712Domain: _d, ...types } = td.types;
+    const data = erc1271.encodeFunctionData("isValidSignature", [TypedDataEncoder.hash(td.domain, types, td.message), signature]);
+    cells.push(`${threshold}-of-${owners} ${await ethers.provider.estimateGas({ to: safe, data })} gas`);
+  }
+  console.log(`  ERC-1271 (Safe 1.5.0 isValidSignature, with the 21k base): ${cells.join(", ")}; cap per call ${DEFAULT_ERC1271.gasLimit} gas, ${DEFAULT_ERC1271.timeoutMs} ms`);
 }

@@ -1,52 +1,85 @@
 import type { Ctx } from "../relayer/context";
 import type { Payer } from "./types";
+import type { Reservation } from "./service";
+import { runSeconds, writeCents } from "./pricing";
 import { hex32 } from "../executor/keys/provider";
 
-/** Relayed writes that cost nothing: creating an account (unauthenticated; the account does not exist yet). */
+/** Relayed writes that cost the account nothing: creating an account (unauthenticated; the account does not exist yet). */
 const FREE_WRITES = new Set(["newAccount"]);
-const none = () => undefined;
 
+export type AccountRecord = { managed: boolean; admin: string };
 
 /**
- * Who pays for `accountHash`: the account itself while managed, its admin wallet once ChainSecured
- * (spec 2: conversion re-routes billing to the new admin wallet's customer record). Read through
- * the event-synced cache, so a conversion, relayed here or sent to the contract directly, re-routes
- * billing at once or at the next poll.
+ * An existing account's mode and admin wallet, read through the event-synced cache (dropped when an
+ * event of the account is seen). `admin` is the contract's `adminWalletAddress`: the wallet that
+ * holds the account, never one merely proposed to take it over (ownership moves in two steps; a
+ * proposal is not read here).
  */
-export async function payerOf(ctx: Ctx, accountHash: bigint): Promise<Payer> {
-  const a = await ctx.executor.permissions.read(accountHash, "billing:payer", async () => {
+export function accountRecord(ctx: Ctx, accountHash: bigint): Promise<AccountRecord> {
+  return ctx.executor.permissions.read(accountHash, "billing:payer", async () => {
     const record = await ctx.chain.accountConfig.getAccount(accountHash);
     return { managed: record.managed, admin: record.adminWalletAddress };
   });
+}
+
+/**
+ * Who pays for `accountHash`: the account itself while managed, its admin wallet once ChainSecured
+ * (spec 2: conversion re-routes billing to the new admin wallet's customer record). Nothing a third
+ * party sends decides it: only the account's on-chain mode and admin, as the contract holds them.
+ */
+export async function payerOf(ctx: Ctx, accountHash: bigint): Promise<Payer> {
+  const a = await accountRecord(ctx, accountHash);
   const account = hex32(accountHash);
   return a.managed ? { key: `account:${account}`, account } : { key: `wallet:${a.admin}`, account };
 }
 
+/** What a run route does with its admission: settle once the run ended (or release it when it never ran). */
+export type RunCharge = { settle(durationMs: number | undefined): void; release(): void };
+/** What a relayed write does with its admission (see relayWrite). */
+export type WriteCharge = { noteTx(txHash: string): void; settle(gasWei: bigint): void; release(): void; abandon(): void };
+
+const FREE_RUN: RunCharge = { settle: () => undefined, release: () => undefined };
+const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: () => undefined, release: () => undefined, abandon: () => undefined };
+
 /**
- * Admits a relayed write of the acting key's account before it is sent (402 without credit) and
- * returns what to call once it landed: the debit of one management call.
+ * Admits an action run of `accountHash` by reserving its worst case, `worstCaseMs` (its time limit)
+ * at the per-second price (402 when the balance, less the credit other work holds, does not cover
+ * it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
+ * and frees the rest; `release()` (or settle(undefined)) frees it all.
  */
-export async function admitWrite(ctx: Ctx, method: string, actingKeyHash: bigint): Promise<() => void> {
+export async function admitRun(ctx: Ctx, accountHash: bigint, worstCaseMs: number): Promise<RunCharge> {
   const billing = ctx.billing;
-  const cents = billing?.config.writeCents ?? 0;
-  if (!billing || cents === 0 || FREE_WRITES.has(method)) return none;
-  const { accountHash } = await ctx.executor.permissions.resolve(actingKeyHash);
-  const customerId = await billing.admit(await payerOf(ctx, accountHash), cents, "a management call");
-  return () => billing.debit(customerId, cents, "write", method);
+  const unit = billing?.config.secondCents ?? 0;
+  if (!billing || unit === 0) return FREE_RUN;
+  const seconds = runSeconds(worstCaseMs);
+  const r = await billing.reserve(await payerOf(ctx, accountHash), seconds * unit, `a run of up to ${seconds} s (its time limit)`, { kind: "run", detail: `up to ${seconds}s`, unitCents: unit });
+  return {
+    settle: (durationMs) => {
+      if (durationMs === undefined) return r.release();
+      const charged = Math.min(seconds, runSeconds(durationMs));
+      r.settle(charged * unit, `${charged}s`);
+    },
+    release: () => r.release(),
+  };
 }
 
 /**
- * Admits an action run of `accountHash` (402 unless the balance covers one second) and returns
- * what to call once it ended: the debit of each started second it held a worker.
+ * Admits a relayed write of the acting key's account before it is sent, by reserving its worst case:
+ * the fixed price plus `worstGasWei` (its gas limit at the highest gas price it may pay). 402 when
+ * it does not fit. `settle(gasWei)` charges the gas it used at the price it paid (a write that
+ * reverted on chain included: the payers paid for it).
  */
-export async function admitRun(ctx: Ctx, accountHash: bigint): Promise<(durationMs: number | undefined) => void> {
+export async function admitWrite(ctx: Ctx, method: string, actingKeyHash: bigint, worstGasWei: bigint): Promise<WriteCharge> {
   const billing = ctx.billing;
-  const cents = billing?.config.secondCents ?? 0;
-  if (!billing || cents === 0) return none;
-  const customerId = await billing.admit(await payerOf(ctx, accountHash), cents, "a second of action execution");
-  return (durationMs) => {
-    if (durationMs === undefined) return;
-    const seconds = Math.max(1, Math.ceil(durationMs / 1000));
-    billing.debit(customerId, seconds * cents, "run", `${seconds}s`);
+  if (!billing || FREE_WRITES.has(method)) return FREE_WRITE;
+  const worst = writeCents(worstGasWei, billing.config);
+  if (worst === 0) return FREE_WRITE;
+  const { accountHash } = await ctx.executor.permissions.resolve(actingKeyHash);
+  const r: Reservation = await billing.reserve(await payerOf(ctx, accountHash), worst, "a management call (its price and the most gas it may use)", { kind: "write", detail: method });
+  return {
+    noteTx: (hash) => r.noteTx(hash),
+    settle: (gasWei) => r.settle(writeCents(gasWei, billing.config), method),
+    release: () => r.release(),
+    abandon: () => r.abandon(),
   };
 }

@@ -74,6 +74,7 @@ export class Payments {
     const ledger = this.billing.ledger;
     const claim = ledger.claimCredit(pi.id, customerId, pi.amountReceivedCents);
     if (claim.state === "done") return false;
+    ledger.durable();
     const adjustment = await providerCall(
       this.billing.settler.serial(async () => {
         const a = await applyOnce(this.billing.remote, {

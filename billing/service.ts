@@ -6,27 +6,51 @@ import { Ledger } from "./ledger";
 import { LocalRemote } from "./localRemote";
 import { StripeRemote } from "./stripeRemote";
 import { Settler, type SettleReport } from "./settler";
-import { paymentRequired, providerCall } from "./errors";
+import { display, paymentRequired, providerCall } from "./errors";
+import { AppError } from "../relayer/errors";
 import { Payments } from "./payments";
+import { ReservationStore, type ReservationRow } from "./reservations";
+import { recoverOrphans, type WriteOutcome } from "./recovery";
 import type { BalanceRemote, Payer } from "./types";
 
 /** A refused charge asks the provider again (the customer may have paid elsewhere) at most this often. */
 const REFRESH_ON_REFUSAL_MS = 5_000;
 /** How long shutdown waits for the last settlement. */
 const CLOSE_SETTLE_MS = 10_000;
+/** How often a process marks its reservations alive and looks for those of dead processes. */
+export const HEARTBEAT_MS = 5_000;
 
-type Cached = { credit: number; pending: number; refreshedAt: number };
+type Cached = { credit: number; pending: number; reserved: number; refreshedAt: number };
+
+/** Credit held for one piece of work until it ends: see Billing.reserve. Every method is safe to call late or twice. */
+export type Reservation = {
+  readonly cents: number;
+  /** Charges `cents` (never more than reserved) and frees the rest. */
+  settle(cents: number, detail: string): void;
+  /** Frees it all, charging nothing (the work did not happen). */
+  release(): void;
+  /** A write's transaction hash, recorded before the transaction is broadcast (so recovery can find what it cost). */
+  noteTx(txHash: string): void;
+  /** Leaves the outcome to recovery (a write whose receipt did not come in time). */
+  abandon(): void;
+};
 
 /**
  * Credits and charges. Requests never wait for the provider once an account's customer record is
- * known: a charge is admitted against the cached credit minus the debits not settled yet, and
- * recorded in the ledger; the settler sends the debits in batches (periodically and at shutdown)
- * and recovers, at start, those a previous process left unsettled.
+ * known: work is admitted by reserving its worst-case cost against the cached credit minus the
+ * debits not settled yet minus the other reservations (one synchronous step, so concurrent
+ * admissions see each other), and when it ends the reservation becomes the debit of what it cost;
+ * the settler sends the debits in batches (periodically and at shutdown) and recovers, at start,
+ * those a previous process left unsettled. Reservations of a process that died are ended by
+ * recovery (see recovery.ts): never left holding credit, never lost as a charge.
  */
 export class Billing {
   readonly ledger: Ledger;
   readonly remote: BalanceRemote;
   readonly settler: Settler;
+  readonly reservations: ReservationStore;
+  /** This process, as the holder of its reservations. */
+  readonly owner = `proc-${crypto.randomUUID()}`;
   /** Card payments: Stripe mode only. */
   readonly payments?: Payments;
   private readonly customers = new Map<string, Promise<string>>();
@@ -40,13 +64,35 @@ export class Billing {
     this.ledger = new Ledger(path.join(dataDir, "billing.sqlite"));
     this.remote = config.stripe ? new StripeRemote(config.stripe, config.currency) : new LocalRemote(this.ledger.db, config.freeCreditCents);
     this.settler = new Settler(this.ledger, this.remote, logger, (customerId) => this.reload(customerId));
+    this.reservations = new ReservationStore(this.ledger.db, this.ledger);
     if (this.remote.payments) this.payments = new Payments(this, this.remote.payments, logger);
   }
 
-  /** Settles what a previous process left (without holding up the start), then every `settleMs`. */
-  start(signal: AbortSignal): void {
+  /**
+   * Settles what a previous process left (without holding up the start), then every `settleMs`;
+   * every HEARTBEAT_MS marks this process's reservations alive and ends those of dead processes
+   * (`resolveWrite` tells what a write left by one cost; see recovery.ts).
+   */
+  start(signal: AbortSignal, resolveWrite?: (r: ReservationRow) => Promise<WriteOutcome>): void {
     void this.settler.settle();
     this.settler.start(this.config.settleMs, signal);
+    let timer: NodeJS.Timeout | undefined;
+    const beat = async () => {
+      try {
+        this.reservations.heartbeat(this.owner);
+        await this.recover(resolveWrite);
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, "billing: the reservation heartbeat failed; retried at the next one");
+      }
+      if (!signal.aborted) timer = setTimeout(beat, HEARTBEAT_MS);
+    };
+    void beat();
+    signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+  }
+
+  /** Ends the reservations of dead processes (and those handed to recovery) now; returns how many. */
+  recover(resolveWrite?: (r: ReservationRow) => Promise<WriteOutcome>): Promise<number> {
+    return recoverOrphans(this, resolveWrite, this.logger);
   }
 
   settle(): Promise<SettleReport> {
@@ -59,6 +105,9 @@ export class Billing {
     const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_SETTLE_MS)));
     await Promise.race([this.settler.settle().then(() => undefined), timeout]);
     clearTimeout(timer);
+    // Work still holding credit is left to the next process's recovery, as of now.
+    this.reservations.heartbeat(this.owner);
+    this.reservations.abandonAll(this.owner);
     this.ledger.close();
   }
 
@@ -79,31 +128,77 @@ export class Billing {
     return id;
   }
 
-  /** Credit minus the debits not settled yet, in cents (negative when runs overran it). */
+  /** Credit minus the debits not settled yet and the credit reserved for work under way, in cents. */
   async balance(payer: Payer): Promise<number> {
     return this.available(await this.customerId(payer));
   }
 
-  /** Refuses (402) when the payer's balance is below `cents`; returns the customer to debit. */
-  async admit(payer: Payer, cents: number, what: string): Promise<string> {
+  /**
+   * Reserves `cents` of the payer's credit for one piece of work (402 when the balance, less what is
+   * reserved already, does not cover it): the check and the reservation are one synchronous step,
+   * so concurrent admissions see each other. The reservation is durable when this returns.
+   */
+  async reserve(payer: Payer, cents: number, what: string, work: { kind: "run" | "write"; detail: string; unitCents?: number }): Promise<Reservation> {
     const customerId = await this.customerId(payer);
-    if (this.available(customerId) >= cents) return customerId;
-    const c = this.cached(customerId);
-    if (Date.now() - c.refreshedAt >= REFRESH_ON_REFUSAL_MS) {
+    if (this.available(customerId) < cents && Date.now() - this.cached(customerId).refreshedAt >= REFRESH_ON_REFUSAL_MS) {
       await this.refresh(customerId).catch((err) => this.logger.warn({ err: (err as Error).message, customer: customerId }, "billing: could not re-read a balance"));
     }
+    // From here to the insert nothing awaits: this admission and the next see each other.
     const available = this.available(customerId);
-    if (available >= cents) return customerId;
-    throw paymentRequired(available, cents, what, this.config.currency);
+    if (available < cents) throw paymentRequired(available, cents, what, this.config.currency);
+    const row = { id: `vesta-res-${crypto.randomUUID()}`, customerId, cents, unitCents: work.unitCents ?? 0, kind: work.kind, detail: work.detail, owner: this.owner };
+    const c = this.cached(customerId); // loaded before the insert, which it must not count twice
+    this.reservations.insert(row);
+    c.reserved += cents;
+    return this.handle(row);
+  }
+
+  /** Ends reservation `r`, charging `chargeCents` (capped at the reservation); false when it had ended before. */
+  endReservation(r: Pick<ReservationRow, "id" | "customerId" | "kind" | "cents">, chargeCents: number, detail: string): boolean {
+    const charge = Math.max(0, Math.min(r.cents, Math.ceil(chargeCents)));
+    const c = this.cached(r.customerId);
+    if (!this.reservations.end(r, charge, detail)) return false;
+    c.reserved -= r.cents;
+    c.pending += charge;
+    return true;
+  }
+
+  private handle(row: Pick<ReservationRow, "id" | "customerId" | "kind" | "cents">): Reservation {
+    const safely = (what: string, fn: () => void) => {
+      try {
+        fn();
+      } catch (err) {
+        // e.g. the ledger closed at shutdown: the row stays, and the next process's recovery ends it
+        this.logger.warn({ err: (err as Error).message, reservation: row.id }, `billing: could not ${what} a reservation`);
+      }
+    };
+    return {
+      cents: row.cents,
+      settle: (cents, detail) => safely("settle", () => void this.endReservation(row, cents, detail)),
+      release: () => safely("release", () => void this.endReservation(row, 0, "released")),
+      noteTx: (txHash) => safely("record the transaction of", () => this.reservations.noteTx(row.id, txHash)),
+      abandon: () => safely("abandon", () => this.reservations.abandon(row.id)),
+    };
   }
 
   /**
-   * Adds `cents` of free credit to the payer: the top-up of a development node. Local mode only
-   * (the route refuses it when `payments` exist: in Stripe mode credit comes only from payments).
+   * Adds `cents` of free credit to the payer: the top-up of a development node (local billing only;
+   * the route also demands VESTA_MODE=development and the owner). Refused (409) when it would raise
+   * the balance above `freeCreditCapCents`; checked and applied one at a time, so racing top-ups
+   * cannot pass the cap together.
    */
   async addFreeCredit(payer: Payer, cents: number): Promise<void> {
+    if (this.config.mode !== "local") throw new AppError(404, "free_credit_unavailable", "free credit exists only with local billing on a development node");
     const customerId = await this.customerId(payer);
     await this.settler.serial(async () => {
+      const cap = this.config.freeCreditCapCents;
+      const balance = this.available(customerId);
+      if (balance + cents > cap) {
+        throw new AppError(409, "free_credit_capped", `free credit may raise a balance to at most ${display(cap, this.config.currency)} (VESTA_FREE_CREDIT_CAP_CENTS); this one is ${display(balance, this.config.currency)}, nothing was added`, {
+          balance_cents: balance,
+          cap_cents: cap,
+        });
+      }
       const adj = await this.remote.adjust(customerId, cents, `free_credit_${crypto.randomUUID()}`, { vesta_kind: "free_credit" });
       this.ledger.setCredit(customerId, adj.endingCreditCents);
       this.reload(customerId);
@@ -133,14 +228,19 @@ export class Billing {
 
   private available(customerId: string): number {
     const c = this.cached(customerId);
-    return c.credit - c.pending;
+    return c.credit - c.pending - c.reserved;
   }
 
   private cached(customerId: string): Cached {
     let c = this.cache.get(customerId);
     if (!c) {
       const known = this.ledger.creditOf(customerId);
-      c = { credit: known?.creditCents ?? 0, pending: this.ledger.unsettledCents(customerId), refreshedAt: known?.syncedAt ?? 0 };
+      c = {
+        credit: known?.creditCents ?? 0,
+        pending: this.ledger.unsettledCents(customerId),
+        reserved: this.reservations.reservedCents(customerId),
+        refreshedAt: known?.syncedAt ?? 0,
+      };
       this.cache.set(customerId, c);
     }
     return c;

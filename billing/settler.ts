@@ -59,6 +59,7 @@ export class Settler {
     try {
       this.ledger.batchUnbatched();
       open = this.ledger.openBatches();
+      if (open.length) this.ledger.durable(); // the batches outlive a power loss before they are sent
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, "billing: the ledger could not be read; settlement skipped");
       return { ...report, failed: 1 };

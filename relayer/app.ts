@@ -1,8 +1,8 @@
 import express, { type Express, type Router } from "express";
-import { rateLimit } from "express-rate-limit";
 import swaggerUi from "swagger-ui-express";
 import type { Ctx } from "./context";
-import { AppError, errorMiddleware, notFoundRoute } from "./errors";
+import { errorMiddleware, notFoundRoute } from "./errors";
+import { perClientLimit } from "./http/rateLimits";
 import { newRegistry, openApiDocument } from "./openapi";
 import { configRoutes } from "./routes/config";
 import { accountRoutes } from "./routes/accounts";
@@ -38,7 +38,7 @@ export function apiRoutes(router: Router, ctx: Ctx) {
 export function createApp(ctx: Ctx): Express {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", false);
+  app.set("trust proxy", ctx.config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless VESTA_TRUST_PROXY says
 
   const v1 = express.Router();
   // Action code may be large (up to the code limit): a larger body limit on the routes that carry it.
@@ -47,16 +47,12 @@ export function createApp(ctx: Ctx): Express {
   v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
   v1.use(express.json({ limit: ctx.config.bodyLimit, strict: false, type: ["application/json", "application/*+json"] }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.
-  v1.use(
-    ["/new_account", "/create_wallet_with_signature", "/add_usage_api_key_with_signature"],
-    rateLimit({
-      windowMs: 60_000,
-      limit: ctx.config.newAccountRateLimitPerMinute,
-      standardHeaders: "draft-7",
-      legacyHeaders: false,
-      handler: (_req, _res, next) => next(new AppError(429, "rate_limited", "too many account or wallet creations from this address; try again in a minute")),
-    }),
-  );
+  v1.use(["/new_account", "/create_wallet_with_signature", "/add_usage_api_key_with_signature"], perClientLimit(ctx.config.newAccountRateLimitPerMinute, "account or wallet creations"));
+  // Every call that makes the service check a signature (EIP-712, and ERC-1271 calls into a contract
+  // the caller chose) shares another: a refused signature costs the caller a request of its budget.
+  const signatures = perClientLimit(ctx.config.signatureRateLimitPerMinute, "signed requests");
+  v1.use(["/create_wallet_with_signature", "/add_usage_api_key_with_signature", "/convert_to_chain_secured_account"], signatures);
+  v1.use("/billing", (req, res, next) => (req.get("x-wallet-auth") ? signatures(req, res, next) : next()));
 
   const doc = apiRoutes(v1, ctx);
   v1.get("/openapi.json", (_req, res) => {

@@ -3,26 +3,33 @@ import fs from "node:fs";
 import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
-import { DEFAULT_DOMAIN_NAME } from "./eip712";
+import { DEFAULT_DOMAIN_NAME, DEFAULT_ERC1271 } from "./eip712";
 import { loadBillingConfig, type BillingConfig } from "../billing/config";
+import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
+import { parseTrustProxy } from "./http/rateLimits";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
 const EnvSchema = z
   .object({
+    VESTA_MODE: z.enum(VESTA_MODES, { message: "VESTA_MODE must be development or production" }).default("production"),
     VESTA_RPC_URL: z.string().url("VESTA_RPC_URL must be a URL").optional(),
     VESTA_ACCOUNT_CONFIG_ADDRESS: z.string().optional(),
     VESTA_DEPLOYMENT_FILE: z.string().optional(),
     VESTA_PAYER_KEYS: z.string().optional(),
     VESTA_HOST: z.string().default("127.0.0.1"),
     VESTA_PORT: z.coerce.number().int("VESTA_PORT must be an integer").min(0).max(65535).default(8000),
-    VESTA_KEY_PROVIDER: z.enum(["local", "dstack"]).default("local"),
+    VESTA_KEY_PROVIDER: z.enum(["local", "dstack"], { message: "VESTA_KEY_PROVIDER must be local or dstack" }).optional(),
     VESTA_LOCAL_ROOT_SECRET_FILE: z.string().default(".vesta/root-secret"),
     VESTA_DSTACK_ENDPOINT: z.string().optional(),
     VESTA_BODY_LIMIT: z.string().default("256kb"),
     VESTA_TX_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
     VESTA_RECEIPT_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100),
     VESTA_NEW_ACCOUNT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
+    VESTA_SIGNATURE_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
+    VESTA_TRUST_PROXY: z.string().optional(),
+    VESTA_ERC1271_GAS_LIMIT: z.coerce.number().int().min(30_000, "VESTA_ERC1271_GAS_LIMIT must be >= 30000").max(10_000_000, "VESTA_ERC1271_GAS_LIMIT is at most 10000000").default(DEFAULT_ERC1271.gasLimit),
+    VESTA_ERC1271_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_ERC1271_TIMEOUT_MS must be >= 100").max(30_000, "VESTA_ERC1271_TIMEOUT_MS is at most 30000").default(DEFAULT_ERC1271.timeoutMs),
     VESTA_DATA_DIR: z.string().default(".vesta"),
     VESTA_EIP712_DOMAIN_NAME: z.string().min(1).max(128).default(DEFAULT_DOMAIN_NAME),
     VESTA_ACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(MAX_TIMEOUT_MS, `VESTA_ACTION_TIMEOUT_MS is at most ${MAX_TIMEOUT_MS} (15 min)`).default(DEFAULT_LIMITS.timeoutMs),
@@ -60,6 +67,8 @@ export type AttestationConfig = {
 };
 
 export type RelayerConfig = {
+  /** development | production (see relayer/mode.ts): production refuses every development convenience at boot. */
+  mode: VestaMode;
   rpcUrl: string;
   accountConfigAddress: string;
   payerKeys: string[];
@@ -72,6 +81,12 @@ export type RelayerConfig = {
   txTimeoutMs: number;
   receiptPollMs: number;
   newAccountRateLimitPerMinute: number;
+  /** Per client address and minute, on every route that checks a signature (EIP-712 / ERC-1271). */
+  signatureRateLimitPerMinute: number;
+  /** Express `trust proxy`: which proxies may name the client in X-Forwarded-For (false: none). */
+  trustProxy: false | number | string;
+  /** Bounds of an ERC-1271 isValidSignature call into a contract the caller chose. */
+  erc1271: { gasLimit: number; timeoutMs: number };
   logLevel: string;
   dataDir: string;
   eip712DomainName: string;
@@ -124,8 +139,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   if (new Set(payerKeys.map((k) => (isHexString(k.startsWith("0x") ? k : `0x${k}`, 32) ? new Wallet(k).address : k))).size !== payerKeys.length) {
     problems.push("VESTA_PAYER_KEYS: the same payer key is listed twice (each payer needs its own nonce queue)");
   }
-  const attestationSource = e.VESTA_ATTESTATION_SOURCE ?? (e.VESTA_KEY_PROVIDER === "dstack" ? "dstack" : "development");
-  const dstackUser = e.VESTA_KEY_PROVIDER === "dstack" ? "VESTA_KEY_PROVIDER" : attestationSource === "dstack" ? "VESTA_ATTESTATION_SOURCE" : undefined;
+  const mode = e.VESTA_MODE;
+  const keyProvider = e.VESTA_KEY_PROVIDER ?? (mode === "production" ? "dstack" : "local");
+  const attestationSource = e.VESTA_ATTESTATION_SOURCE ?? (keyProvider === "dstack" ? "dstack" : "development");
+  const dstackUser = keyProvider === "dstack" ? "VESTA_KEY_PROVIDER" : attestationSource === "dstack" ? "VESTA_ATTESTATION_SOURCE" : undefined;
   if (dstackUser && !e.VESTA_DSTACK_ENDPOINT && !fs.existsSync("/var/run/dstack.sock")) {
     problems.push(`${dstackUser}=dstack: no /var/run/dstack.sock and no VESTA_DSTACK_ENDPOINT`);
   }
@@ -136,22 +153,30 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   } catch {
     problems.push("VESTA_APP_AUTH_ADDRESS: must be a 0x address (the AppAuth contract)");
   }
-  const billing = loadBillingConfig(env);
+  const trustProxy = parseTrustProxy(e.VESTA_TRUST_PROXY);
+  if (trustProxy.problem) problems.push(trustProxy.problem);
+  const fetchAllowPrivate = e.VESTA_ACTION_FETCH_PRIVATE === "true";
+  if (mode === "production") problems.push(...productionProblems({ keyProvider, attestationSource, fetchAllowPrivate }));
+  const billing = loadBillingConfig(env, mode);
   problems.push(...billing.problems);
-  if (problems.length) throw new Error(`bad relayer environment:\n  - ${problems.join("\n  - ")}`);
+  if (problems.length) throw new Error(`bad relayer environment (VESTA_MODE=${mode}${env.VESTA_MODE ? "" : ", the default"}):\n  - ${problems.join("\n  - ")}`);
   return {
+    mode,
     rpcUrl: rpcUrl!,
     accountConfigAddress,
     payerKeys: payerKeys.map((k) => (k.startsWith("0x") ? k : `0x${k}`)),
     host: e.VESTA_HOST,
     port: e.VESTA_PORT,
-    keyProvider: e.VESTA_KEY_PROVIDER,
+    keyProvider,
     localRootSecretFile: e.VESTA_LOCAL_ROOT_SECRET_FILE,
     dstackEndpoint: e.VESTA_DSTACK_ENDPOINT,
     bodyLimit: e.VESTA_BODY_LIMIT,
     txTimeoutMs: e.VESTA_TX_TIMEOUT_MS,
     receiptPollMs: e.VESTA_RECEIPT_POLL_MS,
     newAccountRateLimitPerMinute: e.VESTA_NEW_ACCOUNT_RATE_LIMIT,
+    signatureRateLimitPerMinute: e.VESTA_SIGNATURE_RATE_LIMIT,
+    trustProxy: trustProxy.value,
+    erc1271: { gasLimit: e.VESTA_ERC1271_GAS_LIMIT, timeoutMs: e.VESTA_ERC1271_TIMEOUT_MS },
     logLevel: e.VESTA_LOG_LEVEL,
     dataDir: e.VESTA_DATA_DIR,
     eip712DomainName: e.VESTA_EIP712_DOMAIN_NAME,
@@ -168,7 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     },
     sandboxWorkers: e.VESTA_SANDBOX_WORKERS,
     permissionPollMs: e.VESTA_PERMISSION_POLL_MS,
-    fetchAllowPrivate: e.VESTA_ACTION_FETCH_PRIVATE === "true",
+    fetchAllowPrivate,
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
     dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },

@@ -3,12 +3,23 @@
  * build and sign with it. Verification uses ethers' typed-data functions (no hand-rolled hashing);
  * contract accounts (Safe, any ERC-1271 wallet) are accepted through `isValidSignature`.
  */
-import { Contract, getAddress, isHexString, TypedDataEncoder, verifyTypedData, type Provider, type TypedDataField } from "ethers";
+import { getAddress, Interface, isHexString, TypedDataEncoder, verifyTypedData, type Provider, type TypedDataField } from "ethers";
 
 export const DEFAULT_DOMAIN_NAME = "Vesta ChainSecured";
 export const DOMAIN_VERSION = "1";
 export const MAX_TYPED_DATA_BYTES = 4096;
 export const ISSUED_AT_TOLERANCE_S = 300;
+/** Largest signature taken (bytes): an EOA's is 65, a Safe's 65 per owner; a contract's ERC-1271 payload beyond this is refused before any call. */
+export const MAX_SIGNATURE_BYTES = 4096;
+/**
+ * Bounds of an ERC-1271 `isValidSignature` eth_call (the contract is the caller's choice, so its
+ * cost is too). Measured with Safe 1.5.0 through its fallback handler (bench/signatures.ts, gas of
+ * the eth_call including its 21k base): 2-of-3 ~54k, 5-of-7 ~76k, 10-of-12 ~113k; the cap leaves
+ * room for larger Safes and nested contract owners.
+ */
+export const DEFAULT_ERC1271 = { gasLimit: 300_000, timeoutMs: 2_000 };
+const ERC1271 = new Interface(["function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)"]);
+const ERC1271_MAGIC = "0x1626ba7e";
 
 export const PRIMARY_TYPES = ["CreateWallet", "ConvertAccount", "AddUsageApiKey", "BillingAuth"] as const;
 export type PrimaryType = (typeof PRIMARY_TYPES)[number];
@@ -68,15 +79,24 @@ function toUint(v: unknown): bigint | undefined {
   return undefined;
 }
 
-export type Expectation = { primaryType: PrimaryType; domainName: string; chainId: bigint; nowSeconds: number; provider?: Provider };
+export type Expectation = {
+  primaryType: PrimaryType;
+  domainName: string;
+  chainId: bigint;
+  nowSeconds: number;
+  /** Where ERC-1271 signatures are checked; without it only ECDSA (EOA) signatures hold. */
+  provider?: Provider;
+  /** Gas cap and timeout of the isValidSignature call (DEFAULT_ERC1271 when absent). */
+  erc1271?: { gasLimit: number; timeoutMs: number };
+};
 
 /**
  * Checks an envelope and its signature against what the endpoint expects, in the order of spec 2's
  * "Errors" table: size, types, primaryType, domain, issuedAt window, chainId, signature. Returns the
- * proven address. Throws SignedRequestError (400 for a malformed or stale request, 401 for a
+ * proven address and the last second (unix) at which the same envelope would still be accepted. Throws SignedRequestError (400 for a malformed or stale request, 401 for a
  * signature that does not prove the stated address).
  */
-export async function verifySignedRequest(typedData: unknown, signature: unknown, expect: Expectation): Promise<{ address: string }> {
+export async function verifySignedRequest(typedData: unknown, signature: unknown, expect: Expectation): Promise<{ address: string; validUntil: number }> {
   let size: number;
   try {
     size = Buffer.byteLength(JSON.stringify(typedData) ?? "", "utf8");
@@ -112,6 +132,7 @@ export async function verifySignedRequest(typedData: unknown, signature: unknown
   if (skew > BigInt(ISSUED_AT_TOLERANCE_S)) throw bad(`message.issuedAt must be within ${ISSUED_AT_TOLERANCE_S} s of the server's time (${now})`);
 
   if (typeof signature !== "string" || !isHexString(signature) || signature.length < 4) throw bad("signature must be a 0x-prefixed hex string");
+  if ((signature.length - 2) / 2 > MAX_SIGNATURE_BYTES) throw bad(`signature is ${(signature.length - 2) / 2} bytes; at most ${MAX_SIGNATURE_BYTES}`);
   let address: string;
   try {
     address = getAddress(message.address);
@@ -121,22 +142,40 @@ export async function verifySignedRequest(typedData: unknown, signature: unknown
   const domainForEthers = { name: expect.domainName, version: DOMAIN_VERSION, chainId };
   const typesForEthers = { [expect.primaryType]: STRUCT_FIELDS };
   const value = { address, issuedAt };
+  const validUntil = Number(issuedAt) + ISSUED_AT_TOLERANCE_S;
 
   if (isHexString(signature, 65)) {
     try {
-      if (verifyTypedData(domainForEthers, typesForEthers, value, signature) === address) return { address };
+      if (verifyTypedData(domainForEthers, typesForEthers, value, signature) === address) return { address, validUntil };
     } catch {
       /* not a valid ECDSA signature: maybe a contract signature */
     }
   }
-  if (expect.provider && (await expect.provider.getCode(address)) !== "0x") {
-    const digest = TypedDataEncoder.hash(domainForEthers, typesForEthers, value);
-    const wallet = new Contract(address, ["function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)"], expect.provider);
-    try {
-      if ((await wallet.isValidSignature(digest, signature)) === "0x1626ba7e") return { address };
-    } catch {
-      /* reverted: not valid */
-    }
+  if (expect.provider && (await isValidContractSignature(expect.provider, address, TypedDataEncoder.hash(domainForEthers, typesForEthers, value), signature, expect.erc1271 ?? DEFAULT_ERC1271))) {
+    return { address, validUntil };
   }
   throw new SignedRequestError(401, "invalid_signature", `the signature does not prove ${address}`);
+}
+
+/**
+ * ERC-1271: whether the contract at `address` (none: false) accepts `signature` over `digest`. The
+ * call has a gas cap and a timeout, so a contract that burns gas or an RPC that stalls costs us at
+ * most that; a revert, a timeout or any answer but the magic value is "not valid".
+ */
+async function isValidContractSignature(provider: Provider, address: string, digest: string, signature: string, bounds: { gasLimit: number; timeoutMs: number }): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), bounds.timeoutMs)));
+  const call = async () => {
+    if ((await provider.getCode(address)) === "0x") return false;
+    const data = ERC1271.encodeFunctionData("isValidSignature", [digest, signature]);
+    const answer = await provider.call({ to: address, data, gasLimit: BigInt(bounds.gasLimit) });
+    return ERC1271.decodeFunctionResult("isValidSignature", answer)[0] === ERC1271_MAGIC;
+  };
+  try {
+    const result = await Promise.race([call().catch(() => false), timeout]);
+    if (result === "timeout") throw new SignedRequestError(401, "invalid_signature", `the contract at ${address} did not answer isValidSignature within ${bounds.timeoutMs} ms`);
+    return result;
+  } finally {
+    clearTimeout(timer);
+  }
 }

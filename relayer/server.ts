@@ -7,6 +7,7 @@ import { PayerPool } from "./chain/payers";
 import { createKeyProvider } from "../executor/keys/provider";
 import { Executor } from "../executor";
 import { Billing } from "../billing/service";
+import { recoveredWriteCost } from "./chain/relay";
 import type { RelayerConfig } from "./config";
 import type { Ctx } from "./context";
 
@@ -34,8 +35,9 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
   });
   await executor.start(abort.signal);
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
-  billing?.start(abort.signal);
   const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, signal: abort.signal };
+  billing?.start(abort.signal, (r) => recoveredWriteCost(ctx, r)); // and ends the reservations a stopped process left
+  if (config.mode === "development") logger.warn({ keyProvider: config.keyProvider, billing: config.billing.mode }, "VESTA_MODE=development: development conveniences are on (never run this configuration in production)");
   const app = createApp(ctx);
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host);

@@ -20,6 +20,7 @@ const importEsm = new Function("m", "return import(m)") as (m: string) => Promis
 /** The OpenAPI document of every /core/v1 route, built without a chain (no handler runs). */
 export function openApiDocument() {
   const config = loadConfig({
+    VESTA_MODE: "development", // only the routes' schemas are read
     VESTA_RPC_URL: "http://127.0.0.1:8545",
     VESTA_ACCOUNT_CONFIG_ADDRESS: "0x0000000000000000000000000000000000000001",
     VESTA_PAYER_KEYS: Wallet.createRandom().privateKey,

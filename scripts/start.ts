@@ -4,6 +4,9 @@
  * API payers (written to `.vesta/deployment.json`), and the relayer (core HTTP API) on top, with a
  * first account created through it. Stops cleanly on Ctrl-C / SIGTERM.
  *
+ * `npm start` is VESTA_MODE=development (local key provider, development evidence, local billing with
+ * free credit unless Stripe keys are given); it refuses VESTA_MODE=production.
+ *
  * Environment (all optional; the relayer's own variables apply too, see the README):
  *   VESTA_CHAIN_HOST   interface the JSON-RPC server binds (default 127.0.0.1)
  *   VESTA_CHAIN_PORT   its port (default 8545)
@@ -32,12 +35,15 @@ function localKeys(from: number, count: number): string[] {
 
 /** One line on how billing runs (local mode needs no Stripe keys). */
 function billingMode(b: BillingConfig): string {
-  if (b.mode === "local") return `local mode: each new account gets ${b.freeCreditCents} cents of free credit (Stripe: set STRIPE_SECRET_KEY)`;
+  if (b.mode === "local") return `local mode (development): each new account gets ${b.freeCreditCents} cents of free credit, top-ups up to ${b.freeCreditCapCents} (Stripe: set STRIPE_SECRET_KEY)`;
   return b.mode === "stripe" ? "Stripe" : "off (nothing is charged)";
 }
 
 async function main() {
   const env = readStartEnv(process.env);
+  if (process.env.VESTA_MODE && process.env.VESTA_MODE !== "development") {
+    throw new Error(`npm start runs a local development chain and keys: VESTA_MODE must be development (or unset), not ${process.env.VESTA_MODE}. Production: npm run relayer with a production configuration (README, "Environment variables")`);
+  }
   if (hre.network.name !== "hardhat") throw new Error(`npm start runs its own chain; got --network ${hre.network.name}`);
 
   console.log("Vesta: starting a local chain ...");
@@ -69,6 +75,7 @@ async function main() {
       VESTA_LOG_LEVEL: "warn",
       VESTA_LOCAL_ROOT_SECRET_FILE: path.join(env.dataDir, "root-secret"),
       ...process.env,
+      VESTA_MODE: "development",
       VESTA_RPC_URL: rpcUrl,
       VESTA_ACCOUNT_CONFIG_ADDRESS: deployment.accountConfig,
       VESTA_APP_AUTH_ADDRESS: deployment.appAuth,

@@ -79,7 +79,7 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
     try {
       const code = `async function main() { await fetch("http://127.0.0.1:${(probe.address() as AddressInfo).port}/"); return "ran"; }`;
-      await expectError(owner.post("/lit_action", { code }), 402, "payment_required", "a second of action execution");
+      await expectError(owner.post("/lit_action", { code }), 402, "payment_required", "a run of up to 30 s (its time limit)", "$0.30");
       expect(hits, "the action ran").to.equal(0);
     } finally {
       probe.close();
@@ -178,6 +178,20 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     expect(await balance(owner)).to.equal(497);
   });
 
+  it("a usage key cannot add credit: payment intents and confirmations are the owner's (403 owner_only, nothing created at Stripe)", async function () {
+    const owner = await accountClient(stack);
+    await fund(owner, 500);
+    const runner = await addUsageKey(stack, owner, { name: "no scopes" }); // 1 cent
+    const paid = await createIntent(owner, 500);
+    double.succeed(paid);
+    const intents = double.intents.size;
+    await expectError(post("/billing/create_payment_intent", runner, { amount_cents: 500 }), 403, "owner_only", "a usage key cannot");
+    await expectError(post("/billing/confirm_payment", runner, { payment_intent_id: paid }), 403, "owner_only");
+    expect(double.intents.size, "no intent created").to.equal(intents);
+    expect(await balance(runner), "nothing credited").to.equal(499);
+    expect(await ok(post("/billing/confirm_payment", owner, { payment_intent_id: paid }))).to.include({ credited: true, balance_cents: 999 });
+  });
+
   it("a wallet-owned account pays through X-Wallet-Auth, into its admin wallet's customer record", async function () {
     const wallet = new Wallet(Wallet.createRandom().privateKey, ethers.provider);
     const who = await walletAuth(stack, wallet);
@@ -208,9 +222,15 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await (await stack.config.connect(wallet).acceptAccountOwnership(owner.hash)).wait();
     await stack.relayer.ctx.executor.permissions.sync();
 
-    // The same account now pays as its admin wallet, whose customer record holds nothing yet.
+    // The same account now pays as its admin wallet, whose customer record holds nothing yet; the
+    // usage key pays from it and reads it; the old account key pays for nothing, so it reads and funds nothing.
     const admin = await walletAuth(stack, wallet, owner.hash);
-    for (const who of [runner, owner, admin]) expect(await ok(get("/billing/balance", who))).to.deep.equal({ balance_cents: 0, balance_display: "$0.00" });
+    for (const who of [runner, admin]) expect(await ok(get("/billing/balance", who))).to.deep.equal({ balance_cents: 0, balance_display: "$0.00" });
+    const intents = double.intents.size;
+    await expectError(get("/billing/balance", owner), 403, "account_chain_secured", "old account key");
+    await expectError(post("/billing/create_payment_intent", owner, { amount_cents: 500 }), 403, "account_chain_secured");
+    await expectError(post("/billing/create_payment_intent", runner, { amount_cents: 500 }), 403, "owner_only");
+    expect(double.intents.size, "no intent created").to.equal(intents);
     await expectError(runner.post("/lit_action", { code: HELLO }), 402, "payment_required");
     await expectError(runner.post("/lit_action", { code: SLOW }), 403, "not_permitted"); // permission first: no group lists it
     const walletCustomer = double.customerOf(`wallet:${wallet.address}`)!;
@@ -224,5 +244,19 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await ok(runner.post("/lit_action", { code: HELLO }));
     expect(await balance(admin)).to.equal(599);
     expect(await balance(runner)).to.equal(599);
+    await expectError(get("/billing/balance", owner), 403, "account_chain_secured");
+  });
+
+  it("a ConvertAccount signature converts one account: it cannot push a second account onto the same wallet (409 signature_used, nothing changed)", async function () {
+    const [first, second] = [await accountClient(stack), await accountClient(stack)];
+    await fund(first, 500);
+    await fund(second, 700);
+    const wallet = Wallet.createRandom();
+    const td = buildTypedData("ConvertAccount", { chainId: stack.relayer.ctx.chain.chainId, address: wallet.address, issuedAt: Math.floor(Date.now() / 1000) });
+    const body = { new_admin_wallet_address: wallet.address, typed_data: td, signature: await signEnvelope(wallet, td) };
+    await ok(first.post("/convert_to_chain_secured_account", body));
+    await expectRejected(stack, [second], () => second.post("/convert_to_chain_secured_account", body), 409, "signature_used", "new one for each account");
+    expect((await stack.config.getAccount(second.hash)).managed, "still managed").to.equal(true);
+    expect(await balance(second), "still pays as itself, charged nothing").to.equal(700);
   });
 });

@@ -1,5 +1,4 @@
 import { expect } from "chai";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,29 +7,12 @@ import { loadBillingConfig } from "../billing/config";
 import { Billing } from "../billing/service";
 import { AppError } from "../relayer/errors";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
+import { debitThenDie } from "./helpers/billingChild";
 
 const quiet = pino({ level: "silent" });
 const PAYER = { key: "account:0x" + "ab".repeat(32), account: "0x" + "ab".repeat(32) };
+const RUN = { kind: "run" as const, detail: "a test run", unitCents: 1 };
 const OTHER = { key: "wallet:0x70997970C51812dc3A010C7d01b50e0d17dc79C8", account: "0x" + "cd".repeat(32) };
-
-/** Runs test/helpers/billingChild.ts until it printed "debited", then SIGKILLs it. */
-async function debitThenDie(env: Record<string, string>, killWhen: () => Promise<void> = async () => undefined): Promise<void> {
-  const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", path.join(__dirname, "helpers", "billingChild.ts")], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => (out += chunk) && out.includes("debited") && resolve();
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`the child exited (${code}) before debiting:\n${out}`)));
-  });
-  await killWhen();
-  child.kill("SIGKILL");
-  await exited;
-}
 
 /** Polls `cond` every 20 ms for up to 10 s. */
 async function until(cond: () => boolean, what: string) {
@@ -46,7 +28,7 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   const open: Billing[] = [];
 
   const billing = (env: Record<string, string> = double.env()) => {
-    const b = new Billing(loadBillingConfig(env).config, dataDir, quiet);
+    const b = new Billing(loadBillingConfig(env, "development").config, dataDir, quiet);
     open.push(b);
     return b;
   };
@@ -78,10 +60,10 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
     await b.remote.adjust(customer, 10, "test-credit", {}); // 10 cents of credit
     await b.refresh(customer);
     const requests = double.requests.length;
-    for (let i = 0; i < 10; i++) b.debit(await b.admit(PAYER, 1, "a test"), 1, "run", "1s");
+    for (let i = 0; i < 10; i++) (await b.reserve(PAYER, 1, "a test", RUN)).settle(1, "1s");
     expect(double.requests.length, "Stripe requests while charging").to.equal(requests);
     expect(await b.balance(PAYER)).to.equal(0);
-    const refused = await b.admit(PAYER, 1, "a test").catch((e) => e);
+    const refused = await b.reserve(PAYER, 1, "a test", RUN).then(() => expect.fail("admitted"), (e: unknown) => e as AppError);
     expect(refused).to.be.instanceOf(AppError).and.include({ status: 402, code: "payment_required" });
     expect(refused.message).to.match(/\$0\.00, not enough for a test \(\$0\.01\)/);
   });
@@ -90,10 +72,10 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
     const b = billing();
     const customer = await b.customerId(PAYER);
     await b.remote.adjust(customer, 300, "dashboard-credit", {}); // credited outside Vesta (e.g. the Stripe dashboard)
-    expect(await b.admit(PAYER, 1, "a test").catch((e) => e.code), "read less than 5 s ago").to.equal("payment_required");
+    expect(await b.reserve(PAYER, 1, "a test", RUN).catch((e: AppError) => e.code), "read less than 5 s ago").to.equal("payment_required");
     b.ledger.db.prepare("UPDATE customers SET synced_at = 0").run(); // as if last read long ago
     b.reload(customer);
-    expect(await b.admit(PAYER, 1, "a test")).to.equal(customer);
+    (await b.reserve(PAYER, 1, "a test", RUN)).release();
     expect(await b.balance(PAYER)).to.equal(300);
   });
 
@@ -166,11 +148,11 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   });
 
   it("local mode: a new customer gets the free credit, debits settle into the local records, idempotently", async function () {
-    const env = { VESTA_BILLING: "local", VESTA_FREE_CREDIT_CENTS: "250" };
+    const env = { VESTA_MODE: "development", VESTA_BILLING: "local", VESTA_FREE_CREDIT_CENTS: "250" };
     const b = billing(env);
     expect(await b.balance(PAYER)).to.equal(250);
-    const customer = await b.admit(PAYER, 1, "a test");
-    b.debit(customer, 7, "run", "7s");
+    const customer = await b.customerId(PAYER);
+    (await b.reserve(PAYER, 7, "a test", RUN)).settle(7, "7s");
     expect(await b.balance(PAYER)).to.equal(243);
     await b.settle();
     expect(await b.remote.credit(customer)).to.equal(243);

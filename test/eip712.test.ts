@@ -52,7 +52,7 @@ describe("EIP-712 envelope (spec 2)", function () {
   for (const pt of PRIMARY_TYPES) {
     it(`accepts a valid ${pt} signature and returns the proven address`, async function () {
       const td = envelope(pt);
-      expect(await verify(td, await sign(td), pt)).to.deep.equal({ address: signer.address });
+      expect(await verify(td, await sign(td), pt)).to.deep.equal({ address: signer.address, validUntil: NOW + 300 });
     });
   }
 
@@ -62,7 +62,7 @@ describe("EIP-712 envelope (spec 2)", function () {
     const s = clone(td) as any;
     s.message.issuedAt = String(NOW);
     s.domain.chainId = "31337";
-    expect(await verify(s, sig)).to.deep.equal({ address: signer.address });
+    expect(await verify(s, sig)).to.deep.equal({ address: signer.address, validUntil: NOW + 300 });
   });
 
   describe("Errors of spec 2", function () {
@@ -125,7 +125,7 @@ describe("EIP-712 envelope (spec 2)", function () {
     it("accepts issuedAt exactly 300 s either side", async function () {
       for (const t of [NOW - 300, NOW + 300]) {
         const td = envelope("CreateWallet", t);
-        expect(await verify(td, await sign(td))).to.deep.equal({ address: signer.address });
+        expect(await verify(td, await sign(td)), "valid until issuedAt + 300 s").to.deep.equal({ address: signer.address, validUntil: t + 300 });
       }
     });
 

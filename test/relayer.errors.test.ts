@@ -662,7 +662,9 @@ describe("relayer loadConfig", function () {
   const KEY1 = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
   const KEY2 = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a";
   const ADDRESS = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
-  const valid = { VESTA_RPC_URL: "http://127.0.0.1:8545", VESTA_ACCOUNT_CONFIG_ADDRESS: ADDRESS, VESTA_PAYER_KEYS: `${KEY1},${KEY2}` };
+  // Development: these tests are about the variables every mode shares (production's own checks: test/billing.failClosed.test.ts).
+  const DEV = { VESTA_MODE: "development" };
+  const valid = { ...DEV, VESTA_RPC_URL: "http://127.0.0.1:8545", VESTA_ACCOUNT_CONFIG_ADDRESS: ADDRESS, VESTA_PAYER_KEYS: `${KEY1},${KEY2}` };
   let dir: string;
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-config-"));
@@ -705,7 +707,7 @@ describe("relayer loadConfig", function () {
   });
 
   it("lists the missing RPC URL, contract address and payer keys in one error", function () {
-    const msg = problems({});
+    const msg = problems(DEV);
     expect(lines(msg)).to.have.length(3);
     expect(msg).to.include("VESTA_RPC_URL").and.include("VESTA_ACCOUNT_CONFIG_ADDRESS").and.include("VESTA_PAYER_KEYS");
     expect(msg).not.to.match(/\n\s+at /);
@@ -742,7 +744,7 @@ describe("relayer loadConfig", function () {
   });
 
   it("lists every problem of an environment with several", function () {
-    const msg = problems({ VESTA_PORT: "abc", VESTA_PAYER_KEYS: "0x12" });
+    const msg = problems({ ...DEV, VESTA_PORT: "abc", VESTA_PAYER_KEYS: "0x12" });
     for (const v of ["VESTA_PORT", "VESTA_RPC_URL", "VESTA_ACCOUNT_CONFIG_ADDRESS", "VESTA_PAYER_KEYS"]) expect(msg).to.include(v);
   });
 
@@ -762,10 +764,10 @@ describe("relayer loadConfig", function () {
   it("takes the RPC URL and contract address from a deployment file; the variables win over it", function () {
     const file = path.join(dir, "deployment.json");
     fs.writeFileSync(file, JSON.stringify({ rpcUrl: "http://10.0.0.1:8545", accountConfig: ADDRESS.toLowerCase() }));
-    const fromFile = loadConfig({ VESTA_DEPLOYMENT_FILE: file, VESTA_PAYER_KEYS: KEY1 });
+    const fromFile = loadConfig({ ...DEV, VESTA_DEPLOYMENT_FILE: file, VESTA_PAYER_KEYS: KEY1 });
     expect(fromFile).to.deep.include({ rpcUrl: "http://10.0.0.1:8545", accountConfigAddress: ADDRESS, payerKeys: [KEY1] });
     const other = ethers.Wallet.createRandom().address;
-    expect(loadConfig({ VESTA_DEPLOYMENT_FILE: file, VESTA_PAYER_KEYS: KEY1, VESTA_RPC_URL: "http://x:1", VESTA_ACCOUNT_CONFIG_ADDRESS: other })).to.deep.include({
+    expect(loadConfig({ ...DEV, VESTA_DEPLOYMENT_FILE: file, VESTA_PAYER_KEYS: KEY1, VESTA_RPC_URL: "http://x:1", VESTA_ACCOUNT_CONFIG_ADDRESS: other })).to.deep.include({
       rpcUrl: "http://x:1",
       accountConfigAddress: other,
     });
@@ -775,7 +777,7 @@ describe("relayer loadConfig", function () {
     const bad = path.join(dir, "bad.json");
     fs.writeFileSync(bad, "{ not json");
     for (const file of [path.join(dir, "missing.json"), bad]) {
-      const msg = problems({ VESTA_DEPLOYMENT_FILE: file, VESTA_PAYER_KEYS: KEY1 });
+      const msg = problems({ ...DEV, VESTA_DEPLOYMENT_FILE: file, VESTA_PAYER_KEYS: KEY1 });
       expect(msg).to.include("VESTA_DEPLOYMENT_FILE").and.include(file);
     }
   });

@@ -6,15 +6,17 @@ import { buildTypedData, type PrimaryType } from "../relayer/eip712";
 import { billingIdentity, walletAuthHeader } from "../relayer/http/walletAuth";
 import { AppError } from "../relayer/errors";
 import { chainSecuredHash, hashOf } from "./helpers/accountConfig";
-import { deploySafeInfrastructure } from "./helpers/safe";
+import { deploySafeInfrastructure, safeSignTypedData } from "./helpers/safe";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
+import { expectError } from "./helpers/relayerChecks";
+import { DEFAULT_ERC1271 } from "../relayer/eip712";
+import { startRelayer } from "../relayer/server";
+import pino from "pino";
 
 /** A request carrying only `headers`, as the billing routes will see it. */
 const req = (headers: Record<string, string>) => ({ get: (name: string) => headers[name.toLowerCase()] }) as unknown as Request;
 
 const now = () => Math.floor(Date.now() / 1000);
-/** protocol-kit's TYPED_DATA_V4 (the enum lives in a transitive package). */
-const TYPED_DATA_V4 = "eth_signTypedData_v4" as never;
 
 async function signedHeader(signer: Signer, primaryType: PrimaryType = "BillingAuth", apiKeyHash?: bigint, issuedAt = now()) {
   const td = buildTypedData(primaryType, { chainId: 31337, address: await signer.getAddress(), issuedAt });
@@ -101,20 +103,112 @@ describe("X-Wallet-Auth (billing identity)", function () {
     await rejected(identity({ "x-wallet-auth": noSig }), 401, "invalid_wallet_auth", /^X-Wallet-Auth: typed_data must have exactly types, domain, primaryType and message$/);
   });
 
-  it("accepts a Safe's ERC-1271 signature (two of three owners sign the BillingAuth message)", async function () {
+  it("accepts a Safe's ERC-1271 signature (2 of 3, and 5 of 7 owners, under the default gas cap) and refuses one owner's alone", async function () {
+    const kit = await deploySafeInfrastructure();
+    const signers = (await ethers.getSigners()).map((s) => s.address);
+    for (const [threshold, owners] of [[2, signers.slice(10, 13)], [5, signers.slice(10, 17)]] as const) {
+      const safe = await kit.createSafe([...owners], threshold, String(Date.now()));
+      await kit.proposeSignExecute(safe, [{ to: await stack.config.getAddress(), data: stack.config.interface.encodeFunctionData("newChainSecuredAccount", ["safe account", ""]) }], owners.slice(0, threshold));
+      const td = buildTypedData("BillingAuth", { chainId: 31337, address: safe, issuedAt: now() });
+      const who = await identity({ "x-wallet-auth": walletAuthHeader(td, await safeSignTypedData(kit, safe, td, owners.slice(0, threshold))) });
+      expect(who, `${threshold} of ${owners.length}`).to.deep.equal({ via: "wallet", accountHash: chainSecuredHash(safe), wallet: safe });
+      const lone = await safeSignTypedData(kit, safe, td, owners.slice(0, 1)); // one owner's signature is not the Safe's
+      await rejected(identity({ "x-wallet-auth": walletAuthHeader(td, lone) }), 401, "invalid_wallet_auth", /does not prove/);
+    }
+  });
+
+  describe("ERC-1271 calls are bounded (a contract the caller chose)", function () {
+    let burner: string;
+    before(async () => {
+      burner = await (await (await ethers.getContractFactory("GasBurningSigner")).deploy()).getAddress();
+      // The burner holds a ChainSecured account, so an accepted signature would identify it.
+      await ethers.provider.send("hardhat_impersonateAccount", [burner]);
+      await ethers.provider.send("hardhat_setBalance", [burner, ethers.toQuantity(ethers.parseEther("1"))]);
+      await (await stack.config.connect(await ethers.getSigner(burner)).newChainSecuredAccount("burner", "")).wait();
+    });
+    const burnerHeader = () => walletAuthHeader(buildTypedData("BillingAuth", { chainId: 31337, address: burner, issuedAt: now() }), "0x00");
+
+    /** Records every eth_call the relayer makes while `fn` runs (the request and how long it took). */
+    async function watchCalls(fn: () => Promise<unknown>, delayMs = 0) {
+      const provider = stack.relayer.ctx.chain.provider;
+      const original = provider.call.bind(provider);
+      const calls: { to: string; gasLimit?: bigint }[] = [];
+      provider.call = async (tx) => {
+        calls.push({ to: String(tx.to), gasLimit: tx.gasLimit === undefined || tx.gasLimit === null ? undefined : BigInt(tx.gasLimit) });
+        if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+        return original(tx);
+      };
+      try {
+        await fn();
+      } finally {
+        provider.call = original;
+      }
+      return calls;
+    }
+
+    it("caps the gas of isValidSignature: a contract that burns all it is given is refused, having burnt at most the cap", async function () {
+      const calls = await watchCalls(() => rejected(identity({ "x-wallet-auth": burnerHeader() }), 401, "invalid_wallet_auth", /does not prove/));
+      expect(calls).to.deep.equal([{ to: burner, gasLimit: BigInt(DEFAULT_ERC1271.gasLimit) }]);
+    });
+
+    it("times out an isValidSignature call that does not answer (401, the request does not wait for the RPC)", async function () {
+      const bounds = stack.relayer.ctx.config.erc1271;
+      stack.relayer.ctx.config.erc1271 = { ...bounds, timeoutMs: 200 };
+      try {
+        const t0 = Date.now();
+        await watchCalls(() => rejected(identity({ "x-wallet-auth": burnerHeader() }), 401, "invalid_wallet_auth", /did not answer isValidSignature within 200 ms/), 2_000);
+        expect(Date.now() - t0, "answered at the timeout, not after the stalled call").to.be.lessThan(1_500);
+      } finally {
+        stack.relayer.ctx.config.erc1271 = bounds;
+      }
+    });
+
+    it("refuses a signature larger than 4096 bytes before any call", async function () {
+      const td = buildTypedData("BillingAuth", { chainId: 31337, address: burner, issuedAt: now() });
+      const calls = await watchCalls(() => rejected(identity({ "x-wallet-auth": walletAuthHeader(td, "0x" + "ab".repeat(4097)) }), 401, "invalid_wallet_auth", /at most 4096/));
+      expect(calls).to.deep.equal([]);
+    });
+  });
+
+  it("caches a verified BillingAuth for its validity window: the same Safe header checked again makes no ERC-1271 call", async function () {
     const kit = await deploySafeInfrastructure();
     const owners = (await ethers.getSigners()).slice(10, 13).map((s) => s.address);
     const safe = await kit.createSafe(owners, 2, String(Date.now()));
-    await kit.proposeSignExecute(safe, [{ to: await stack.config.getAddress(), data: stack.config.interface.encodeFunctionData("newChainSecuredAccount", ["safe account", ""]) }], owners.slice(0, 2));
+    await kit.proposeSignExecute(safe, [{ to: await stack.config.getAddress(), data: stack.config.interface.encodeFunctionData("newChainSecuredAccount", ["cached", ""]) }], owners.slice(0, 2));
     const td = buildTypedData("BillingAuth", { chainId: 31337, address: safe, issuedAt: now() });
-    let message = (await kit.connect(safe, owners[0])).createMessage(td as never);
-    for (const owner of owners.slice(0, 2)) message = await (await kit.connect(safe, owner)).signMessage(message, TYPED_DATA_V4);
-    const who = await identity({ "x-wallet-auth": walletAuthHeader(td, message.encodedSignatures()) });
-    expect(who).to.deep.equal({ via: "wallet", accountHash: chainSecuredHash(safe), wallet: safe });
+    const header = walletAuthHeader(td, await safeSignTypedData(kit, safe, td, owners.slice(0, 2)));
+    const provider = stack.relayer.ctx.chain.provider;
+    const original = provider.call.bind(provider);
+    let toSafe = 0;
+    provider.call = async (tx) => ((toSafe += String(tx.to).toLowerCase() === safe.toLowerCase() ? 1 : 0), original(tx));
+    try {
+      for (let i = 0; i < 5; i++) expect(await identity({ "x-wallet-auth": header })).to.include({ wallet: safe });
+    } finally {
+      provider.call = original;
+    }
+    expect(toSafe, "isValidSignature calls").to.equal(1);
+  });
 
-    // one owner's signature is not the Safe's
-    let lone = (await kit.connect(safe, owners[0])).createMessage(td as never);
-    lone = await (await kit.connect(safe, owners[0])).signMessage(lone, TYPED_DATA_V4);
-    await rejected(identity({ "x-wallet-auth": walletAuthHeader(td, lone.encodedSignatures()) }), 401, "invalid_wallet_auth", /does not prove/);
+  it("rate-limits every signature-checking route per client address, sharing one budget; API-key billing calls are not counted", async function () {
+    const relayer = await startRelayer({ ...stack.relayerConfig, port: 0, signatureRateLimitPerMinute: 3 }, pino({ level: "silent" }));
+    try {
+      const s = { ...stack, api: `${relayer.url}/core/v1` };
+      const { apiKey } = await newAccount(stack);
+      for (let i = 0; i < 3; i++) {
+        const r = await call(s, "GET", "/billing/balance", { headers: { "x-wallet-auth": await signedHeader(wallet) } });
+        expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      }
+      expectError(await call(s, "GET", "/billing/balance", { headers: { "x-wallet-auth": await signedHeader(wallet) } }), 429, "rate_limited", "signed requests");
+      const td = buildTypedData("CreateWallet", { chainId: 31337, address: await wallet.getAddress(), issuedAt: now() });
+      const { EIP712Domain: _d, ...types } = td.types;
+      const signature = await wallet.signTypedData(td.domain, types, td.message);
+      for (const path of ["/create_wallet_with_signature", "/add_usage_api_key_with_signature"]) {
+        expectError(await call(s, "POST", path, { body: { typed_data: td, signature } }), 429, "rate_limited");
+      }
+      expectError(await call(s, "POST", "/convert_to_chain_secured_account", { key: apiKey, body: { new_admin_wallet_address: await wallet.getAddress(), typed_data: td, signature } }), 429, "rate_limited");
+      expect((await call(s, "GET", "/billing/balance", { key: apiKey })).status, "an API-key billing call").to.equal(200);
+    } finally {
+      await relayer.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { Wallet, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
+import { Transaction, Wallet, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
 import type { Logger } from "pino";
 import { AppError } from "../errors";
 
@@ -30,12 +30,13 @@ export class PayerPool {
   /**
    * Sends `tx` from the least busy payer and resolves with its receipt once mined. `decode` turns a
    * send error that carries revert data (some nodes, Hardhat's among them, mine a reverting
-   * transaction and report the revert at send time) into the answer to give.
+   * transaction and report the revert at send time) into the answer to give. `onSigned` hears the
+   * hash of each signed transaction before it is broadcast (billing records it, to find its cost).
    */
-  async send(tx: TransactionRequest, decode?: (err: unknown) => unknown): Promise<TransactionReceipt> {
+  async send(tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
     const payer = this.pick();
     payer.pending++;
-    const run = payer.tail.then(() => this.sendNow(payer, tx, decode));
+    const run = payer.tail.then(() => this.sendNow(payer, tx, decode, onSigned));
     payer.tail = run.catch(() => undefined);
     try {
       return await run;
@@ -54,19 +55,21 @@ export class PayerPool {
     return best;
   }
 
-  private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, retried = false): Promise<TransactionReceipt> {
+  private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void, retried = false): Promise<TransactionReceipt> {
     if (payer.nonce === null) payer.nonce = await this.provider.getTransactionCount(payer.wallet.address, "pending");
     let hash: string;
     try {
-      const sent = await payer.wallet.sendTransaction({ ...tx, nonce: payer.nonce });
-      hash = sent.hash;
+      const signed = await payer.wallet.signTransaction(await payer.wallet.populateTransaction({ ...tx, nonce: payer.nonce }));
+      hash = Transaction.from(signed).hash!;
+      onSigned?.(hash);
+      await this.provider.broadcastTransaction(signed);
       payer.nonce++;
     } catch (err) {
       payer.nonce = null; // read it back from the chain next time
       const decoded = decode?.(err);
       if (decoded instanceof AppError) throw decoded;
       const msg = (err as Error).message ?? "";
-      if (!retried && /nonce|replacement/i.test(msg)) return this.sendNow(payer, tx, decode, true);
+      if (!retried && /nonce|replacement/i.test(msg)) return this.sendNow(payer, tx, decode, onSigned, true);
       this.logger.error({ err, payer: payer.wallet.address }, "sending a transaction failed");
       throw new AppError(503, "chain_unavailable", "the transaction could not be sent to the chain; nothing changed, try again");
     }

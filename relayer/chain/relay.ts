@@ -1,17 +1,44 @@
-import type { TransactionReceipt } from "ethers";
+import type { TransactionReceipt, TransactionRequest } from "ethers";
 import type { AccountConfig } from "../../typechain-types";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import { decodeRevert } from "./revert";
-import { admitWrite } from "../../billing/charges";
+import { admitWrite, type WriteCharge } from "../../billing/charges";
+import { writeCents } from "../../billing/pricing";
+import type { ReservationRow } from "../../billing/reservations";
+import type { WriteOutcome } from "../../billing/recovery";
 
 type WriteName = string;
+
+/** The most gas one transaction may use (EIP-7825's cap, which Hardhat and Ethereum enforce). */
+export const MAX_TX_GAS = 16_777_216n;
+
+/** The gas limit of a write: its estimate with headroom (the state may change before it is mined), within a transaction's cap. */
+export const gasLimitOf = (estimate: bigint): bigint => {
+  const limit = (estimate * 12n) / 10n + 20_000n;
+  return limit < MAX_TX_GAS ? limit : MAX_TX_GAS;
+};
+
+/**
+ * The fee fields of a write, fixed before it is admitted, and the highest price per gas they let it
+ * pay: EIP-1559 maxFeePerGas, or the legacy gas price.
+ */
+export async function feesOf(ctx: Ctx): Promise<{ fields: Pick<TransactionRequest, "maxFeePerGas" | "maxPriorityFeePerGas" | "gasPrice">; worstPrice: bigint }> {
+  const fee = await ctx.chain.provider.getFeeData();
+  if (fee.maxFeePerGas !== null && fee.maxPriorityFeePerGas !== null) {
+    return { fields: { maxFeePerGas: fee.maxFeePerGas, maxPriorityFeePerGas: fee.maxPriorityFeePerGas }, worstPrice: fee.maxFeePerGas };
+  }
+  if (fee.gasPrice === null) throw new AppError(503, "chain_unavailable", "the chain gave no gas price; nothing changed, try again");
+  return { fields: { gasPrice: fee.gasPrice }, worstPrice: fee.gasPrice };
+}
 
 /**
  * Relays one AccountConfig write through the payer pool. The write is first simulated
  * (estimateGas from a payer), so a write the contract rejects answers with its decoded error and
- * costs nothing; then the acting key's account is charged (402 without credit), it is sent, and the
- * answer comes once it is mined.
+ * costs nothing; then the acting key's account reserves the write's worst case (its fixed price and
+ * gas limit x max fee; 402 without credit), it is signed (its hash recorded with the reservation),
+ * sent, and once mined the account is charged the gas it used at the price it paid, also when it
+ * reverted on chain (e.g. it raced an identical write): the payers paid for it either way.
  */
 export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): Promise<TransactionReceipt> {
   const contract = ctx.chain.accountConfig;
@@ -24,8 +51,22 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
   } catch (err) {
     throw decodeRevert(contract.interface, err);
   }
-  const charge = await admitWrite(ctx, method, args[0] as bigint); // 402 before anything is sent
-  const receipt = await ctx.payers.send({ to, data, gasLimit: (gas * 12n) / 10n + 20_000n }, (err) => decodeRevert(contract.interface, err));
+  if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
+  const gasLimit = gasLimitOf(gas);
+  const fees = await feesOf(ctx);
+  const charge = await admitWrite(ctx, method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
+  let hash: string | undefined;
+  let receipt: TransactionReceipt;
+  try {
+    receipt = await ctx.payers.send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
+      hash = signed;
+      charge.noteTx(signed);
+    });
+  } catch (err) {
+    await chargeFailedSend(ctx, charge, hash, err);
+    throw err;
+  }
+  charge.settle(receipt.fee);
   if (receipt.status !== 1) {
     try {
       await ctx.chain.provider.call({ to, data, from });
@@ -34,10 +75,34 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
     }
     throw new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
   }
-  charge();
   // Every AccountConfig event names its account in topic 1: drop what is cached for those accounts now.
   for (const log of receipt.logs) if (log.address.toLowerCase() === to.toLowerCase() && log.topics[1]) ctx.executor.permissions.invalidate(BigInt(log.topics[1]));
   return receipt;
+}
+
+/**
+ * A send that did not end with a receipt: nothing signed, nothing to charge; a transaction mined
+ * anyway (some nodes, Hardhat's among them, mine a reverting transaction and report the revert at
+ * send time) is charged what it cost; one that may still land (a timeout, a lost answer) is left to
+ * billing's recovery, which looks for its receipt.
+ */
+async function chargeFailedSend(ctx: Ctx, charge: WriteCharge, hash: string | undefined, err: unknown): Promise<void> {
+  if (!hash) return charge.release();
+  const receipt = await ctx.chain.provider.getTransactionReceipt(hash).catch(() => null);
+  if (receipt) return charge.settle(receipt.fee);
+  if (err instanceof AppError && err.status < 500) return charge.release(); // refused before it reached the chain
+  charge.abandon();
+}
+
+/**
+ * What a write left to recovery cost (billing's `resolveWrite`): its price from its receipt; while it
+ * may still land (within the transaction timeout, or still known to the node), "pending"; else 0.
+ */
+export async function recoveredWriteCost(ctx: Ctx, r: ReservationRow): Promise<WriteOutcome> {
+  const receipt = await ctx.chain.provider.getTransactionReceipt(r.txHash!);
+  if (receipt) return writeCents(receipt.fee, ctx.billing!.config);
+  if (Date.now() - r.createdAt < ctx.config.txTimeoutMs) return "pending";
+  return (await ctx.chain.provider.getTransaction(r.txHash!)) ? "pending" : 0;
 }
 
 /** Decodes view errors (e.g. GroupNotFound) the same way as writes. */

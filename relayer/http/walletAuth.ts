@@ -1,10 +1,20 @@
+import crypto from "node:crypto";
 import type { Request } from "express";
 import { solidityPackedKeccak256 } from "ethers";
 import { AppError } from "../errors";
 import { SignedRequestError, verifySignedRequest } from "../eip712";
 import { authenticate } from "./auth";
 import { hex32 } from "../../executor/keys/provider";
+import { accountRecord } from "../../billing/charges";
+import { TtlCache } from "./ttlCache";
 import type { Ctx } from "../context";
+
+/** A short identity of one signed envelope (typed data and signature), for caches of what was verified or used. */
+export const envelopeKey = (typedData: unknown, signature: unknown): string => crypto.createHash("sha256").update(JSON.stringify([typedData, signature]) ?? "").digest("hex");
+
+/** Verified BillingAuth envelopes per relayer, until they expire (their issuedAt window); at most this many. */
+const VERIFIED_MAX = 10_000;
+const verifiedAuths = new WeakMap<Ctx, TtlCache<string>>();
 
 export type BillingIdentity =
   | { via: "api_key"; accountHash: bigint; keyHash: bigint; isAccountKey: boolean }
@@ -38,19 +48,7 @@ export async function billingIdentity(ctx: Ctx, req: Request): Promise<BillingId
     const auth = await authenticate(ctx, req, "key");
     return { via: "api_key", ...auth };
   }
-  let wallet: string;
-  try {
-    ({ address: wallet } = await verifySignedRequest(header.typed_data, header.signature, {
-      primaryType: "BillingAuth",
-      domainName: ctx.config.eip712DomainName,
-      chainId: ctx.chain.chainId,
-      nowSeconds: Math.floor(Date.now() / 1000),
-      provider: ctx.chain.provider,
-    }));
-  } catch (err) {
-    if (err instanceof SignedRequestError) throw new AppError(401, "invalid_wallet_auth", `X-Wallet-Auth: ${err.message}`);
-    throw err;
-  }
+  const wallet = await verifiedWallet(ctx, header.typed_data, header.signature);
   const own = BigInt(solidityPackedKeccak256(["address"], [wallet]));
   let accountHash = own;
   if (header.api_key_hash !== undefined) {
@@ -60,11 +58,38 @@ export async function billingIdentity(ctx: Ctx, req: Request): Promise<BillingId
     }
     accountHash = BigInt(h);
   }
-  const c = ctx.chain.accountConfig;
-  if (!(await c.accountExists(accountHash)) || (await c.getAccount(accountHash)).adminWalletAddress !== wallet) {
+  if (!(await ctx.chain.accountConfig.accountExists(accountHash)) || (await accountRecord(ctx, accountHash)).admin !== wallet) {
     throw new AppError(401, "invalid_wallet_auth", `X-Wallet-Auth: ${wallet} is not the admin wallet of account ${hex32(accountHash)}`);
   }
   return { via: "wallet", accountHash, wallet };
+}
+
+/**
+ * The wallet a BillingAuth envelope proves. A verified envelope is remembered (bounded, until its
+ * issuedAt window closes), so a client that sends the same header on every billing call costs one
+ * signature check (and for a contract wallet one capped ERC-1271 call) per window, not one per call.
+ */
+async function verifiedWallet(ctx: Ctx, typedData: unknown, signature: unknown): Promise<string> {
+  let cache = verifiedAuths.get(ctx);
+  if (!cache) verifiedAuths.set(ctx, (cache = new TtlCache(VERIFIED_MAX)));
+  const key = envelopeKey(typedData, signature);
+  const hit = cache.get(key);
+  if (hit) return hit;
+  try {
+    const { address, validUntil } = await verifySignedRequest(typedData, signature, {
+      primaryType: "BillingAuth",
+      domainName: ctx.config.eip712DomainName,
+      chainId: ctx.chain.chainId,
+      nowSeconds: Math.floor(Date.now() / 1000),
+      provider: ctx.chain.provider,
+      erc1271: ctx.config.erc1271,
+    });
+    cache.set(key, address, validUntil * 1000);
+    return address;
+  } catch (err) {
+    if (err instanceof SignedRequestError) throw new AppError(401, "invalid_wallet_auth", `X-Wallet-Auth: ${err.message}`);
+    throw err;
+  }
 }
 
 /** Builds the X-Wallet-Auth header value (for clients, scripts and tests). */

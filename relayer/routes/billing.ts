@@ -3,7 +3,9 @@ import express, { type RequestHandler, type Router } from "express";
 import { z, errorBody } from "../schemas/common";
 import { route } from "../http/route";
 import { AppError, badRequest } from "../errors";
-import { payerOf } from "../../billing/charges";
+import { accountRecord, payerOf } from "../../billing/charges";
+import { MAX_FREE_CREDIT_PER_REQUEST_CENTS } from "../../billing/config";
+import type { BillingIdentity } from "../http/walletAuth";
 import { display, paymentsUnavailable } from "../../billing/errors";
 import type { Billing } from "../../billing/service";
 import type { Payments } from "../../billing/payments";
@@ -45,6 +47,25 @@ function payments(ctx: Ctx): Payments {
   return billing.payments;
 }
 
+/**
+ * The customer record a billing call acts on, and whether this credential may: the record that pays
+ * for the caller's account (payerOf). Reading it takes a credential that pays from it: the account
+ * key of a managed account, a usage key of the account, or the admin wallet (X-Wallet-Auth). Adding
+ * credit takes the owner: the account key while managed, else the admin wallet. The account key of
+ * a converted (ChainSecured) account pays for nothing any more, so it reads and adds nothing.
+ */
+async function customerFor(ctx: Ctx, identity: BillingIdentity, act: "read" | "add credit"): Promise<Payer> {
+  if (identity.via === "api_key") {
+    if (identity.isAccountKey && !(await accountRecord(ctx, identity.accountHash)).managed) {
+      throw new AppError(403, "account_chain_secured", "this account is ChainSecured: its old account key pays for nothing, so it neither reads nor funds a balance; the admin wallet signs X-Wallet-Auth");
+    }
+    if (act === "add credit" && !identity.isAccountKey) {
+      throw new AppError(403, "owner_only", "only the account's owner adds credit (its account key, or its admin wallet through X-Wallet-Auth); a usage key cannot");
+    }
+  }
+  return payerOf(ctx, identity.accountHash);
+}
+
 async function balanceOf(billing: Billing, p: Payer) {
   const cents = await billing.balance(p);
   return { balance_cents: cents, balance_display: display(cents, billing.config.currency) };
@@ -71,25 +92,26 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     method: "get",
     path: "/billing/balance",
     tag: "Billing",
-    summary: "The credit balance of the authenticated account (its admin wallet's, once ChainSecured), in cents, minus charges not settled yet.",
+    summary: "The credit balance that pays for the authenticated account (its admin wallet's, once ChainSecured), in cents, less charges not settled yet and credit held by work under way. Account key, usage key or admin wallet.",
     auth: "billing",
     query: z.object({}).strict(),
     responses: notConfigured,
     response: Balance.openapi("BalanceResponse"),
-    handler: async ({ identity }) => balanceOf(enabled(ctx), await payerOf(ctx, identity.accountHash)),
+    handler: async ({ identity }) => balanceOf(enabled(ctx), await customerFor(ctx, identity, "read")),
   });
 
   route(router, registry, ctx, {
     method: "post",
     path: "/billing/create_payment_intent",
     tag: "Billing",
-    summary: "Creates a Stripe payment intent of amount_cents (at least 500) for the account; pay it with client_secret, then confirm_payment.",
+    summary: "Creates a Stripe payment intent of amount_cents (at least 500) for the account; pay it with client_secret, then confirm_payment. The owner only (account key or admin wallet).",
     auth: "billing",
     body: PaymentIntentBody,
     responses: notConfigured,
     response: z.object({ client_secret: z.string(), payment_intent_id: z.string() }).openapi("CreatePaymentIntentResponse"),
     handler: async ({ identity, body }) => {
-      const intent = await payments(ctx).createIntent(await payerOf(ctx, identity.accountHash), body.amount_cents);
+      const pay = payments(ctx);
+      const intent = await pay.createIntent(await customerFor(ctx, identity, "add credit"), body.amount_cents);
       return { client_secret: intent.clientSecret, payment_intent_id: intent.id };
     },
   });
@@ -98,7 +120,7 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     method: "post",
     path: "/billing/confirm_payment",
     tag: "Billing",
-    summary: "Verifies with Stripe that the payment intent succeeded and is this account's, and credits it (once: confirming again credits nothing).",
+    summary: "Verifies with Stripe that the payment intent succeeded and is this account's, and credits it (once: confirming again credits nothing). The owner only.",
     auth: "billing",
     body: ConfirmBody,
     responses: {
@@ -109,7 +131,7 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     response: Balance.extend({ success: z.literal(true), payment_intent_id: z.string(), amount_cents: z.number().int(), credited: z.boolean() }).openapi("ConfirmPaymentResponse"),
     handler: async ({ identity, body }) => {
       const pay = payments(ctx);
-      const p = await payerOf(ctx, identity.accountHash);
+      const p = await customerFor(ctx, identity, "add credit");
       const { credited, amountCents } = await pay.confirm(p, body.payment_intent_id);
       return { success: true, payment_intent_id: body.payment_intent_id, amount_cents: amountCents, credited, ...(await balanceOf(enabled(ctx), p)) };
     },
@@ -119,15 +141,26 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     method: "post",
     path: "/billing/free_credit",
     tag: "Billing",
-    summary: "Local mode only (no payment provider, e.g. npm start): adds amount_cents of free credit. 404 free_credit_unavailable where card payments are configured.",
+    summary: `Development only (VESTA_MODE=development with local billing, e.g. npm start): the owner adds amount_cents (at most ${MAX_FREE_CREDIT_PER_REQUEST_CENTS}) of free credit, up to the balance cap VESTA_FREE_CREDIT_CAP_CENTS. 404 free_credit_unavailable elsewhere.`,
     auth: "billing",
-    body: z.object({ amount_cents: z.number({ message: "amount_cents must be an integer number of cents" }).int("amount_cents must be an integer number of cents").min(1, "amount_cents must be at least 1").max(100_000, "amount_cents must be at most 100000 per request") }).strict().openapi("FreeCreditRequest"),
-    responses: { 404: error("Billing off, or card payments configured (no free credit)") },
+    body: z
+      .object({
+        amount_cents: z
+          .number({ message: "amount_cents must be an integer number of cents" })
+          .int("amount_cents must be an integer number of cents")
+          .min(1, "amount_cents must be at least 1")
+          .max(MAX_FREE_CREDIT_PER_REQUEST_CENTS, `amount_cents must be at most ${MAX_FREE_CREDIT_PER_REQUEST_CENTS} per request`),
+      })
+      .strict()
+      .openapi("FreeCreditRequest"),
+    responses: { 404: error("Not a development node with local billing (no free credit)"), 409: error("The balance would pass the free-credit cap") },
     response: Balance.extend({ amount_cents: z.number().int() }).openapi("FreeCreditResponse"),
     handler: async ({ identity, body }) => {
       const billing = enabled(ctx);
-      if (billing.payments) throw new AppError(404, "free_credit_unavailable", "this node takes card payments: top up with create_payment_intent and confirm_payment");
-      const p = await payerOf(ctx, identity.accountHash);
+      if (ctx.config.mode !== "development" || billing.config.mode !== "local") {
+        throw new AppError(404, "free_credit_unavailable", billing.payments ? "this node takes card payments: top up with create_payment_intent and confirm_payment" : "free credit exists only on a development node (VESTA_MODE=development) with local billing");
+      }
+      const p = await customerFor(ctx, identity, "add credit");
       await billing.addFreeCredit(p, body.amount_cents);
       return { amount_cents: body.amount_cents, ...(await balanceOf(billing, p)) };
     },

@@ -6,7 +6,9 @@ import { route } from "../http/route";
 import { relayWrite } from "../chain/relay";
 import { AppError } from "../errors";
 import { deriveWallet, hex32, paths, randomDerivationPath } from "../../executor/keys/provider";
-import { SignedRequestError, verifySignedRequest, type PrimaryType } from "../eip712";
+import { ISSUED_AT_TOLERANCE_S, SignedRequestError, verifySignedRequest, type PrimaryType } from "../eip712";
+import { TtlCache } from "../http/ttlCache";
+import { envelopeKey } from "../http/walletAuth";
 import { newSecretKey } from "./accounts";
 import { usageKeyHash, usageKeyProof } from "../usageKeyProof";
 import type { Ctx } from "../context";
@@ -29,6 +31,7 @@ export async function verified(ctx: Ctx, primaryType: PrimaryType, typedData: un
       chainId: ctx.chain.chainId,
       nowSeconds: Math.floor(Date.now() / 1000),
       provider: ctx.chain.provider,
+      erc1271: ctx.config.erc1271,
     });
     return signer;
   } catch (err) {
@@ -55,7 +58,28 @@ async function mint(ctx: Ctx, account: bigint) {
   return { wallet_address: wallet, derivation_path: hex32(derivationPath) };
 }
 
+/**
+ * The envelope names a wallet, not the account it accepts: a ConvertAccount signature is taken once
+ * (remembered until it could no longer be valid), so whoever holds one converts one account onto
+ * that wallet, never a second one the wallet did not agree to pay for.
+ */
+function oneConversionPerSignature() {
+  const used = new TtlCache<true>(100_000);
+  return async <T>(typedData: unknown, signature: unknown, convert: () => Promise<T>): Promise<T> => {
+    const key = envelopeKey(typedData, signature);
+    if (used.get(key)) throw new AppError(409, "signature_used", "this ConvertAccount signature has converted an account already; the new admin wallet signs a new one for each account");
+    used.set(key, true, Date.now() + 2 * ISSUED_AT_TOLERANCE_S * 1000);
+    try {
+      return await convert();
+    } catch (err) {
+      used.delete(key); // nothing converted: the signature may be tried again
+      throw err;
+    }
+  };
+}
+
 export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+  const once = oneConversionPerSignature();
   route(router, registry, ctx, {
     method: "post",
     path: "/create_wallet_with_signature",
@@ -116,7 +140,7 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
       if (!(await ctx.chain.accountConfig.getAccount(auth.accountHash)).managed) {
         throw new AppError(409, "already_chain_secured", "this account is already ChainSecured; conversion happens once");
       }
-      await relayWrite(ctx, "convertToChainSecuredAccount", [auth.accountHash, signer]);
+      await once(body.typed_data, body.signature, () => relayWrite(ctx, "convertToChainSecuredAccount", [auth.accountHash, signer]));
       return { admin_wallet_address: signer, api_key_hash: hex32(auth.accountHash), pending_acceptance: true as const };
     },
   });

@@ -4,7 +4,7 @@ import { z } from "../schemas/common";
 import { route } from "../http/route";
 import { computeCid } from "../../executor/cid";
 import { AppError } from "../errors";
-import { admitRun } from "../../billing/charges";
+import { admitRun, type RunCharge } from "../../billing/charges";
 import type { Ctx } from "../context";
 
 const RunBody = z
@@ -37,10 +37,14 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       body: RunBody,
       response: RunResponse,
       handler: async ({ auth, body }) => {
-        let charge: ((durationMs: number | undefined) => void) | undefined;
-        const beforeRun = async () => void (charge = await admitRun(ctx, auth.accountHash)); // 402 here, once the run is permitted
-        const r = await ctx.executor.run(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params, beforeRun });
-        charge?.(r.durationMs);
+        // One billing step between the permission check and the run: reserve its time limit (402 here), settle what it used.
+        let charge: RunCharge | undefined;
+        const beforeRun = async () => void (charge = await admitRun(ctx, auth.accountHash, ctx.config.limits.timeoutMs));
+        const r = await ctx.executor.run(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params, beforeRun }).catch((err: unknown) => {
+          charge?.release();
+          throw err;
+        });
+        charge?.settle(r.durationMs);
         return {
           response: r.response ?? null,
           logs: r.logs,

@@ -46,6 +46,7 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
   const config = accountConfig as unknown as AccountConfig;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-relayer-"));
   const relayerConfig = loadConfig({
+    VESTA_MODE: "development", // local keys, development evidence, local billing; production is tested by loadConfig tests
     VESTA_RPC_URL: rpcUrl,
     VESTA_ACCOUNT_CONFIG_ADDRESS: await config.getAddress(),
     VESTA_PAYER_KEYS: payerKeys.join(","),
@@ -56,9 +57,13 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
     VESTA_SANDBOX_WORKERS: "2",
     VESTA_ACTION_FETCH_PRIVATE: "true", // test servers live on 127.0.0.1
     VESTA_NEW_ACCOUNT_RATE_LIMIT: "10000",
+    VESTA_SIGNATURE_RATE_LIMIT: "10000", // the limit's own tests set theirs
     // Billing in local mode with credit no test exhausts; billing tests pass the Stripe double's env (see stripeDouble.ts).
     VESTA_BILLING: "local",
     VESTA_FREE_CREDIT_CENTS: "1000000000",
+    VESTA_FREE_CREDIT_CAP_CENTS: "2000000000", // top-ups stay possible above that credit (the cap's own tests set theirs)
+    // Writes cost their fixed price only (the local chain's gas priced at 0); gas-pricing tests set VESTA_GAS_TOKEN_PRICE_CENTS.
+    VESTA_GAS_TOKEN_PRICE_CENTS: "0",
     ...opts.env,
   });
   const logger = pino({ level: process.env.VESTA_TEST_LOG_LEVEL ?? "silent" });

@@ -102,3 +102,13 @@ export async function deploySafeInfrastructure(): Promise<SafeKit> {
   const { chainId } = await ethers.provider.getNetwork();
   return new SafeKit({ [chainId.toString()]: config });
 }
+
+/** protocol-kit's TYPED_DATA_V4 signing method (the enum lives in a transitive package). */
+const TYPED_DATA_V4 = "eth_signTypedData_v4" as never;
+
+/** The Safe's ERC-1271 signature of EIP-712 `typedData`: each of `signers` (owners) signs it, in turn; the encoded signatures. */
+export async function safeSignTypedData(kit: SafeKit, safeAddress: string, typedData: unknown, signers: string[]): Promise<string> {
+  let message = (await kit.connect(safeAddress, signers[0])).createMessage(typedData as never);
+  for (const owner of signers) message = await (await kit.connect(safeAddress, owner)).signMessage(message, TYPED_DATA_V4);
+  return message.encodedSignatures();
+}
