@@ -61,6 +61,7 @@ describe("billing follows only an admin wallet that accepted the account (Stripe
     const attacker = await funded();
     const td = buildTypedData("ConvertAccount", { chainId: stack.relayer.ctx.chain.chainId, address: attacker.address, issuedAt: Math.floor(Date.now() / 1000) });
     await ok(owner.post("/convert_to_chain_secured_account", { new_admin_wallet_address: attacker.address, typed_data: td, signature: await signEnvelope(attacker, td) }));
+    await (await stack.config.connect(attacker).acceptAccountOwnership(owner.hash)).wait(); // the conversion completes when the attacker accepts
 
     // The attacker hands the account to the victim, who never accepts.
     const transfer = (stack.config.connect(attacker) as unknown as Contract).getFunction("transferAccountOwnership");
