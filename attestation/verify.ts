@@ -5,16 +5,19 @@ import { networkChecks, type LiveTls, type ResolveCaa } from "./checks/network";
 import { platformChecks } from "./checks/platform";
 import type { DcapOptions } from "./dcap";
 import { collectEvidence, type Evidence } from "./evidence";
+import type { GovernancePins } from "./pins";
 import { httpGetter, liveLeafCertificate } from "./fetch";
 import type { CheckResult } from "./types";
 
-export type { CheckResult, Evidence };
+export type { CheckResult, Evidence, GovernancePins };
 
 export type VerifyOptions = DcapOptions & {
   /** JSON-RPC URL of the chain holding the app governance contract (AppAuth). */
   rpcUrl?: string;
   /** Or a provider for it (tests); takes precedence over `rpcUrl`. */
   provider?: Provider;
+  /** What governance must be: AppAuth's code hash (default: from the compiled artifact), its owner Safe, threshold and owners. */
+  governance?: GovernancePins;
   /** Fetch from an https base URL without validating its certificate. */
   insecure?: boolean;
   /** The live TLS leaf certificate, or why there is none (default: read from an https base URL). */
@@ -31,7 +34,7 @@ export async function verifyEvidence(ev: Evidence, opts: VerifyOptions = {}): Pr
       ...(await platformChecks(ev, opts)),
       ...(await applicationChecks(ev)),
       ...(await networkChecks(ev, opts)),
-      ...(await governanceChecks(ev, provider)),
+      ...(await governanceChecks(ev, provider, opts.governance)),
     ];
   } finally {
     if (provider !== opts.provider) provider?.destroy();

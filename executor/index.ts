@@ -53,26 +53,32 @@ export class Executor {
     return this.permissions.start(signal);
   }
 
+  /** The CID of the action sent as `code` (checked against `ipfsId` when both are given) or named by `ipfsId`. */
+  async cidOf(input: { code?: string; ipfsId?: string }): Promise<string> {
+    const { code, ipfsId } = input;
+    if (code === undefined && ipfsId === undefined) throw new AppError(400, "invalid_request", "send the action as `code` or name a stored one with `ipfs_id`");
+    if (code === undefined) return ipfsId!;
+    const size = Buffer.byteLength(code, "utf8");
+    if (size > this.opts.limits.maxCodeBytes) throw new AppError(413, "code_too_large", `the action code is ${size} bytes; at most ${this.opts.limits.maxCodeBytes}`);
+    const cid = await computeCid(code);
+    if (ipfsId !== undefined && ipfsId !== cid) throw new AppError(400, "invalid_request", `ipfs_id ${ipfsId} does not match the code, whose CID is ${cid}`);
+    return cid;
+  }
+
+  /** Whether `who` may run action `cid` on its own (a group on which the key has execute lists it). */
+  mayRun(who: Who, cid: string): Promise<boolean> {
+    return this.permissions.allowed(who, keccak256(toUtf8Bytes(cid)), ZeroAddress);
+  }
+
   async run(who: Who, input: RunInput): Promise<RunResult & { ipfsId: string }> {
     const { limits } = this.opts;
-    if (input.code === undefined && input.ipfsId === undefined) throw new AppError(400, "invalid_request", "send the action as `code` or name a stored one with `ipfs_id`");
     let code = input.code;
-    let cid: string;
-    if (code !== undefined) {
-      const size = Buffer.byteLength(code, "utf8");
-      if (size > limits.maxCodeBytes) throw new AppError(413, "code_too_large", `the action code is ${size} bytes; at most ${limits.maxCodeBytes}`);
-      cid = await computeCid(code);
-      if (input.ipfsId !== undefined && input.ipfsId !== cid) {
-        throw new AppError(400, "invalid_request", `ipfs_id ${input.ipfsId} does not match the code, whose CID is ${cid}`);
-      }
-    } else {
-      cid = input.ipfsId!;
-    }
+    const cid = await this.cidOf(input);
     const paramsJson = JSON.stringify(input.params ?? {});
     const paramsSize = Buffer.byteLength(paramsJson, "utf8");
     if (paramsSize > limits.maxParamsBytes) throw new AppError(413, "params_too_large", `js_params is ${paramsSize} bytes; at most ${limits.maxParamsBytes}`);
 
-    if (!(await this.permissions.allowed(who, keccak256(toUtf8Bytes(cid)), ZeroAddress))) {
+    if (!(await this.mayRun(who, cid))) {
       if (who.isAccountKey && !(await this.opts.accountConfig.getAccount(who.accountHash)).managed) {
         throw new AppError(403, "account_chain_secured", "this account is ChainSecured: its old account key no longer runs actions; use a usage key");
       }

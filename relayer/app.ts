@@ -43,7 +43,7 @@ export function createApp(ctx: Ctx): Express {
   const v1 = express.Router();
   // Action code may be large (up to the code limit): a larger body limit on the routes that carry it.
   const codeLimit = ctx.config.limits.maxCodeBytes + ctx.config.limits.maxParamsBytes + 64 * 1024;
-  v1.use(["/lit_action", "/run_action", "/get_action_ipfs_id", "/get_lit_action_ipfs_id"], express.json({ limit: codeLimit, strict: false }));
+  v1.use(["/lit_action", "/run_action", "/get_action_ipfs_id", "/get_lit_action_ipfs_id", "/check_execute_permission"], express.json({ limit: codeLimit, strict: false }));
   v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
   v1.use(express.json({ limit: ctx.config.bodyLimit, strict: false, type: ["application/json", "application/*+json"] }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.

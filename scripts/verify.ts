@@ -5,6 +5,11 @@
  *
  * Options (or environment):
  *   --rpc-url <url>      chain of the AppAuth contract, for the governance checks (VESTA_VERIFY_RPC_URL)
+ *   --safe <address>     the Safe that must own AppAuth (VESTA_VERIFY_SAFE)
+ *   --safe-threshold <n> its signature threshold (VESTA_VERIFY_SAFE_THRESHOLD)
+ *   --safe-owners <a,b>  its owners, comma-separated (VESTA_VERIFY_SAFE_OWNERS)
+ *   --app-auth-code-hash <0x..>  AppAuth's EXTCODEHASH (VESTA_VERIFY_APP_AUTH_CODE_HASH; default:
+ *                        computed from the compiled contracts/AppAuth.sol for the app id's address)
  *   --collateral <file>  Intel DCAP collateral JSON (dcap-qvl format) for the quote signatures (VESTA_VERIFY_COLLATERAL)
  *   --pccs-url <url>     fetch the collateral from this PCCS instead (VESTA_VERIFY_PCCS_URL)
  *   --insecure           fetch from an https URL without validating its certificate
@@ -12,11 +17,33 @@
  */
 import fs from "node:fs";
 import { parseArgs } from "node:util";
+import { getAddress } from "ethers";
+import { z } from "zod";
 import { formatResults } from "../attestation/report";
-import { noFailures, verifyDeployment } from "../attestation/verify";
+import { noFailures, verifyDeployment, type GovernancePins } from "../attestation/verify";
+
+const address = z.string().transform((a, ctx) => {
+  try {
+    return getAddress(a.trim());
+  } catch {
+    ctx.addIssue({ code: "custom", message: `not an address: ${a}` });
+    return z.NEVER;
+  }
+});
+/** The governance pins, from the flags or the environment. */
+const Pins = z.object({
+  appAuthCodeHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "--app-auth-code-hash must be 0x and 64 hex characters").optional(),
+  safe: address.optional(),
+  safeThreshold: z.coerce.number({ message: "--safe-threshold must be a number" }).int().min(1, "--safe-threshold must be at least 1").max(1000).optional(),
+  safeOwners: z
+    .string()
+    .transform((list) => list.split(","))
+    .pipe(z.array(address).min(1).max(1000).refine((owners) => new Set(owners).size === owners.length, "--safe-owners lists an owner twice"))
+    .optional(),
+});
 
 function usage(message: string): never {
-  console.error(`${message}\nusage: npm run verify -- <base_url> [--rpc-url <url>] [--collateral <file>] [--pccs-url <url>] [--insecure] [--json]`);
+  console.error(`${message}\nusage: npm run verify -- <base_url> [--rpc-url <url>] [--safe <address> --safe-threshold <n> --safe-owners <a,b,...>] [--app-auth-code-hash <0x..>] [--collateral <file>] [--pccs-url <url>] [--insecure] [--json]`);
   process.exit(2);
 }
 
@@ -27,6 +54,10 @@ async function main() {
       allowPositionals: true,
       options: {
         "rpc-url": { type: "string" },
+        safe: { type: "string" },
+        "safe-threshold": { type: "string" },
+        "safe-owners": { type: "string" },
+        "app-auth-code-hash": { type: "string" },
         collateral: { type: "string" },
         "pccs-url": { type: "string" },
         insecure: { type: "boolean", default: false },
@@ -49,7 +80,16 @@ async function main() {
       usage(`cannot read the collateral file ${collateralFile}: ${(err as Error).message}`);
     }
   }
+  const pins = Pins.safeParse({
+    appAuthCodeHash: values["app-auth-code-hash"] ?? process.env.VESTA_VERIFY_APP_AUTH_CODE_HASH,
+    safe: values.safe ?? process.env.VESTA_VERIFY_SAFE,
+    safeThreshold: values["safe-threshold"] ?? process.env.VESTA_VERIFY_SAFE_THRESHOLD,
+    safeOwners: values["safe-owners"] ?? process.env.VESTA_VERIFY_SAFE_OWNERS,
+  });
+  if (!pins.success) usage(pins.error.issues.map((i) => i.message).join("; "));
+  const governance: GovernancePins = pins.data;
   const results = await verifyDeployment(baseUrl, {
+    governance,
     rpcUrl: values["rpc-url"] ?? process.env.VESTA_VERIFY_RPC_URL,
     collateral,
     pccsUrl: values["pccs-url"] ?? process.env.VESTA_VERIFY_PCCS_URL,

@@ -3,17 +3,16 @@ import type { AddressInfo } from "node:net";
 import https from "node:https";
 import express from "express";
 import { loadFixture } from "@nomicfoundation/hardhat-toolbox/network-helpers";
-import { ethers, ignition } from "hardhat";
-import AppAuthModule from "../ignition/modules/AppAuth";
+import { ethers } from "hardhat";
 import { composeHash } from "../attestation/compose";
 import { developmentEvidence, devComposeHash } from "../attestation/development";
-import type { EvidenceSource } from "../attestation/documents";
-import { collectEvidence, type Evidence } from "../attestation/evidence";
+import type { Evidence } from "../attestation/evidence";
 import { parseEventLog } from "../attestation/eventLog";
 import { mountAttestation } from "../attestation/routes";
-import { PATHS, type CheckResult } from "../attestation/types";
+import { PATHS } from "../attestation/types";
 import { noFailures, verifyDeployment, verifyEvidence, type VerifyOptions } from "../attestation/verify";
 import { leafCertificateDer } from "../attestation/x509";
+import { collect, deployAppAuth, edit, editJson, governedAppAuth, result, statuses } from "./helpers/attestation";
 
 const DOMAIN = "vesta.example.com";
 const OFFLINE_PASSES = [
@@ -21,30 +20,6 @@ const OFFLINE_PASSES = [
   "application.measured-compose-hash", "application.measured-app-id", "network.evidence-checksums", "network.report-data",
 ];
 const ALWAYS_SKIPPED = ["platform.quote-signature", "platform.evidence-quote-signature", "application.image-signatures"];
-
-const statuses = (results: CheckResult[]) => Object.fromEntries(results.map((r) => [r.check, r.status]));
-const result = (results: CheckResult[], check: string) => results.find((r) => r.check === check)!;
-
-/** Collects a source's documents as the verifier would over HTTP (404 for what it does not have). */
-const collect = (source: EvidenceSource, host?: string) =>
-  collectEvidence(async (p) => {
-    const d = await source.document(p);
-    if (!d) throw new Error(`GET ${p}: HTTP 404`);
-    return d.body;
-  }, host);
-
-/** A copy of `ev` with the document at `path` rewritten. */
-function edit(ev: Evidence, path: string, rewrite: (text: string) => string): Evidence {
-  const docs = new Map(ev.docs);
-  docs.set(path, Buffer.from(rewrite(docs.get(path)!.toString("utf8"))));
-  return { ...ev, docs };
-}
-const editJson = (ev: Evidence, path: string, change: (doc: any) => void) =>
-  edit(ev, path, (text) => {
-    const doc = JSON.parse(text);
-    change(doc);
-    return JSON.stringify(doc);
-  });
 
 /** Changes one runtime event of /attestation's event log. */
 const editEvent = (ev: Evidence, name: string, change: (e: { event_payload: string; digest: string }) => void) =>
@@ -56,20 +31,19 @@ const editEvent = (ev: Evidence, name: string, change: (e: { event_payload: stri
 
 describe("attestation verifier on the relayer's development evidence", function () {
   async function devFixture() {
-    const deploy = async (hashes: string[]) =>
-      (await ignition.deploy(AppAuthModule, { parameters: { AppAuthModule: { initialComposeHashes: hashes } } })).appAuth;
-    const appAuth = await deploy([`0x${devComposeHash()}`]);
-    const bare = await deploy([]);
-    const appId = (await appAuth.getAddress()).slice(2).toLowerCase();
+    const { appAuth, safe, pins } = await governedAppAuth();
+    const bare = await deployAppAuth(safe, []);
+    const appId = appAuth.slice(2).toLowerCase();
     const dev = developmentEvidence({ appId, domain: DOMAIN });
     const ev = await collect(dev.source, "127.0.0.1");
     const account = JSON.parse(ev.docs.get(PATHS.acmeAccount)!.toString()).uri as string;
     const full: VerifyOptions = {
       provider: ethers.provider,
+      governance: pins,
       tls: { der: leafCertificateDer(dev.certPem) },
       resolveCaa: async () => [{ critical: 128, issue: `letsencrypt.org; accounturi=${account}; validationmethods=dns-01` }],
     };
-    return { ev, dev, appId, bareAppId: (await bare.getAddress()).slice(2).toLowerCase(), account, full };
+    return { ev, dev, appId, bareAppId: bare.slice(2).toLowerCase(), account, full };
   }
 
   describe("untouched", function () {

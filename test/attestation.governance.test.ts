@@ -8,14 +8,17 @@ import { ethers, ignition, network } from "hardhat";
 import AppAuthModule from "../ignition/modules/AppAuth";
 import { devComposeHash } from "../attestation/development";
 import type { CheckResult } from "../attestation/types";
-import { verifyDeployment } from "../attestation/verify";
+import { GOVERNANCE_CHECKS } from "../attestation/checks/governance";
+import { verifyDeployment, type GovernancePins } from "../attestation/verify";
 import { readGovernanceEnv } from "../scripts/governance/env";
 import { executeProposal, proposeComposeHash, readProposal, signProposal, writeProposal, type Connection } from "../scripts/governance/lib";
 import { chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { deploySafeInfrastructure } from "./helpers/safe";
 
-const governance = async (stack: Stack) =>
-  (await verifyDeployment(stack.relayer.url, { rpcUrl: stack.rpcUrl })).filter((r) => r.check.startsWith("governance.")).map((r: CheckResult) => [r.check, r.status]);
+const governance = async (stack: Stack, pins: GovernancePins) =>
+  (await verifyDeployment(stack.relayer.url, { rpcUrl: stack.rpcUrl, governance: pins })).filter((r) => r.check.startsWith("governance.")).map((r: CheckResult) => [r.check, r.status]);
+/** Every governance check passes, the compose-hash one as given. */
+const allPassBut = (composeHashAllowed: string) => GOVERNANCE_CHECKS.map((c) => [c, c === "governance.compose-hash-allowed" ? composeHashAllowed : "pass"]);
 
 /**
  * The compose hash of the relayer's evidence reaches AppAuth only through its owner, a 2-of-3 Safe:
@@ -28,13 +31,14 @@ describe("compose hash governance through the AppAuth owner Safe", function () {
   let stack: Stack;
   let appAuth: string;
   let owners: string[];
+  let safe: string;
   let conn: (signer?: string) => Connection;
 
   before(async () => {
     const kit = await deploySafeInfrastructure();
     const signers = await ethers.getSigners();
     owners = [signers[10], signers[11], signers[12]].map((s) => s.address);
-    const safe = await kit.createSafe(owners, 2, String(Date.now()));
+    safe = await kit.createSafe(owners, 2, String(Date.now()));
     const deployed = await ignition.deploy(AppAuthModule, { parameters: { AppAuthModule: { owner: safe } } });
     appAuth = await deployed.appAuth.getAddress();
     conn = (signer) => ({ provider: network.provider, signer, contractNetworks: kit.contractNetworks });
@@ -47,7 +51,8 @@ describe("compose hash governance through the AppAuth owner Safe", function () {
   });
 
   it("fails the governance check before execution and passes it after propose → sign (2 of 3) → execute", async function () {
-    expect(await governance(stack)).to.deep.equal([["governance.app-contract", "pass"], ["governance.compose-hash-allowed", "fail"]]);
+    const pins = { safe, safeThreshold: 2, safeOwners: owners };
+    expect(await governance(stack, pins)).to.deep.equal(allPassBut("fail"));
 
     const file = path.join(dir, "proposal.json");
     writeProposal(file, await proposeComposeHash(conn(), { appAuth, composeHash: hash }));
@@ -55,10 +60,10 @@ describe("compose hash governance through the AppAuth owner Safe", function () {
     const proposal = readProposal(file);
     expect(Object.keys(proposal.signatures)).to.deep.equal([owners[0], owners[2]]);
     expect(proposal).to.include({ appAuth, composeHash: hash });
-    expect(await governance(stack)).to.deep.equal([["governance.app-contract", "pass"], ["governance.compose-hash-allowed", "fail"]]);
+    expect(await governance(stack, pins)).to.deep.equal(allPassBut("fail"));
 
     await executeProposal(conn(owners[1]), proposal);
-    expect(await governance(stack)).to.deep.equal([["governance.app-contract", "pass"], ["governance.compose-hash-allowed", "pass"]]);
+    expect(await governance(stack, pins)).to.deep.equal(allPassBut("pass"));
     await expect(proposeComposeHash(conn(), { appAuth, composeHash: hash })).to.be.rejectedWith(`${hash} is already allowed on ${appAuth}`);
   });
 

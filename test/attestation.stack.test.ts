@@ -5,19 +5,16 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { ignition } from "hardhat";
-import AppAuthModule from "../ignition/modules/AppAuth";
 import fixture from "../attestation/fixtures/dstack-tdx-quote-report.json";
 import { composeHash } from "../attestation/compose";
 import { DEV_NOTICE, devAppCompose, devComposeHash, developmentEvidence } from "../attestation/development";
 import { listingLinks } from "../attestation/documents";
 import { parseTdxQuote } from "../attestation/tdx";
-import type { CheckResult } from "../attestation/types";
-import { verifyDeployment } from "../attestation/verify";
+import { verifyDeployment, type GovernancePins } from "../attestation/verify";
+import { governedAppAuth, statuses } from "./helpers/attestation";
 import { startStack, type Stack } from "./helpers/relayer";
 
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
-const statuses = (results: CheckResult[]) => Object.fromEntries(results.map((r) => [r.check, r.status]));
 
 async function get(stack: Stack, p: string, init?: RequestInit) {
   const res = await fetch(`${stack.relayer.url}${p}`, { redirect: "manual", ...init });
@@ -36,9 +33,9 @@ const verifyCli = (...args: string[]) =>
 describe("attestation endpoints on the relayer (development evidence)", function () {
   let stack: Stack;
   let appAuth: string;
+  let pins: GovernancePins;
   before(async () => {
-    const deployed = await ignition.deploy(AppAuthModule, { parameters: { AppAuthModule: { initialComposeHashes: [`0x${devComposeHash()}`] } } });
-    appAuth = await deployed.appAuth.getAddress();
+    ({ appAuth, pins } = await governedAppAuth());
     stack = await startStack({ payerCount: 1, env: { VESTA_APP_AUTH_ADDRESS: appAuth } });
   });
   after(async () => stack?.stop());
@@ -93,7 +90,7 @@ describe("attestation endpoints on the relayer (development evidence)", function
   });
 
   it("passes the verifier's checks (TLS skipped on http, CAA skipped for localhost, signatures skipped)", async function () {
-    const results = await verifyDeployment(stack.relayer.url, { rpcUrl: stack.rpcUrl });
+    const results = await verifyDeployment(stack.relayer.url, { rpcUrl: stack.rpcUrl, governance: pins });
     expect(results.filter((r) => r.status === "fail")).to.deep.equal([]);
     expect(results.filter((r) => r.status === "skip").map((r) => r.check)).to.deep.equal([
       "platform.quote-signature", "platform.evidence-quote-signature", "application.image-signatures", "network.tls-certificate", "network.caa",
@@ -101,11 +98,21 @@ describe("attestation endpoints on the relayer (development evidence)", function
   });
 
   it("npm run verify prints the table and exits 0 when nothing fails", async function () {
-    const { code, out } = await verifyCli(stack.relayer.url, "--rpc-url", stack.rpcUrl);
+    const { code, out } = await verifyCli(stack.relayer.url, "--rpc-url", stack.rpcUrl, "--safe", pins.safe!, "--safe-threshold", "2", "--safe-owners", pins.safeOwners!.join(","));
     expect(code).to.equal(0);
     expect(out).to.match(/governance\.compose-hash-allowed +PASS +allowedComposeHashes/);
-    expect(out).to.contain("10 passed, 0 failed, 5 skipped (a skipped check proves nothing)");
+    expect(out).to.match(/governance\.safe-owners +PASS +the Safe's owners are the 3 expected/);
+    expect(out).to.contain("15 passed, 0 failed, 5 skipped (a skipped check proves nothing)");
     expect(out).to.contain("This is DEVELOPMENT evidence: it was not produced by a TEE");
+  });
+
+  it("npm run verify fails on pins that the chain contradicts, and refuses malformed pins (exit 2)", async function () {
+    const wrong = await verifyCli(stack.relayer.url, "--rpc-url", stack.rpcUrl, "--safe", pins.safe!, "--safe-threshold", "3");
+    expect(wrong.code).to.equal(1);
+    expect(wrong.out).to.match(/governance\.safe-threshold +FAIL +the Safe needs 2 of 3 owners, not the expected 3/);
+    const malformed = await verifyCli(stack.relayer.url, "--safe-owners", `${pins.safe},0x1234`, "--app-auth-code-hash", "abc");
+    expect(malformed.code).to.equal(2);
+    expect(malformed.out).to.contain("--app-auth-code-hash must be 0x and 64 hex characters; not an address: 0x1234");
   });
 });
 

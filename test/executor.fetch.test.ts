@@ -1,8 +1,11 @@
 import { expect } from "chai";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import ipaddr from "ipaddr.js";
+import { refusedRange } from "../executor/sandbox/egress";
 import { hostFetch } from "../executor/sandbox/fetch";
 import { DEFAULT_LIMITS } from "../executor/sandbox/types";
+import { countingServer, fakeInternet, stubResolver } from "./helpers/network";
 
 const get = (url: string) => ({ op: "fetch" as const, url, method: "GET", headers: {} });
 
@@ -21,8 +24,8 @@ describe("action fetch: no private networks", function () {
   after(() => new Promise((resolve) => server.close(resolve)));
 
   for (const url of [
-    "http://127.0.0.1:1/",
-    "http://localhost:1/",
+    "http://127.0.0.1:8080/",
+    "http://localhost:8080/",
     "http://10.1.2.3/",
     "http://172.16.0.1/",
     "http://192.168.1.1/",
@@ -55,5 +58,206 @@ describe("action fetch: no private networks", function () {
     expect(hits).to.equal(before);
     const allowed = await hostFetch(get(`${base}/`), DEFAULT_LIMITS, { allowPrivateNetworks: true });
     expect(allowed.body).to.equal("secret of the operator's network");
+  });
+});
+
+describe("action fetch: egress policy (IANA special-purpose ranges)", function () {
+  // The test's own copy of the IANA IPv4 and IPv6 special-purpose registries (plus multicast and
+  // the IPv6 forms that carry an IPv4 address): one address per entry and the reason expected.
+  const REFUSED: [string, string][] = [
+    ["0.1.2.3", "unspecified"],
+    ["10.255.0.1", "private"],
+    ["100.127.255.254", "carrierGradeNat"],
+    ["127.0.0.1", "loopback"],
+    ["127.255.255.254", "loopback"],
+    ["169.254.169.254", "linkLocal"],
+    ["172.31.255.254", "private"],
+    ["192.0.0.9", "reserved"],
+    ["192.0.0.170", "reserved"],
+    ["192.0.2.1", "reserved"],
+    ["192.31.196.1", "as112"],
+    ["192.52.193.1", "amt"],
+    ["192.88.99.1", "reserved"],
+    ["192.168.1.1", "private"],
+    ["192.175.48.1", "as112"],
+    ["198.19.255.254", "reserved"],
+    ["198.51.100.7", "reserved"],
+    ["203.0.113.7", "reserved"],
+    ["239.255.255.250", "multicast"],
+    ["250.1.2.3", "reserved"],
+    ["255.255.255.255", "broadcast"],
+    ["::", "unspecified"],
+    ["::1", "loopback"],
+    ["::ffff:169.254.169.254", "IPv4-mapped, carries 169.254.169.254 (linkLocal)"],
+    ["::ffff:8.8.8.8", "IPv4-mapped, carries 8.8.8.8 (unicast)"],
+    ["::ffff:0:127.0.0.1", "IPv4-translated, carries 127.0.0.1 (loopback)"],
+    ["::127.0.0.1", "IPv4-compatible, carries 127.0.0.1 (loopback)"],
+    ["::7f00:1", "IPv4-compatible, carries 127.0.0.1 (loopback)"],
+    ["64:ff9b::a9fe:a9fe", "NAT64, carries 169.254.169.254 (linkLocal)"],
+    ["64:ff9b::8.8.8.8", "NAT64, carries 8.8.8.8 (unicast)"],
+    ["64:ff9b:1:7f00:0:100::", "NAT64 local-use, carries 127.0.0.1 (loopback)"],
+    ["100::1", "discard"],
+    ["100:0:0:1::1", "reserved (outside global unicast 2000::/3)"],
+    ["2001:1::1", "reserved"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo, carries 192.0.2.45 (reserved)"],
+    ["2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo, carries 127.0.0.1 (loopback)"],
+    ["2001:2::1", "benchmarking"],
+    ["2001:3::1", "amt"],
+    ["2001:4:112::1", "as112v6"],
+    ["2001:10::1", "deprecated"],
+    ["2001:20::1", "orchid2"],
+    ["2001:30::1", "droneRemoteIdProtocolEntityTags"],
+    ["2001:db8::1", "reserved"],
+    ["2002:7f00:1::1", "6to4, carries 127.0.0.1 (loopback)"],
+    ["2002:a9fe:a9fe::", "6to4, carries 169.254.169.254 (linkLocal)"],
+    ["2620:4f:8000::1", "as112v6"],
+    ["3fff::1", "documentation"],
+    ["5f00::1", "segmentRouting"],
+    ["fd00::1", "uniqueLocal"],
+    ["fc00::1", "uniqueLocal"],
+    ["fe80::1", "linkLocal"],
+    ["fec0::1", "reserved (outside global unicast 2000::/3)"],
+    ["ff02::1", "multicast"],
+    ["fe80::1%eth0", "not a plain IP address"],
+  ];
+  const PUBLIC = ["8.8.8.8", "1.1.1.1", "93.184.215.14", "2606:4700:4700::1111", "2a00:1450:4001:80b::200e"];
+
+  for (const [address, reason] of REFUSED) {
+    it(`refuses ${address}: ${reason}`, () => expect(refusedRange(address)).to.equal(reason));
+  }
+  it("allows public unicast addresses of both families", () => {
+    expect(PUBLIC.map(refusedRange)).to.deep.equal(PUBLIC.map(() => null));
+  });
+  it("refuses the first and the last address of every range ipaddr.js names", () => {
+    const allowed: string[] = [];
+    for (const family of [ipaddr.IPv4, ipaddr.IPv6] as const) {
+      for (const entries of Object.values((family.prototype as unknown as { SpecialRanges: Record<string, unknown> }).SpecialRanges)) {
+        const list = (Array.isArray((entries as unknown[])[0]) ? entries : [entries]) as [ipaddr.IPv4 | ipaddr.IPv6, number][];
+        for (const [net, bits] of list) {
+          const cidr = `${net.toString()}/${bits}`;
+          const parsed = family === ipaddr.IPv4 ? ipaddr.IPv4.networkAddressFromCIDR(cidr) : ipaddr.IPv6.networkAddressFromCIDR(cidr);
+          const last = family === ipaddr.IPv4 ? ipaddr.IPv4.broadcastAddressFromCIDR(cidr) : ipaddr.IPv6.broadcastAddressFromCIDR(cidr);
+          for (const a of [parsed.toString(), last.toString()]) if (refusedRange(a) === null) allowed.push(`${a} in ${cidr}`);
+        }
+      }
+    }
+    expect(allowed).to.deep.equal([]);
+  });
+
+  describe("hostFetch connects to no refused address, whether a literal or a resolver's answer", function () {
+    const internet = fakeInternet({});
+    for (const [address, reason] of REFUSED) {
+      const literal = address.includes(":") ? `[${address}]` : address;
+      it(`refuses ${address} as a literal and as an answer for a name, before any connection`, async function () {
+        const before = internet.attempts.length;
+        const dnsAnswer = stubResolver(() => [{ address }]);
+        const opts = { resolve: dnsAnswer.resolve, network: internet.network };
+        if (!address.includes("%")) {
+          await expect(hostFetch(get(`http://${literal}:8080/`), DEFAULT_LIMITS, opts)).to.be.rejectedWith(`is a private or local address (`);
+        }
+        await expect(hostFetch(get("http://name.test/"), DEFAULT_LIMITS, opts)).to.be.rejectedWith(
+          `fetch: name.test is a private or local address (${address}: ${reason}); actions may only reach public hosts`,
+        );
+        expect(internet.attempts.length).to.equal(before);
+      });
+    }
+  });
+});
+
+describe("action fetch: connects only to the address it checked", function () {
+  const PUBLIC_A = "93.184.215.14";
+  const PUBLIC_B = "2606:4700:4700::1111";
+  let victim: Awaited<ReturnType<typeof countingServer>>;
+  let publicServer: Awaited<ReturnType<typeof countingServer>>;
+  let internet: ReturnType<typeof fakeInternet>;
+
+  before(async () => {
+    victim = await countingServer((req, res) => res.end("secret of the operator's network"));
+    publicServer = await countingServer((req, res) => {
+      const url = new URL(req.url!, "http://x");
+      if (url.pathname === "/to") return res.writeHead(302, { location: url.searchParams.get("url")! }).end();
+      if (url.pathname === "/headers") return res.end(JSON.stringify({ authorization: req.headers.authorization ?? null, host: req.headers.host }));
+      res.end("public answer");
+    });
+    internet = fakeInternet({ [PUBLIC_A]: publicServer.port, [PUBLIC_B]: publicServer.port });
+  });
+  after(async () => {
+    await victim.close();
+    await publicServer.close();
+  });
+
+  it("DNS rebinding: a name that answers a public address, then 127.0.0.1, is fetched from the public address only", async function () {
+    const rebinding = stubResolver((name, n) => [{ address: n === 1 ? PUBLIC_A : "127.0.0.1" }]);
+    rebinding.install(); // also the system resolver, for any code path that would resolve a second time
+    try {
+      const answer = await hostFetch(get(`http://rebind.test:${victim.port}/`), DEFAULT_LIMITS, { resolve: rebinding.resolve, network: internet.network });
+      expect(answer.body).to.equal("public answer");
+    } finally {
+      rebinding.uninstall();
+    }
+    expect(victim.connections).to.equal(0);
+    expect(rebinding.lookups("rebind.test")).to.equal(1);
+    expect(internet.attempts.at(-1)).to.deep.equal({ hostname: PUBLIC_A, port: String(victim.port), servername: "rebind.test" });
+  });
+
+  it("checks every address of every family: a name with a public A and a private AAAA is refused", async function () {
+    const before = internet.attempts.length;
+    const mixed = stubResolver(() => [{ address: PUBLIC_A }, { address: "fd00::1" }]);
+    await expect(hostFetch(get("http://mixed.test/"), DEFAULT_LIMITS, { resolve: mixed.resolve, network: internet.network })).to.be.rejectedWith(
+      "fetch: mixed.test is a private or local address (fd00::1: uniqueLocal); actions may only reach public hosts",
+    );
+    expect(internet.attempts.length).to.equal(before);
+  });
+
+  it("reaches a public IPv6 address by its literal, and falls back to the next checked address when one is unreachable", async function () {
+    const dual = stubResolver(() => [{ address: "2001:4860:4860::8888" }, { address: PUBLIC_B }]);
+    const answer = await hostFetch(get("http://dual.test/"), DEFAULT_LIMITS, { resolve: dual.resolve, network: internet.network });
+    expect(answer.body).to.equal("public answer");
+    expect(internet.attempts.slice(-2).map((a) => a.hostname)).to.deep.equal(["2001:4860:4860::8888", PUBLIC_B]);
+  });
+
+  it("https: connects to the checked address and keeps the host name for TLS (SNI and certificate check)", async function () {
+    const secure = stubResolver(() => [{ address: "8.8.4.4" }]);
+    await expect(hostFetch(get("https://secure.test/"), DEFAULT_LIMITS, { resolve: secure.resolve, network: internet.network })).to.be.rejectedWith(/ENETUNREACH 8\.8\.4\.4/);
+    expect(internet.attempts.at(-1)).to.deep.equal({ hostname: "8.8.4.4", port: "", servername: "secure.test" }); // "" = the scheme's default, 443
+  });
+
+  for (const [label, target, answer] of [
+    ["a loopback literal", (port: number) => `http://127.0.0.1:${port}/`, undefined],
+    ["an IPv4-mapped loopback literal", (port: number) => `http://[::ffff:127.0.0.1]:${port}/`, undefined],
+    ["a 6to4 literal carrying loopback", (port: number) => `http://[2002:7f00:1::]:${port}/`, undefined],
+    ["a name that resolves to loopback", (port: number) => `http://internal.test:${port}/`, "127.0.0.1"],
+    ["a name that resolves to the metadata address", (port: number) => `http://internal.test:${port}/`, "169.254.169.254"],
+    ["a name that resolves to NAT64 loopback", (port: number) => `http://internal.test:${port}/`, "64:ff9b::7f00:1"],
+  ] as const) {
+    it(`a redirect hop from a public host to ${label} is refused`, async function () {
+      const names = stubResolver((name) => [{ address: name === "public.test" ? PUBLIC_A : answer! }]);
+      const served = publicServer.connections;
+      const url = `http://public.test/to?url=${encodeURIComponent(target(victim.port))}`;
+      await expect(hostFetch(get(url), DEFAULT_LIMITS, { resolve: names.resolve, network: internet.network })).to.be.rejectedWith("is a private or local address (");
+      expect(publicServer.connections).to.equal(served + 1); // the first hop was fetched
+      expect(victim.connections).to.equal(0);
+    });
+  }
+
+  it("follows a redirect to another public host, dropping credentials across origins (kept on the same origin)", async function () {
+    const names = stubResolver((name) => [{ address: name === "a.test" ? PUBLIC_A : PUBLIC_B }]);
+    const opts = { resolve: names.resolve, network: internet.network };
+    const call = (url: string) => ({ ...get(url), headers: { Authorization: "Bearer s3cret" } });
+    const same = await hostFetch(call(`http://a.test/to?url=${encodeURIComponent("/headers")}`), DEFAULT_LIMITS, opts);
+    expect(JSON.parse(same.body)).to.deep.equal({ authorization: "Bearer s3cret", host: "a.test" });
+    const cross = await hostFetch(call(`http://a.test/to?url=${encodeURIComponent("http://b.test/headers")}`), DEFAULT_LIMITS, opts);
+    expect(JSON.parse(cross.body)).to.deep.equal({ authorization: null, host: "b.test" });
+    expect(victim.connections).to.equal(0);
+  });
+
+  it("with VESTA_ACTION_FETCH_PRIVATE the name is still resolved once and connected to as answered", async function () {
+    const rebinding = stubResolver((name, n) => [{ address: n === 1 ? "127.0.0.1" : PUBLIC_A }]);
+    const served = publicServer.connections;
+    const answer = await hostFetch(get(`http://dev.test:${victim.port}/`), DEFAULT_LIMITS, { resolve: rebinding.resolve, network: internet.network, allowPrivateNetworks: true });
+    expect(answer.body).to.equal("secret of the operator's network");
+    expect(rebinding.lookups("dev.test")).to.equal(1);
+    expect(publicServer.connections).to.equal(served);
+    expect(victim.connections).to.equal(1);
   });
 });

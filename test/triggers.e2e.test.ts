@@ -1,7 +1,6 @@
 import { expect } from "chai";
-import { keccak256, toUtf8Bytes, zeroPadValue, toBeHex, id as topicOf } from "ethers";
-import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
-import { computeCid } from "../executor/cid";
+import { zeroPadValue, toBeHex, id as topicOf } from "ethers";
+import { call, newAccount, startStack, usageKeyFor, type Stack } from "./helpers/relayer";
 import { hashOf } from "./helpers/accountConfig";
 import { scanChains } from "../triggers/kinds/chainEvent";
 import { scanSchedules } from "../triggers/kinds/schedule";
@@ -10,18 +9,6 @@ import { approvedToken, http, startHarness, until, type Harness } from "./helper
 const ECHO = `async function main(params) { console.log("fired"); return params; }`;
 const THROWS = `async function main(params) { throw new Error("action exploded " + params.source); }`;
 const GROUP_CREATED = "GroupCreated(uint256 indexed apiKeyHash, uint64 indexed groupId, uint256 actorKeyHash, string name, string description)";
-
-/** A usage key with execute on a group listing the CIDs of `codes`. */
-async function usageKeyFor(stack: Stack, apiKey: string, codes: string[]): Promise<string> {
-  const cids = await Promise.all(codes.map((c) => computeCid(c)));
-  const g = await call(stack, "POST", "/add_group", {
-    key: apiKey,
-    body: { group_name: "triggers", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: cids.map((c) => keccak256(toUtf8Bytes(c))) },
-  });
-  if (g.status !== 200) throw new Error(`add_group: ${JSON.stringify(g.body)}`);
-  const k = await call(stack, "POST", "/add_usage_api_key", { key: apiKey, body: { name: "triggers", execute_in_groups: [g.body.group_id] } });
-  return k.body.usage_api_key as string;
-}
 
 /** End to end against the real core service and the in-process chain (named `ethereum` for the service). */
 describe("triggers service end to end (spec 3, real core and chain)", function () {
@@ -35,7 +22,7 @@ describe("triggers service end to end (spec 3, real core and chain)", function (
   before(async () => {
     stack = await startStack();
     ({ apiKey } = await newAccount(stack));
-    usageKey = await usageKeyFor(stack, apiKey, [ECHO, THROWS]);
+    ({ usageKey } = await usageKeyFor(stack, apiKey, [ECHO, THROWS]));
     h = await startHarness({ TRIGGERS_CORE_URL: stack.relayer.url, TRIGGERS_RPC_ETHEREUM: stack.rpcUrl }, { pollers: false, now: () => clock.t });
     token = await approvedToken(h);
   });

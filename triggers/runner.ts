@@ -1,6 +1,7 @@
 import { createVestaClient } from "../client";
 import { open } from "./crypto";
 import type { TriggersCtx } from "./context";
+import { checkTriggerKey } from "./keyCheck";
 import type { RunRow } from "./store/types";
 
 export const MAX_RETRIES = 3;
@@ -44,6 +45,17 @@ async function callCore(ctx: TriggersCtx, code: string, params: Record<string, u
   return { status: "success", response: body, error: null };
 }
 
+/**
+ * One attempt: the key is checked with the core first (spec 3: a usage key permitted to execute the
+ * action; an account key or a permission since removed fails the run, not retried), then the run.
+ */
+async function attemptRun(ctx: TriggersCtx, code: string, params: Record<string, unknown>, usageKey: string): Promise<Outcome> {
+  const key = await checkTriggerKey(ctx, usageKey, code);
+  if ("transient" in key) return key;
+  if (!key.ok) return { status: "failed", response: null, error: `not run: ${key.error.message}` };
+  return callCore(ctx, code, params, usageKey);
+}
+
 /** Waits `ms`, or until aborted or `wake` is called; leaves no listener behind. */
 export function pause(ms: number, signal: AbortSignal, onWake?: (fn: () => void) => void): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -58,14 +70,14 @@ export function pause(ms: number, signal: AbortSignal, onWake?: (fn: () => void)
   });
 }
 
-/** Executes one claimed run: up to 3 retries with exponential backoff on transient 5xx, none on 4xx. */
+/** Executes one claimed run: up to 3 retries with exponential backoff on transient 5xx, none on 4xx or a refused key. */
 export async function execute(ctx: TriggersCtx, run: RunRow): Promise<void> {
   const trigger = await ctx.store.getTrigger(run.triggerId);
   if (!trigger) return ctx.store.finish(run.id, "failed", null, "the trigger was deleted", ctx.now());
   const usageKey = open(ctx.secretKey, trigger.usageKeySealed);
   for (let attempt = 1; ; attempt++) {
     await ctx.store.noteAttempt(run.id, attempt);
-    const out = await callCore(ctx, trigger.actionCode, run.params, usageKey);
+    const out = await attemptRun(ctx, trigger.actionCode, run.params, usageKey);
     if (ctx.signal.aborted) return; // stopping: the run stays `running` and is failed as interrupted at the next start
     if ("status" in out) return ctx.store.finish(run.id, out.status, out.response, out.error, ctx.now());
     if (attempt > MAX_RETRIES) {

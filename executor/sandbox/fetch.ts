@@ -1,10 +1,13 @@
 /**
  * The host side of the sandbox's fetch(): http/https only (on every redirect hop too), a timeout
- * per request, and the response body capped at limits.maxFetchBytes. Errors are thrown with the
- * message the action sees; an oversized body throws SandboxLimitError("maxFetchBytes").
+ * per request, the response body capped at limits.maxFetchBytes, credentials dropped on a
+ * cross-origin redirect. Every connection (every redirect hop, every address family) goes through
+ * the egress connector (./egress.ts): it resolves the host once, checks every address against the
+ * policy and connects to a checked address only. Errors are thrown with the message the action
+ * sees; an oversized body throws SandboxLimitError("maxFetchBytes").
  */
-import { lookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import { Agent, fetch, type Response } from "undici";
+import { EgressRefused, guardedConnector, type EgressOptions } from "./egress";
 import { SandboxLimitError, limitMessage } from "./errors";
 import type { FetchAnswer, HostCall, RunLimits } from "./types";
 
@@ -15,66 +18,10 @@ const CREDENTIAL_HEADERS = new Set(["authorization", "cookie"]);
 /** Headers the action may not set (the HTTP client owns them). */
 const DROPPED_HEADERS = new Set(["host", "connection", "content-length", "transfer-encoding", "keep-alive", "upgrade", "te", "trailer", "expect"]);
 
-export type HostFetchOptions = {
+export type HostFetchOptions = EgressOptions & {
   /** Epoch ms when the run ends: the request gets min(10 s, what is left). */
   deadline?: number;
-  /**
-   * Allow loopback, private, link-local and other non-public addresses (default false: an action
-   * must not reach the service's own ports, the cloud metadata endpoint or the operator's network).
-   */
-  allowPrivateNetworks?: boolean;
 };
-
-/** Addresses an action may not reach unless the operator allows it. */
-const PRIVATE = new BlockList();
-for (const [net, bits] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-] as const)
-  PRIVATE.addSubnet(net, bits, "ipv4");
-for (const [net, bits] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-] as const)
-  PRIVATE.addSubnet(net, bits, "ipv6");
-
-function isPrivateAddress(address: string): boolean {
-  const mapped = address.toLowerCase().match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/);
-  if (mapped) return PRIVATE.check(mapped[1], "ipv4");
-  return PRIVATE.check(address, isIP(address) === 6 ? "ipv6" : "ipv4");
-}
-
-/**
- * Refuses a URL whose host is, or resolves to, a non-public address (checked on every redirect hop).
- * The check resolves the name once before the request; a name that changes its answer in between
- * (DNS rebinding) is not caught here.
- */
-async function assertPublic(url: URL): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  let addresses: string[];
-  if (isIP(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-    } catch {
-      throw new Error(`fetch: cannot resolve ${host}`);
-    }
-  }
-  const blocked = addresses.find(isPrivateAddress);
-  if (blocked) throw new Error(`fetch: ${host} is a private or local address (${blocked}); actions may only reach public hosts`);
-}
 
 function httpUrl(raw: string, base?: URL): URL {
   let url: URL;
@@ -123,10 +70,11 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
   let method = call.method.toUpperCase();
   let body = call.body;
   let headers = requestHeaders(call.headers);
+  // One dispatcher per call: its connections (to checked addresses only) die with the call.
+  const dispatcher = new Agent({ connect: guardedConnector(opts) });
   try {
     for (let hop = 0; ; hop++) {
-      if (!opts.allowPrivateNetworks) await assertPublic(url);
-      const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: abort.signal });
+      const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: abort.signal, dispatcher });
       const location = res.headers.get("location");
       if (res.status >= 300 && res.status < 400 && location) {
         await res.body?.cancel();
@@ -146,11 +94,13 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
     }
   } catch (err) {
     if (err instanceof SandboxLimitError) throw err;
-    if (abort.signal.aborted) throw new Error(`fetch: ${call.url.slice(0, 200)} timed out after ${timeoutMs} ms`);
     const e = err as Error & { cause?: { message?: string } };
+    if (e.cause instanceof EgressRefused) throw new Error(e.cause.message);
+    if (abort.signal.aborted) throw new Error(`fetch: ${call.url.slice(0, 200)} timed out after ${timeoutMs} ms`);
     if (e.message?.startsWith("fetch:")) throw e;
     throw new Error(`fetch: ${e.message}${e.cause?.message ? ` (${e.cause.message})` : ""}`);
   } finally {
     clearTimeout(timer);
+    dispatcher.destroy().catch(() => {});
   }
 }

@@ -26,7 +26,37 @@ const RunResponse = z
   })
   .openapi("RunActionResponse");
 
+const ExecutePermissionBody = z
+  .object({
+    code: z.string().optional().openapi({ description: "The action's source: its CID is computed, nothing is stored." }),
+    ipfs_id: z.string().max(128).optional().openapi({ description: "The action's CID (or the CID to check `code` against)." }),
+  })
+  .strict()
+  .openapi("ExecutePermissionRequest");
+
+const ExecutePermissionResponse = z
+  .object({
+    key_kind: z.enum(["account", "usage"]).openapi({ description: "Whether the presented key is the account key or a usage key." }),
+    ipfs_id: z.string().openapi({ description: "The action's CID." }),
+    can_execute: z.boolean().openapi({ description: "Whether this key may run the action: a group on which it has execute lists the CID." }),
+  })
+  .openapi("ExecutePermissionResponse");
+
 export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/check_execute_permission",
+    tag: "Actions",
+    summary: "Whether the presented key is a usage key and may run an action ({code} or {ipfs_id}); runs, stores and charges nothing, and tells nothing of other keys or accounts.",
+    auth: "key",
+    body: ExecutePermissionBody,
+    response: ExecutePermissionResponse,
+    handler: async ({ auth, body }) => {
+      const cid = await ctx.executor.cidOf({ code: body.code, ipfsId: body.ipfs_id });
+      return { key_kind: auth.isAccountKey ? "account" : "usage", ipfs_id: cid, can_execute: await ctx.executor.mayRun(auth, cid) };
+    },
+  });
+
   for (const path of ["/lit_action", "/run_action"]) {
     route(router, registry, ctx, {
       method: "post",

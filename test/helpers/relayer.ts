@@ -2,7 +2,8 @@ import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
 import hre, { ethers, ignition } from "hardhat";
-import { HDNodeWallet } from "ethers";
+import { HDNodeWallet, keccak256, toUtf8Bytes } from "ethers";
+import { computeCid } from "../../executor/cid";
 import pino from "pino";
 import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import AccountConfigModule from "../../ignition/modules/AccountConfig";
@@ -120,4 +121,17 @@ export async function newAccount(stack: Stack, name = "test account"): Promise<{
   const r = await call(stack, "POST", "/new_account", { body: { account_name: name } });
   if (r.status !== 200) throw new Error(`new_account: ${r.status} ${JSON.stringify(r.body)}`);
   return { apiKey: r.body.api_key, wallet: r.body.wallet_address };
+}
+
+/** A usage key with execute on a new group listing the CIDs of `codes` (made with the account key `apiKey`). */
+export async function usageKeyFor(stack: Stack, apiKey: string, codes: string[]): Promise<{ usageKey: string; groupId: string }> {
+  const cids = await Promise.all(codes.map((c) => computeCid(c)));
+  const g = await call(stack, "POST", "/add_group", {
+    key: apiKey,
+    body: { group_name: "triggers", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: cids.map((c) => keccak256(toUtf8Bytes(c))) },
+  });
+  if (g.status !== 200) throw new Error(`add_group: ${JSON.stringify(g.body)}`);
+  const k = await call(stack, "POST", "/add_usage_api_key", { key: apiKey, body: { name: "triggers", execute_in_groups: [g.body.group_id] } });
+  if (k.status !== 200) throw new Error(`add_usage_api_key: ${JSON.stringify(k.body)}`);
+  return { usageKey: k.body.usage_api_key as string, groupId: g.body.group_id };
 }

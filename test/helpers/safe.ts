@@ -38,14 +38,17 @@ export class SafeKit {
     return Safe.init({ provider: network.provider, signer, safeAddress, contractNetworks: this.contractNetworks });
   }
 
-  /** Deploys a Safe with `owners` and `threshold` (sent by the first owner); returns its address. */
-  async createSafe(owners: string[], threshold: number, saltNonce = "0"): Promise<string> {
+  /**
+   * Deploys a Safe with `owners` and `threshold` (sent by the first owner); returns its address.
+   * `setup` makes the Safe's setup delegatecall `to` with `data` (what a malicious deployer could use).
+   */
+  async createSafe(owners: string[], threshold: number, saltNonce = "0", setup?: { to: string; data: string }): Promise<string> {
     const kit = await Safe.init({
       provider: network.provider,
       signer: owners[0],
       contractNetworks: this.contractNetworks,
       predictedSafe: {
-        safeAccountConfig: { owners, threshold },
+        safeAccountConfig: { owners, threshold, ...setup },
         safeDeploymentConfig: { saltNonce, safeVersion: SAFE_VERSION },
       },
     });

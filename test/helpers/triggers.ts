@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import express from "express";
 import pino from "pino";
+import { computeCid } from "../../executor/cid";
 import { loadTriggersConfig } from "../../triggers/config";
 import { startTriggers, type RunningTriggers, type TriggersOptions } from "../../triggers/server";
 
@@ -96,10 +97,27 @@ export async function until<T>(fn: () => Promise<T | undefined | false>, ms = 20
   }
 }
 
-/** A tiny stand-in for the core service's /core/v1/lit_action: `reply` decides each answer; calls are recorded. */
-export async function fakeCore(reply: (body: any, n: number) => Promise<{ status: number; body: unknown }> | { status: number; body: unknown }) {
+type Answer = { status: number; body: unknown };
+/** The real core's answer for a usage key permitted to execute the action. */
+const permitted = async (_key: string, body: { code?: string; ipfs_id?: string }): Promise<Answer> => ({
+  status: 200,
+  body: { key_kind: "usage", ipfs_id: body.code === undefined ? body.ipfs_id : await computeCid(body.code), can_execute: true },
+});
+
+/**
+ * A tiny stand-in for the core service: /core/v1/lit_action answers as `reply` decides (calls are
+ * recorded), /core/v1/check_execute_permission as `permit` decides (default: every key is a usage
+ * key permitted to execute the action; checks are recorded apart).
+ */
+export async function fakeCore(reply: (body: any, n: number) => Promise<Answer> | Answer, permit: (key: string, body: any) => Promise<Answer> | Answer = permitted) {
   const calls: { key: string; body: any }[] = [];
+  const checks: { key: string; body: any }[] = [];
   const app = express();
+  app.post("/core/v1/check_execute_permission", express.json({ limit: "5mb" }), async (req, res) => {
+    checks.push({ key: String(req.headers["x-api-key"]), body: req.body });
+    const r = await permit(String(req.headers["x-api-key"]), req.body);
+    res.status(r.status).json(r.body);
+  });
   app.post("/core/v1/lit_action", express.json({ limit: "5mb" }), async (req, res) => {
     calls.push({ key: String(req.headers["x-api-key"]), body: req.body });
     const r = await reply(req.body, calls.length);
@@ -111,6 +129,7 @@ export async function fakeCore(reply: (body: any, n: number) => Promise<{ status
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
+    checks,
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
 }

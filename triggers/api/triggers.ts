@@ -2,7 +2,8 @@ import express, { Router } from "express";
 import { z } from "zod";
 import { notFound } from "../../relayer/errors";
 import { parseOrThrow } from "../../relayer/http/validate";
-import { newId, seal } from "../crypto";
+import { newId, open, seal } from "../crypto";
+import { requirePermittedKey } from "../keyCheck";
 import type { TriggersCtx } from "../context";
 import { prepareKind } from "../kinds";
 import type { RunRow, TriggerRow } from "../store/types";
@@ -69,6 +70,7 @@ export function triggerRoutes(ctx: TriggersCtx): Router {
   r.post("/api/triggers", async (req, res) => {
     const b = parseOrThrow(Create, req.body, "body");
     const { config, state } = await prepareKind(ctx, b.kind, b.config);
+    await requirePermittedKey(ctx, b.usage_api_key, b.action_code);
     const now = ctx.now();
     const t: TriggerRow = {
       id: newId("trg"),
@@ -92,6 +94,10 @@ export function triggerRoutes(ctx: TriggersCtx): Router {
   r.patch("/api/triggers/:id", async (req, res) => {
     const t = await own(req.user!.id, String(req.params.id));
     const b = parseOrThrow(Patch, req.body, "body");
+    // The key and the action it runs are checked together whenever either changes.
+    if (b.usage_api_key !== undefined || b.action_code !== undefined) {
+      await requirePermittedKey(ctx, b.usage_api_key ?? open(ctx.secretKey, t.usageKeySealed), b.action_code ?? t.actionCode);
+    }
     if (b.config !== undefined) {
       const p = await prepareKind(ctx, t.kind, b.config);
       t.config = p.config;
