@@ -15,6 +15,16 @@ const refuse = (message: string, limit?: unknown): HostAnswer => ({
   ...(isLimitKey(limit) ? { limit } : {}),
 });
 
+/** What the action sees of a thrown value, whatever it is (reading it may throw too). */
+function refusalOf(err: unknown): HostAnswer {
+  try {
+    const e = err as { message?: unknown; limit?: unknown } | null;
+    return refuse(typeof e?.message === "string" ? e.message : String(err), e?.limit);
+  } catch {
+    return refuse("the host call failed");
+  }
+}
+
 export class HostChannel {
   private readonly counts: CallCounts = { total: 0, keys: 0, fetches: 0 };
 
@@ -33,7 +43,7 @@ export class HostChannel {
       if (args === null || typeof args !== "object" || Array.isArray(args)) return refuse("host call arguments must be an object");
       call = toHostCall(op, args as Record<string, unknown>, this.ipfsId, this.limits);
     } catch (err) {
-      return refuse(err instanceof Error ? err.message : String(err));
+      return refusalOf(err);
     }
     const hit = countCall(call, this.counts, this.limits);
     if (hit === "maxHostCalls") return refuse(`host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run`, undefined);
@@ -43,13 +53,7 @@ export class HostChannel {
       if (json.length > hostMessageChars(this.limits)) return refuse(`${call.op}: the answer is too large`);
       return { ok: true, json };
     } catch (err) {
-      const e = err as { message?: unknown; limit?: unknown } | null;
-      return refuse(typeof e?.message === "string" ? e.message : String(err), e?.limit);
+      return refusalOf(err);
     }
-  }
-
-  /** Whether the run passed the host-call limit (a flood the pool should not keep answering). */
-  get exhausted(): boolean {
-    return this.counts.total >= MAX_HOST_CALLS_PER_RUN;
   }
 }

@@ -15,7 +15,7 @@ import { boundResult, codeText, failedResult, MAX_CID_CHARS, paramsProblem } fro
 import { HostChannel } from "./channel";
 import { limitError, type RunError } from "./errors";
 import { defaultFairShare, FairQueue, type FairShare } from "./fair-queue";
-import { readFromWorker, type DoneMessage, type ToWorker, type WorkerConfig } from "./messages";
+import { readFromWorker, type DoneMessage, type HostAnswer, type ToWorker, type WorkerConfig } from "./messages";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type Host, type RunLimits, type RunOwner, type RunRequest, type RunResult } from "./types";
 
 export type SandboxPoolOptions = {
@@ -127,11 +127,12 @@ export class SandboxPool {
       if (!job) break;
       this.assign(slot, job);
     }
-    // Start workers for what is still queued (each takes a job once it is ready).
-    let starting = [...this.slots].filter((s) => !s.ready).length;
-    while (starting < this.queue.length && this.slots.size < this.size) {
+    // Start workers for what is still queued, plus one spare: a run of another account must not wait
+    // for a worker to boot while one account's runs hold the others (each takes a job once it is ready).
+    let available = [...this.slots].filter((s) => !s.exited && (!s.ready || !s.current)).length;
+    while (available < this.queue.length + 1 && this.slots.size < this.size) {
       if (!this.spawn()) break;
-      starting++;
+      available++;
     }
   }
 
@@ -193,11 +194,11 @@ export class SandboxPool {
     if (!current) return;
     if (msg.type === "call") {
       const { runId, callId } = msg;
-      void current.channel.answer(msg.op, msg.argsJson).then((answer) =>
+      const reply = (answer: HostAnswer) =>
         this.guard(slot, () => {
           if (slot.current?.runId === runId) this.post(slot, { type: "answer", runId, callId, ...answer });
-        }),
-      );
+        });
+      current.channel.answer(msg.op, msg.argsJson).then(reply, () => reply({ ok: false, message: "the host call failed" }));
       return;
     }
     this.onDone(slot, msg);
