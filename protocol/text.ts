@@ -30,3 +30,9 @@ export function decodeUtf8(bytes: Uint8Array): string | undefined {
     return undefined;
   }
 }
+
+/** The first `maxBytes` of `text`'s UTF-8 encoding, cut at a character boundary. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  if (text.length <= maxBytes / 3 || Buffer.byteLength(text, "utf8") <= maxBytes) return text;
+  return Buffer.from(text.slice(0, maxBytes), "utf8").subarray(0, Math.max(0, maxBytes)).toString("utf8").replace(/\uFFFD$/, "");
+}

@@ -5,9 +5,11 @@
  * to what it sends and the pool to what it receives, so neither side trusts the other.
  */
 import { jsonDeeperThan } from "../../protocol/json";
-import { decodeUtf8 } from "../../protocol/text";
+import { decodeUtf8, truncateUtf8 } from "../../protocol/text";
 import { isLimitKey, limitError, type RunError } from "./errors";
 import type { RunLimits, RunResult } from "./types";
+
+export { truncateUtf8 };
 
 /** Bytes of an error message, and of its stack, that leave a run (the rest is cut). */
 export const MAX_ERROR_MESSAGE_BYTES = 4096;
@@ -29,12 +31,6 @@ export const MAX_OP_CHARS = 64;
  * included (a control character takes 6).
  */
 export const hostMessageChars = (limits: RunLimits) => 6 * Math.max(limits.maxFetchBytes, 2 * MAX_CRYPTO_MESSAGE_CHARS) + 64 * 1024;
-
-/** The first `maxBytes` of `text`'s UTF-8 encoding, cut at a character boundary. */
-export function truncateUtf8(text: string, maxBytes: number): string {
-  if (text.length <= maxBytes / 3 || Buffer.byteLength(text, "utf8") <= maxBytes) return text;
-  return Buffer.from(text.slice(0, maxBytes), "utf8").subarray(0, Math.max(0, maxBytes)).toString("utf8").replace(/\uFFFD$/, "");
-}
 
 /** An error as it may leave a run: message and stack cut to their caps, `limit` only when it is a RunLimits key. */
 export function boundError(error: { message?: unknown; stack?: unknown; limit?: unknown }): RunError {
