@@ -56,10 +56,17 @@ const refusedWebhookBody = fc.oneof(
   fc.integer({ min: 65, max: 60_000 }).map((n) => ({ type: "application/json", bytes: Buffer.from(`{"a":${deep(n)}}`) })),
   fc.integer({ min: 61, max: 20_000 }).map((n) => ({ type: "application/json", bytes: Buffer.from(deep(n, '{"x":', "}").replace(/\{"x":\}/, '{"x":1}')) })),
   fc.constant({ type: "application/json", bytes: Buffer.from(`{"\\u0000fuzz":"${"x".repeat(2_100_000)}"}`) }),
+  // well-formed requests but for their depth: a run's js_params, a trigger's default_params
+  fc.integer({ min: 64, max: 20_000 }).map((n) => ({ type: "application/json", bytes: Buffer.from(`{"code":"async function main() { return 1 }","js_params":${deep(n)}}`) })),
+  fc.integer({ min: 60, max: 20_000 }).map((n) => ({
+    type: "application/json",
+    bytes: Buffer.from(`{"name":"n","kind":"webhook","action_code":"async function main() {}","usage_api_key":"k","config":{},"default_params":{"a":${deep(n)}}}`),
+  })),
 );
-/** ... and bytes that are not UTF-8 where JSON is declared (the webhook takes those as base64). */
+/** ... and js_params over their size, bytes that are not UTF-8 where JSON is declared (the webhook takes both). */
 const refusedBody = fc.oneof(
   refusedWebhookBody,
+  fc.constant({ type: "application/json", bytes: Buffer.from(`{"code":"async function main() { return 1 }","js_params":"${"p".repeat(70 * 1024)}"}`) }),
   fc.uint8Array({ minLength: 1, maxLength: 64 }).map((b) => ({ type: "application/json", bytes: Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff, 0xc3]), Buffer.from(b), Buffer.from('"}')]) })),
 );
 
