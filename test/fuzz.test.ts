@@ -57,11 +57,17 @@ const refusedWebhookBody = fc.oneof(
   fc.integer({ min: 61, max: 20_000 }).map((n) => ({ type: "application/json", bytes: Buffer.from(deep(n, '{"x":', "}").replace(/\{"x":\}/, '{"x":1}')) })),
   fc.constant({ type: "application/json", bytes: Buffer.from(`{"\\u0000fuzz":"${"x".repeat(2_100_000)}"}`) }),
   // well-formed requests but for their depth: a run's js_params, a trigger's default_params
-  fc.integer({ min: 64, max: 20_000 }).map((n) => ({ type: "application/json", bytes: Buffer.from(`{"code":"async function main() { return 1 }","js_params":${deep(n)}}`) })),
-  fc.integer({ min: 60, max: 20_000 }).map((n) => ({
-    type: "application/json",
-    bytes: Buffer.from(`{"name":"n","kind":"webhook","action_code":"async function main() {}","usage_api_key":"k","config":{},"default_params":{"a":${deep(n)}}}`),
-  })),
+  {
+    arbitrary: fc.integer({ min: 64, max: 20_000 }).map((n) => ({ type: "application/json", bytes: Buffer.from(`{"code":"async function main() { return 1 }","js_params":${deep(n)}}`) })),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.integer({ min: 60, max: 20_000 }).map((n) => ({
+      type: "application/json",
+      bytes: Buffer.from(`{"name":"n","kind":"webhook","action_code":"async function main() {}","usage_api_key":"k","config":{},"default_params":{"a":${deep(n)}}}`),
+    })),
+    weight: 3,
+  },
 );
 /** ... and js_params over their size, bytes that are not UTF-8 where JSON is declared (the webhook takes both). */
 const refusedBody = fc.oneof(
@@ -157,9 +163,9 @@ describe("fuzz: malformed bodies, queries and headers on every route of both ser
       fc.record({ "x-api-key": printable }),
       printable.map((s) => ({ authorization: `Bearer ${s}` })),
       fc.constant({ "x-api-key": "k".repeat(600) }),
-      fc.constant({ "x-api-key": apiKey }),
-      fc.constant({ authorization: `Bearer ${usageKey}` }),
-      fc.constant({ authorization: `Bearer ${token}` }),
+      { arbitrary: fc.constant({ "x-api-key": apiKey }), weight: 4 },
+      { arbitrary: fc.constant({ authorization: `Bearer ${usageKey}` }), weight: 2 },
+      { arbitrary: fc.constant({ authorization: `Bearer ${token}` }), weight: 3 },
       fc.oneof(fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), fc.constant(`{"typed_data":${deep(4000)},"signature":"0x"}`), printable).map((s) => ({ "x-wallet-auth": Buffer.from(s).toString("base64") })),
       printable.map((s) => ({ cookie: `vesta_triggers_session=${encodeURIComponent(s)}` })),
     );
