@@ -5,9 +5,19 @@ import { printExecutorHttpBench } from "./executorHttp";
 import { printSignatureBench } from "./signatures";
 import { printBillingBench } from "./billing";
 import { printTriggersBench } from "./triggers";
+import { printFairnessBench } from "./fairness";
 
-/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures,billing,triggers picks some. */
-const BENCHES: Record<string, () => Promise<void>> = { gas: printGasBench, relayer: printRelayerBench, executor: benchExecutor, http: printExecutorHttpBench, signatures: printSignatureBench, billing: printBillingBench, triggers: printTriggersBench };
+/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures,billing,triggers,fairness picks some. */
+const BENCHES: Record<string, () => Promise<void>> = {
+  gas: printGasBench,
+  relayer: printRelayerBench,
+  executor: benchExecutor,
+  http: printExecutorHttpBench,
+  signatures: printSignatureBench,
+  billing: printBillingBench,
+  triggers: printTriggersBench,
+  fairness: printFairnessBench,
+};
 
 async function main() {
   const wanted = (process.env.VESTA_BENCH ?? "").split(",").filter(Boolean);
