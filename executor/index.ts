@@ -9,6 +9,7 @@ import { RunRefused } from "./errors";
 import { createHost } from "./host";
 import { PermissionCache, type Who } from "./permissions";
 import { SandboxPool } from "./sandbox/pool";
+import { paramsProblem } from "./sandbox/bounds";
 import type { FairShare } from "./sandbox/fair-queue";
 import type { KeyProvider } from "./keys/provider";
 import { hex32 } from "./keys/provider";
@@ -106,7 +107,11 @@ export class Executor {
     return { ...result, ipfsId: run.cid };
   }
 
-  /** js_params as JSON text, within maxJsonDepth (checked before anything recurses into it) and maxParamsBytes. */
+  /**
+   * js_params as JSON text, within maxJsonDepth (measured before anything recurses into them) and
+   * then the sandbox's own rules for params (bounds.ts), so a request the pool would refuse never
+   * gets this far.
+   */
   private paramsJson(params: unknown): string {
     const { limits } = this.opts;
     if (jsonDeeperThan(params, limits.maxJsonDepth)) throw new RunRefused("params_too_deep", tooDeepMessage("js_params", limits.maxJsonDepth));
@@ -116,10 +121,9 @@ export class Executor {
     } catch {
       json = undefined; // a BigInt or a cycle: only possible for callers inside the process
     }
-    if (json === undefined) throw new RunRefused("params_invalid", "js_params is not JSON");
-    const size = Buffer.byteLength(json, "utf8");
-    if (size > limits.maxParamsBytes) throw new RunRefused("params_too_large", `js_params is ${size} bytes of JSON; at most ${limits.maxParamsBytes}`);
-    return json;
+    const problem = json === undefined ? { message: "js_params is not JSON" } : paramsProblem(json, limits);
+    if (problem) throw new RunRefused(problem.limit === "maxParamsBytes" ? "params_too_large" : problem.limit === "maxJsonDepth" ? "params_too_deep" : "params_invalid", problem.message);
+    return json!;
   }
 
   async close(): Promise<void> {

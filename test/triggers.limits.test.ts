@@ -193,11 +193,11 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
     });
 
     it("fails once a run the core refuses as too large or too deep (4xx), never retried", async function () {
-      reply = () => ({ status: 413, body: { error: "params_too_large", message: "js_params is 70000 bytes of JSON; at most 65536" } });
+      reply = () => ({ status: 413, body: { error: "params_too_large", message: "params too large: at most 64 KB of JSON (maxParamsBytes)" } });
       const calls = core.calls.length;
       const run = await fire();
       expect([run.status, run.attempts, core.calls.length - calls]).to.deep.equal(["failed", 1, 1]);
-      expect(run.error).to.equal("core answered 413 params_too_large: js_params is 70000 bytes of JSON; at most 65536");
+      expect(run.error).to.equal("core answered 413 params_too_large: params too large: at most 64 KB of JSON (maxParamsBytes)");
     });
   });
 
