@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import fc from "fast-check";
 import { computeCid } from "../executor/cid";
 
 // The IPFS libraries are ESM-only; a real dynamic import (not compiled to require) loads them.
@@ -50,5 +51,46 @@ describe("computeCid (CIDv0 as `ipfs add` gives)", function () {
     const a = await computeCid("async function main() { return 1; }");
     expect(await computeCid("async function main() { return 2; }")).to.not.equal(a);
     expect(await computeCid("async function main() { return 1; }")).to.equal(a);
+  });
+
+  describe("one CID, one program (property)", function () {
+    /** Strings of UTF-16 code units, awkward ones (lone and paired surrogates, U+FFFD, BOM, NUL, CR, LF) made likely. */
+    const units = fc.array(
+      fc.oneof(
+        fc.integer({ min: 0, max: 0xffff }),
+        fc.constantFrom(0xd800, 0xdbff, 0xdc00, 0xdfff, 0xfffd, 0xfeff, 0x0000, 0x000d, 0x000a, 0x2028),
+        fc.constantFrom(0x0022, 0x0061, 0x007b, 0x007d),
+      ),
+      { maxLength: 40 },
+    );
+    const text = units.map((u) => String.fromCharCode(...u));
+    /** What any UTF-8 encoder would make of the text: a string is well-formed exactly when it survives the round trip. */
+    const wellFormed = (s: string) => Buffer.from(s, "utf8").toString("utf8") === s;
+    const cidOrRefused = (s: string) => computeCid(s).catch(() => "refused");
+
+    it("refuses exactly the sources that are not well-formed", async function () {
+      await fc.assert(
+        fc.asyncProperty(text, async (s) => {
+          expect((await cidOrRefused(s)) === "refused", JSON.stringify(s)).to.equal(!wellFormed(s));
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it("never gives two different accepted sources the same CID, also when they differ only where an encoder would substitute", async function () {
+      const pair = fc.oneof(
+        fc.tuple(text, text),
+        // the same source with a lone surrogate, or with U+FFFD (what TextEncoder writes for one), at the same place
+        fc.tuple(text, text, fc.constantFrom("\uD800", "\uDFFF", "\uDBFF")).map(([a, b, lone]) => [a + lone + b, `${a}\uFFFD${b}`] as [string, string]),
+      );
+      await fc.assert(
+        fc.asyncProperty(pair, async ([a, b]) => {
+          fc.pre(a !== b);
+          const [ca, cb] = [await cidOrRefused(a), await cidOrRefused(b)];
+          if (ca !== "refused" && cb !== "refused") expect(ca, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`).to.not.equal(cb);
+        }),
+        { numRuns: 300 },
+      );
+    });
   });
 });
