@@ -1,6 +1,11 @@
 import { expect } from "chai";
 import fc from "fast-check";
+import os from "node:os";
+import path from "node:path";
+import fs from "node:fs";
+import Database from "better-sqlite3";
 import { computeCid } from "../executor/cid";
+import { CodeStore } from "../executor/codeStore";
 
 // The IPFS libraries are ESM-only; a real dynamic import (not compiled to require) loads them.
 const esm = new Function("m", "return import(m)") as (m: string) => Promise<any>;
@@ -91,6 +96,53 @@ describe("computeCid (CIDv0 as `ipfs add` gives)", function () {
         }),
         { numRuns: 300 },
       );
+    });
+  });
+
+  describe("the code store: what runs by ipfs_id is what its CID names", function () {
+    let dir: string;
+    beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-codes-"))));
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("keeps the exact bytes (BOM, NUL, CR) and reads them back", async function () {
+      const bytes = Buffer.from("\uFEFFasync function main() { return '\u0000\r' }\r\n", "utf8");
+      const cid = await computeCid(bytes);
+      const store = new CodeStore(path.join(dir, "actions.sqlite"));
+      store.put(cid, bytes);
+      store.close();
+      const again = new CodeStore(path.join(dir, "actions.sqlite"));
+      expect(Buffer.from((await again.get(cid))!).equals(bytes)).to.equal(true);
+      again.close();
+    });
+
+    it("reads a row that does not hash to its CID, or is not UTF-8, as missing, and says so", async function () {
+      const file = path.join(dir, "actions.sqlite");
+      new CodeStore(file).close();
+      const good = "async function main() { return 'audited' }";
+      const cid = await computeCid(good);
+      const other = await computeCid("x");
+      const db = new Database(file);
+      db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(cid, "async function main() { return 'swapped' }");
+      db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(other, Buffer.from([0x78, 0xff]));
+      db.close();
+      const problems: string[] = [];
+      const store = new CodeStore(file, (c, p) => problems.push(`${c}: ${p}`));
+      expect(await store.get(cid)).to.equal(undefined);
+      expect(await store.get(other)).to.equal(undefined);
+      expect(problems).to.deep.equal([`${cid}: the stored code hashes to ${await computeCid("async function main() { return 'swapped' }")}`, `${other}: the stored code is not valid UTF-8`]);
+      store.close();
+    });
+
+    it("reads rows an older version stored as text by their UTF-8 bytes", async function () {
+      const file = path.join(dir, "actions.sqlite");
+      new CodeStore(file).close();
+      const code = "async function main() { return '✓' }";
+      const db = new Database(file);
+      db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(await computeCid(code), code);
+      db.close();
+      const store = new CodeStore(file);
+      expect(Buffer.from((await store.get(await computeCid(code)))!).toString("utf8")).to.equal(code);
+      store.close();
     });
   });
 });
