@@ -228,6 +228,17 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       expect(performance.now() - started).to.be.below(1000); // was ~100 ms per expression
     });
 
+    it("a schedule that cannot be read (stored by an older version) does not stop the others", async function () {
+      for (const t of (await api("/api/triggers")).body) await api(`/api/triggers/${t.id}`, { method: "DELETE" });
+      const good = (await create({ name: "good", kind: "schedule", config: { cron: "* * * * *" } })).body;
+      const bad = (await create({ name: "bad", kind: "schedule", config: { cron: "* * * * *" } })).body;
+      const row = (await h.svc.ctx.store.getTrigger(bad.id))!;
+      await h.svc.ctx.store.updateTrigger({ ...row, config: { cron: "not a cron" } });
+      clock.t += 61_000;
+      expect(await scanSchedules(h.svc.ctx)).to.equal(1);
+      expect((await api(`/api/triggers/${good.id}/runs`)).body.total).to.equal(1);
+    });
+
     it("fires once, for the latest slot, a schedule the service missed for years", async function () {
       for (const t of (await api("/api/triggers")).body) await api(`/api/triggers/${t.id}`, { method: "DELETE" });
       const t = (await create({ name: "every minute", kind: "schedule", config: { cron: "* * * * *" } })).body;

@@ -63,14 +63,19 @@ export async function scanSchedules(ctx: TriggersCtx, triggers?: TriggerRow[]): 
   const now = ctx.now();
   let fired = 0;
   for (const t of triggers ?? (await ctx.store.listEnabled("schedule"))) {
-    const cronExpr = String(t.config.cron);
-    const last = Number(t.state.last_checked ?? t.createdAt);
-    const due = latestDue(cronExpr, last, now);
-    if (!due) continue;
-    const scheduledAt = due.toISOString();
-    const params = { ...t.defaultParams, source: "schedule", scheduled_at: scheduledAt, cron: cronExpr };
-    const ids = await ctx.store.enqueue(t.id, [{ id: newId("run"), params, dedupeKey: `schedule:${scheduledAt}` }], now, { ...t.state, last_checked: due.getTime() });
-    fired += ids.length;
+    try {
+      const cronExpr = String(t.config.cron);
+      const last = Number(t.state.last_checked ?? t.createdAt);
+      const due = latestDue(cronExpr, last, now);
+      if (!due) continue;
+      const scheduledAt = due.toISOString();
+      const params = { ...t.defaultParams, source: "schedule", scheduled_at: scheduledAt, cron: cronExpr };
+      const ids = await ctx.store.enqueue(t.id, [{ id: newId("run"), params, dedupeKey: `schedule:${scheduledAt}` }], now, { ...t.state, last_checked: due.getTime() });
+      fired += ids.length;
+    } catch (err) {
+      // One schedule that cannot be read (e.g. a cron an older version accepted) never stops the others.
+      ctx.logger.warn({ trigger: t.id, err: (err as Error).message }, "schedule scan failed for one trigger; skipping it");
+    }
   }
   if (fired) ctx.wake();
   return fired;
