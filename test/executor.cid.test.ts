@@ -115,18 +115,27 @@ describe("computeCid (CIDv0 as `ipfs add` gives)", function () {
       again.close();
     });
 
-    it("reads a row that does not hash to its CID, or is not UTF-8, as missing, and says so", async function () {
+    /** A code store whose file already holds `rows` (cid → TEXT or BLOB), as written behind its back. */
+    function storeWith(rows: [string, string | Buffer][], onMismatch?: (cid: string, problem: string) => void): CodeStore {
       const file = path.join(dir, "actions.sqlite");
       new CodeStore(file).close();
-      const good = "async function main() { return 'audited' }";
-      const cid = await computeCid(good);
-      const other = await computeCid("x");
       const db = new Database(file);
-      db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(cid, "async function main() { return 'swapped' }");
-      db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(other, Buffer.from([0x78, 0xff]));
+      for (const [cid, code] of rows) db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(cid, code);
       db.close();
+      return new CodeStore(file, onMismatch);
+    }
+
+    it("reads a row that does not hash to its CID, or is not UTF-8, as missing, and says so", async function () {
+      const cid = await computeCid("async function main() { return 'audited' }");
+      const other = await computeCid("x");
       const problems: string[] = [];
-      const store = new CodeStore(file, (c, p) => problems.push(`${c}: ${p}`));
+      const store = storeWith(
+        [
+          [cid, "async function main() { return 'swapped' }"],
+          [other, Buffer.from([0x78, 0xff])],
+        ],
+        (c, p) => problems.push(`${c}: ${p}`),
+      );
       expect(await store.get(cid)).to.equal(undefined);
       expect(await store.get(other)).to.equal(undefined);
       expect(problems).to.deep.equal([`${cid}: the stored code hashes to ${await computeCid("async function main() { return 'swapped' }")}`, `${other}: the stored code is not valid UTF-8`]);
@@ -134,13 +143,8 @@ describe("computeCid (CIDv0 as `ipfs add` gives)", function () {
     });
 
     it("reads rows an older version stored as text by their UTF-8 bytes", async function () {
-      const file = path.join(dir, "actions.sqlite");
-      new CodeStore(file).close();
       const code = "async function main() { return '✓' }";
-      const db = new Database(file);
-      db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(await computeCid(code), code);
-      db.close();
-      const store = new CodeStore(file);
+      const store = storeWith([[await computeCid(code), code]]);
       expect(Buffer.from((await store.get(await computeCid(code)))!).toString("utf8")).to.equal(code);
       store.close();
     });

@@ -217,34 +217,33 @@ describe("execution path under attack (issue 15)", function () {
       expect(r.body.error).to.equal(limit);
     });
 
-    it("answers a flood of 1,000 concurrent key derivations with at most 10 derivations", async function () {
+    /** Runs `code` and answers its reply and how many keys the key provider derived meanwhile. */
+    async function derivationsOf(code: string) {
       const keys = stack.relayer.ctx.keys;
       const original = keys.deriveSecret.bind(keys);
       let derived = 0;
       keys.deriveSecret = async (p: string) => (derived++, original(p));
       try {
-        const code = `async function main() { const r = await Promise.allSettled(Array.from({ length: 1000 }, (_, i) => Lit.Actions.getLitActionPublicKey({ ipfsId: "Qm" + i }))); return r.filter((x) => x.status === "fulfilled").length }`;
-        const r = await run(apiKey, { code });
-        expect(r.body.response).to.equal(10);
-        expect(derived).to.equal(10);
+        return { r: await run(apiKey, { code }), derived };
       } finally {
         keys.deriveSecret = original;
       }
+    }
+
+    it("answers a flood of 1,000 concurrent key derivations with at most 10 derivations", async function () {
+      const { r, derived } = await derivationsOf(
+        `async function main() { const r = await Promise.allSettled(Array.from({ length: 1000 }, (_, i) => Lit.Actions.getLitActionPublicKey({ ipfsId: "Qm" + i }))); return r.filter((x) => x.status === "fulfilled").length }`,
+      );
+      expect(r.body.response).to.equal(10);
+      expect(derived).to.equal(10);
     });
 
     it("derives once per run what is asked twice (the answers are cached)", async function () {
-      const keys = stack.relayer.ctx.keys;
-      const original = keys.deriveSecret.bind(keys);
-      let derived = 0;
-      keys.deriveSecret = async (p: string) => (derived++, original(p));
-      try {
-        const code = `async function main() { const a = await Lit.Actions.getLitActionWalletAddress(); const b = await Lit.Actions.getLitActionPublicKey(); const k = await Lit.Actions.getLitActionPrivateKey(); return new ethers.Wallet(k).address === a && ethers.computeAddress(b) === a }`;
-        const r = await run(apiKey, { code });
-        expect([r.body.has_error, r.body.response]).to.deep.equal([false, true]);
-        expect(derived).to.equal(1);
-      } finally {
-        keys.deriveSecret = original;
-      }
+      const { r, derived } = await derivationsOf(
+        `async function main() { const a = await Lit.Actions.getLitActionWalletAddress(); const b = await Lit.Actions.getLitActionPublicKey(); const k = await Lit.Actions.getLitActionPrivateKey(); return new ethers.Wallet(k).address === a && ethers.computeAddress(b) === a }`,
+      );
+      expect([r.body.has_error, r.body.response]).to.deep.equal([false, true]);
+      expect(derived).to.equal(1);
     });
   });
 });
