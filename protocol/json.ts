@@ -9,6 +9,12 @@
 export const DEFAULT_MAX_JSON_DEPTH = 64;
 
 /**
+ * Nesting past which a value that is already stored (an answer, or what an older version accepted)
+ * is not shown nor stored as is: far above any input limit, far below what breaks a serializer.
+ */
+export const MAX_STORED_JSON_DEPTH = 256;
+
+/**
  * Whether `value` nests arrays/objects more than `max` levels deep (a scalar is depth 0, `[]` and
  * `{}` are depth 1). Iterative: safe on any value JSON.parse can produce.
  */

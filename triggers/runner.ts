@@ -1,5 +1,5 @@
 import { createVestaClient } from "../client";
-import { jsonDeeperThan } from "../protocol/json";
+import { jsonDeeperThan, MAX_STORED_JSON_DEPTH } from "../protocol/json";
 import { truncateUtf8 } from "../protocol/text";
 import { open } from "./crypto";
 import type { TriggersCtx } from "./context";
@@ -40,7 +40,7 @@ const errorText = (e: string) => truncateUtf8(e, MAX_STORED_ERROR_BYTES);
 export function storedResponse(ctx: TriggersCtx, body: unknown, text: string): unknown {
   const max = ctx.config.maxStoredResponseBytes;
   const bytes = Buffer.byteLength(text, "utf8");
-  if (bytes <= max && !jsonDeeperThan(body, ctx.config.maxJsonDepth + 4)) return body;
+  if (bytes <= max && !jsonDeeperThan(body, MAX_STORED_JSON_DEPTH)) return body;
   return { truncated: true, bytes, preview: truncateUtf8(text, max - 256) };
 }
 

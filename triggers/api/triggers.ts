@@ -3,7 +3,7 @@ import { z } from "zod";
 import { AppError, notFound } from "../../relayer/errors";
 import { jsonBody } from "../../relayer/http/jsonBody";
 import { parseOrThrow } from "../../relayer/http/validate";
-import { jsonDeeperThan } from "../../protocol/json";
+import { jsonDeeperThan, MAX_STORED_JSON_DEPTH } from "../../protocol/json";
 import { isWellFormed } from "../../protocol/text";
 import { newId, seal } from "../crypto";
 import type { TriggersCtx } from "../context";
@@ -43,7 +43,7 @@ const Page = z.object({ limit: z.coerce.number().int().min(1).max(100).default(2
 const iso = (ms: number | null) => (ms == null ? null : new Date(ms).toISOString());
 
 /** A stored value as the API shows it: one nested too deeply to serialize (stored by an older version) is described instead. */
-const shown = (ctx: TriggersCtx, v: unknown) => (jsonDeeperThan(v, ctx.config.maxJsonDepth + 4) ? { unavailable: "nested too deeply to show" } : v);
+const shown = (v: unknown) => (jsonDeeperThan(v, MAX_STORED_JSON_DEPTH) ? { unavailable: "nested too deeply to show" } : v);
 
 /** The public form of a trigger: never the usage key. */
 export const triggerJson = (ctx: TriggersCtx, t: TriggerRow) => ({
@@ -52,20 +52,20 @@ export const triggerJson = (ctx: TriggersCtx, t: TriggerRow) => ({
   kind: t.kind,
   enabled: t.enabled,
   action_code: t.actionCode,
-  default_params: shown(ctx, t.defaultParams),
-  config: shown(ctx, t.config),
+  default_params: shown(t.defaultParams),
+  config: shown(t.config),
   ...(t.kind === "webhook" ? { webhook_url: `${ctx.publicUrl()}/webhook/${t.id}` } : {}),
   ...(t.kind === "chain_event" ? { next_block: t.state.next_block } : {}),
   created_at: iso(t.createdAt),
   updated_at: iso(t.updatedAt),
 });
-export const runJson = (ctx: TriggersCtx, r: RunRow) => ({
+export const runJson = (r: RunRow) => ({
   id: r.id,
   trigger_id: r.triggerId,
   status: r.status,
-  params: shown(ctx, r.params),
+  params: shown(r.params),
   attempts: r.attempts,
-  response: shown(ctx, r.response),
+  response: shown(r.response),
   error: r.error,
   created_at: iso(r.createdAt),
   started_at: iso(r.startedAt),
@@ -135,7 +135,7 @@ export function triggerRoutes(ctx: TriggersCtx): Router {
     const t = await own(req.user!.id, String(req.params.id));
     const q = parseOrThrow(Page, req.query, "query");
     const { runs, total } = await ctx.store.listRuns(t.id, q.limit, q.offset);
-    res.json({ runs: runs.map((run) => runJson(ctx, run)), total, limit: q.limit, offset: q.offset });
+    res.json({ runs: runs.map(runJson), total, limit: q.limit, offset: q.offset });
   });
   r.get("/api/runs/:id", async (req, res) => {
     const run = await ctx.store.getRun(String(req.params.id));
@@ -143,7 +143,7 @@ export function triggerRoutes(ctx: TriggersCtx): Router {
     await own(req.user!.id, run.triggerId).catch(() => {
       throw notFound("run_not_found", "no such run");
     });
-    res.json(runJson(ctx, run));
+    res.json(runJson(run));
   });
   return r;
 }
