@@ -3,6 +3,9 @@ import crypto from "node:crypto";
 import { keccak256, toUtf8Bytes } from "ethers";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { computeCid } from "../executor/cid";
+import { PermissionCache } from "../executor/permissions";
+import { hashKey } from "../relayer/http/auth";
+import pino from "pino";
 
 /** The CID `ipfs add` gives a file holding exactly these bytes (computed here from the bytes, never from a JS string). */
 const cidOfBytes = (bytes: Buffer) => computeCid(new Uint8Array(bytes));
@@ -244,6 +247,26 @@ describe("execution path under attack (issue 15)", function () {
       );
       expect([r.body.has_error, r.body.response]).to.deep.equal([false, true]);
       expect(derived).to.equal(1);
+    });
+  });
+
+  describe("caches are bounded", function () {
+    it("keeps at most its bound of permission decisions, answering the rest from the chain (one decision per wallet a caller asks about)", async function () {
+      const ctx = stack.relayer.ctx;
+      const cache = new PermissionCache(ctx.chain.accountConfig, ctx.chain.provider, pino({ level: "silent" }), 60_000, 3);
+      const abort = new AbortController();
+      await cache.start(abort.signal);
+      try {
+        const keyHash = hashKey(apiKey);
+        const who = { keyHash, ...(await cache.resolve(keyHash)) };
+        const cid = keccak256(toUtf8Bytes(await computeCid("async function main() {}")));
+        const answers = [];
+        for (let i = 1; i <= 10; i++) answers.push(await cache.allowed(who, cid, `0x${i.toString(16).padStart(40, "0")}`));
+        expect(answers).to.deep.equal(Array(10).fill(false));
+        expect(cache.size().decisions).to.equal(3);
+      } finally {
+        abort.abort();
+      }
     });
   });
 });
