@@ -24,7 +24,7 @@ export async function printBillingBench() {
   let stack: Stack | undefined;
   let off: Awaited<ReturnType<typeof startRelayer>> | undefined;
   try {
-    stack = await startStack({ payerCount: 1, env: { ...double.env(), VESTA_SANDBOX_WORKERS: workers, VESTA_BILLING_SETTLE_MS: "1000" } });
+    stack = await startStack({ payerCount: 1, env: { ...double.env(), VESTA_SANDBOX_WORKERS: workers, VESTA_RUNS_PER_ACCOUNT: workers, VESTA_BILLING_SETTLE_MS: "1000" } }); // one account: all workers
     off = await startRelayer({ ...stack.relayerConfig, port: 0, billing: loadBillingConfig({ VESTA_BILLING: "off" }).config }, pino({ level: "silent" }));
     const { apiKey } = await newAccount(stack, "billing bench");
     const intent = await call(stack, "POST", "/billing/create_payment_intent", { key: apiKey, body: { amount_cents: 50_000_000 } });

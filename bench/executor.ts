@@ -30,7 +30,7 @@ function bare(qjs: QuickJSWASMModule): Side {
 function sandboxed(pool: SandboxPool, host: Host): Side {
   return async () => {
     const t0 = performance.now();
-    const result = await pool.run({ code: HELLO, ipfsId: "QmBench", params: { name: "bench" }, limits: DEFAULT_LIMITS }, host);
+    const result = await pool.run({ code: Buffer.from(HELLO), ipfsId: "QmBench", paramsJson: JSON.stringify({ name: "bench" }), limits: DEFAULT_LIMITS }, host);
     const ms = performance.now() - t0;
     if (result.response !== "hello bench") throw new Error(`unexpected result ${JSON.stringify(result)}`);
     return ms;

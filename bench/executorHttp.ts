@@ -15,7 +15,9 @@ const TARGET = 0.3;
  */
 export async function printExecutorHttpBench() {
   console.log("== Action runs over HTTP (POST /core/v1/lit_action, hello world, by ipfs_id)");
-  const stack = await startStack({ payerCount: 1, env: { VESTA_SANDBOX_WORKERS: String(Math.max(2, availableParallelism())) } });
+  // One account makes every request: it may use every worker here (the fair share is the fairness bench's subject).
+  const workers = String(Math.max(2, availableParallelism()));
+  const stack = await startStack({ payerCount: 1, env: { VESTA_SANDBOX_WORKERS: workers, VESTA_RUNS_PER_ACCOUNT: workers } });
   const bare = express();
   const server = bare.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));

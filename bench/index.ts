@@ -6,8 +6,9 @@ import { printSignatureBench } from "./signatures";
 import { printBillingBench } from "./billing";
 import { printTriggersBench } from "./triggers";
 import { printWriteCostBench } from "./writeCosts";
+import { printFairnessBench } from "./fairness";
 
-/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures,billing,writes,triggers picks some. */
+/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures,billing,writes,triggers,fairness picks some. */
 const BENCHES: Record<string, () => Promise<void>> = {
   gas: printGasBench,
   relayer: printRelayerBench,
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   billing: printBillingBench,
   writes: printWriteCostBench,
   triggers: printTriggersBench,
+  fairness: printFairnessBench,
 };
 
 async function main() {

@@ -33,6 +33,12 @@ export class PermissionCache {
     private readonly provider: JsonRpcProvider,
     private readonly logger: Logger,
     private readonly pollMs: number,
+    /**
+     * Entries kept at most, per map (decisions, keys, reads). A caller can make one decision per
+     * (key, CID, wallet) it asks about, so the cache is bounded: past the bound, answers come from
+     * the chain uncached (correct, only slower) until an invalidation frees room.
+     */
+    private readonly maxEntries = 100_000,
   ) {}
 
   /** Starts following the chain from the current block; stops on `signal`. */
@@ -122,7 +128,7 @@ export class PermissionCache {
     const [accountHash, isAccountKey, active] = await this.accountConfig.resolveApiKey(keyHash);
     if (accountHash === 0n || !active) return { accountHash, isAccountKey, active };
     const expiration = isAccountKey ? 0n : (await this.accountConfig.getUsageApiKey(keyHash)).expiration;
-    if (this.caching() && before === this.version) {
+    if (this.caching() && before === this.version && this.keys.size < this.maxEntries) {
       this.keys.set(keyHash, { accountHash, isAccountKey, expiration });
       this.remember(accountHash, keyHash.toString());
     }
@@ -149,7 +155,7 @@ export class PermissionCache {
     if (cached) return cached.allowed;
     const before = this.version;
     const [allowed, groupId] = await this.accountConfig.findExecutionGroup(who.keyHash, cidHash, pkp);
-    if (this.caching() && before === this.version) {
+    if (this.caching() && before === this.version && this.decisions.size < this.maxEntries) {
       this.decisions.set(k, { allowed, groupId });
       this.remember(who.accountHash, k);
     }
@@ -166,7 +172,7 @@ export class PermissionCache {
     if (this.caching() && this.reads.has(k)) return this.reads.get(k) as T;
     const before = this.version;
     const value = await fetch();
-    if (this.caching() && before === this.version) {
+    if (this.caching() && before === this.version && this.reads.size < this.maxEntries) {
       this.reads.set(k, value);
       this.remember(accountHash, k);
     }

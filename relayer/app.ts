@@ -3,6 +3,7 @@ import swaggerUi from "swagger-ui-express";
 import type { Ctx } from "./context";
 import { errorMiddleware, notFoundRoute } from "./errors";
 import { perClientLimit } from "./http/rateLimits";
+import { jsonBody } from "./http/jsonBody";
 import { newRegistry, openApiDocument } from "./openapi";
 import { configRoutes } from "./routes/config";
 import { accountRoutes } from "./routes/accounts";
@@ -41,11 +42,12 @@ export function createApp(ctx: Ctx): Express {
   app.set("trust proxy", ctx.config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless VESTA_TRUST_PROXY says
 
   const v1 = express.Router();
+  const maxDepth = ctx.config.maxJsonDepth;
   // Action code may be large (up to the code limit): a larger body limit on the routes that carry it.
   const codeLimit = ctx.config.limits.maxCodeBytes + ctx.config.limits.maxParamsBytes + 64 * 1024;
-  v1.use(["/lit_action", "/run_action", "/get_action_ipfs_id", "/get_lit_action_ipfs_id", "/check_execute_permission"], express.json({ limit: codeLimit, strict: false }));
+  v1.use(["/lit_action", "/run_action", "/get_action_ipfs_id", "/get_lit_action_ipfs_id", "/check_execute_permission"], jsonBody({ limit: codeLimit, maxDepth, anyValue: true }));
   v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
-  v1.use(express.json({ limit: ctx.config.bodyLimit, strict: false, type: ["application/json", "application/*+json"] }));
+  v1.use(jsonBody({ limit: ctx.config.bodyLimit, maxDepth, anyValue: true, type: ["application/json", "application/*+json"] }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.
   v1.use(["/new_account", "/create_wallet_with_signature", "/add_usage_api_key_with_signature"], perClientLimit(ctx.config.newAccountRateLimitPerMinute, "account or wallet creations"));
   // Every call that makes the service check a signature (EIP-712, and ERC-1271 calls into a contract

@@ -3,6 +3,8 @@ import fs from "node:fs";
 import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
+import type { FairShare } from "../executor/sandbox/fair-queue";
+import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
 import { DEFAULT_DOMAIN_NAME, DEFAULT_ERC1271 } from "./eip712";
 import { loadBillingConfig, type BillingConfig } from "../billing/config";
 import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
@@ -23,6 +25,7 @@ const EnvSchema = z
     VESTA_LOCAL_ROOT_SECRET_FILE: z.string().default(".vesta/root-secret"),
     VESTA_DSTACK_ENDPOINT: z.string().optional(),
     VESTA_BODY_LIMIT: z.string().default("256kb"),
+    VESTA_MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(DEFAULT_MAX_JSON_DEPTH),
     VESTA_TX_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
     VESTA_RECEIPT_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100),
     VESTA_NEW_ACCOUNT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
@@ -43,6 +46,10 @@ const EnvSchema = z
     VESTA_ACTION_MAX_FETCH_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxFetchBytes),
     VESTA_ACTION_FETCH_PRIVATE: z.enum(["true", "false"], { message: "VESTA_ACTION_FETCH_PRIVATE must be true or false" }).default("false"),
     VESTA_SANDBOX_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
+    VESTA_RUNS_PER_ACCOUNT: z.coerce.number().int().min(1).max(256).optional(),
+    VESTA_RUNS_PER_KEY: z.coerce.number().int().min(1).max(256).optional(),
+    VESTA_RUN_QUEUE_PER_ACCOUNT: z.coerce.number().int().min(0).max(100_000).default(64),
+    VESTA_RUN_QUEUE_MAX: z.coerce.number().int().min(0).max(1_000_000).default(1024),
     VESTA_PERMISSION_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
     VESTA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     VESTA_ATTESTATION_SOURCE: z.enum(["development", "dstack"], { message: "VESTA_ATTESTATION_SOURCE must be development or dstack" }).optional(),
@@ -78,6 +85,8 @@ export type RelayerConfig = {
   localRootSecretFile: string;
   dstackEndpoint?: string;
   bodyLimit: string;
+  /** Deepest nesting of any JSON input (request bodies, js_params) and of a run's response. */
+  maxJsonDepth: number;
   txTimeoutMs: number;
   receiptPollMs: number;
   newAccountRateLimitPerMinute: number;
@@ -92,6 +101,8 @@ export type RelayerConfig = {
   eip712DomainName: string;
   limits: RunLimits;
   sandboxWorkers?: number;
+  /** Each account's (and key's) share of the sandbox: runs at a time, runs waiting (see executor/sandbox/fair-queue.ts). */
+  fairShare: Partial<FairShare>;
   permissionPollMs: number;
   fetchAllowPrivate: boolean;
   attestation: AttestationConfig;
@@ -171,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     localRootSecretFile: e.VESTA_LOCAL_ROOT_SECRET_FILE,
     dstackEndpoint: e.VESTA_DSTACK_ENDPOINT,
     bodyLimit: e.VESTA_BODY_LIMIT,
+    maxJsonDepth: e.VESTA_MAX_JSON_DEPTH,
     txTimeoutMs: e.VESTA_TX_TIMEOUT_MS,
     receiptPollMs: e.VESTA_RECEIPT_POLL_MS,
     newAccountRateLimitPerMinute: e.VESTA_NEW_ACCOUNT_RATE_LIMIT,
@@ -190,8 +202,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
       maxParamsBytes: e.VESTA_ACTION_MAX_PARAMS_BYTES,
       maxCodeBytes: e.VESTA_ACTION_MAX_CODE_BYTES,
       maxFetchBytes: e.VESTA_ACTION_MAX_FETCH_BYTES,
+      maxJsonDepth: e.VESTA_MAX_JSON_DEPTH,
     },
     sandboxWorkers: e.VESTA_SANDBOX_WORKERS,
+    fairShare: {
+      perAccount: e.VESTA_RUNS_PER_ACCOUNT,
+      perKey: e.VESTA_RUNS_PER_KEY,
+      queuePerAccount: e.VESTA_RUN_QUEUE_PER_ACCOUNT,
+      queueTotal: e.VESTA_RUN_QUEUE_MAX,
+    },
     permissionPollMs: e.VESTA_PERMISSION_POLL_MS,
     fetchAllowPrivate,
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },

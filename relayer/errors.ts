@@ -1,12 +1,15 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
+import { RunRefused } from "../executor/errors";
+import { runRefusalAnswer } from "./http/runRefusals";
 
-/** Every error the API answers with: a stable `code`, an HTTP status and a human message. */
+/** Every error the API answers with: a stable `code`, an HTTP status and a human message (and headers such as Retry-After). */
 export class AppError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = "AppError";
@@ -27,6 +30,10 @@ export function errorMiddleware(logger: Log): ErrorRequestHandler {
     if (res.headersSent) return;
     let e: AppError;
     if (err instanceof AppError) e = err;
+    else if (err instanceof RunRefused) {
+      const a = runRefusalAnswer(err);
+      e = new AppError(a.status, a.code, err.message, undefined, a.headers);
+    }
     else if (err?.type === "entity.parse.failed") e = badRequest("the request body is not valid JSON");
     else if (err?.type === "entity.too.large") e = new AppError(413, "body_too_large", `the request body is larger than ${err.limit} bytes`);
     else if (err?.type === "encoding.unsupported" || err?.type === "charset.unsupported") e = new AppError(415, "unsupported_encoding", String(err.message));
@@ -36,6 +43,7 @@ export function errorMiddleware(logger: Log): ErrorRequestHandler {
       e = new AppError(500, "internal_error", "the service failed to handle this request; it has been logged");
     }
     if (e.status >= 500 && err instanceof AppError) logger.warn({ code: e.code, path: req.path }, e.message);
+    if (e.headers) res.set(e.headers);
     res.status(e.status).json({ error: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) });
   };
 }

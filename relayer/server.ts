@@ -30,6 +30,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     dataDir: config.dataDir,
     limits: config.limits,
     workers: config.sandboxWorkers,
+    fairShare: config.fairShare,
     permissionPollMs: config.permissionPollMs,
     fetchAllowPrivate: config.fetchAllowPrivate,
   });

@@ -1,5 +1,11 @@
 import { expect } from "chai";
+import fc from "fast-check";
+import os from "node:os";
+import path from "node:path";
+import fs from "node:fs";
+import Database from "better-sqlite3";
 import { computeCid } from "../executor/cid";
+import { CodeStore } from "../executor/codeStore";
 
 // The IPFS libraries are ESM-only; a real dynamic import (not compiled to require) loads them.
 const esm = new Function("m", "return import(m)") as (m: string) => Promise<any>;
@@ -50,5 +56,97 @@ describe("computeCid (CIDv0 as `ipfs add` gives)", function () {
     const a = await computeCid("async function main() { return 1; }");
     expect(await computeCid("async function main() { return 2; }")).to.not.equal(a);
     expect(await computeCid("async function main() { return 1; }")).to.equal(a);
+  });
+
+  describe("one CID, one program (property)", function () {
+    /** Strings of UTF-16 code units, awkward ones (lone and paired surrogates, U+FFFD, BOM, NUL, CR, LF) made likely. */
+    const units = fc.array(
+      fc.oneof(
+        fc.integer({ min: 0, max: 0xffff }),
+        fc.constantFrom(0xd800, 0xdbff, 0xdc00, 0xdfff, 0xfffd, 0xfeff, 0x0000, 0x000d, 0x000a, 0x2028),
+        fc.constantFrom(0x0022, 0x0061, 0x007b, 0x007d),
+      ),
+      { maxLength: 40 },
+    );
+    const text = units.map((u) => String.fromCharCode(...u));
+    /** What any UTF-8 encoder would make of the text: a string is well-formed exactly when it survives the round trip. */
+    const wellFormed = (s: string) => Buffer.from(s, "utf8").toString("utf8") === s;
+    const cidOrRefused = (s: string) => computeCid(s).catch(() => "refused");
+
+    it("refuses exactly the sources that are not well-formed", async function () {
+      await fc.assert(
+        fc.asyncProperty(text, async (s) => {
+          expect((await cidOrRefused(s)) === "refused", JSON.stringify(s)).to.equal(!wellFormed(s));
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it("never gives two different accepted sources the same CID, also when they differ only where an encoder would substitute", async function () {
+      const pair = fc.oneof(
+        fc.tuple(text, text),
+        // the same source with a lone surrogate, or with U+FFFD (what TextEncoder writes for one), at the same place
+        fc.tuple(text, text, fc.constantFrom("\uD800", "\uDFFF", "\uDBFF")).map(([a, b, lone]) => [a + lone + b, `${a}\uFFFD${b}`] as [string, string]),
+      );
+      await fc.assert(
+        fc.asyncProperty(pair, async ([a, b]) => {
+          fc.pre(a !== b);
+          const [ca, cb] = [await cidOrRefused(a), await cidOrRefused(b)];
+          if (ca !== "refused" && cb !== "refused") expect(ca, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`).to.not.equal(cb);
+        }),
+        { numRuns: 300 },
+      );
+    });
+  });
+
+  describe("the code store: what runs by ipfs_id is what its CID names", function () {
+    let dir: string;
+    beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-codes-"))));
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("keeps the exact bytes (BOM, NUL, CR) and reads them back", async function () {
+      const bytes = Buffer.from("\uFEFFasync function main() { return '\u0000\r' }\r\n", "utf8");
+      const cid = await computeCid(bytes);
+      const store = new CodeStore(path.join(dir, "actions.sqlite"));
+      store.put(cid, bytes);
+      store.close();
+      const again = new CodeStore(path.join(dir, "actions.sqlite"));
+      expect(Buffer.from((await again.get(cid))!).equals(bytes)).to.equal(true);
+      again.close();
+    });
+
+    /** A code store whose file already holds `rows` (cid → TEXT or BLOB), as written behind its back. */
+    function storeWith(rows: [string, string | Buffer][], onMismatch?: (cid: string, problem: string) => void): CodeStore {
+      const file = path.join(dir, "actions.sqlite");
+      new CodeStore(file).close();
+      const db = new Database(file);
+      for (const [cid, code] of rows) db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(cid, code);
+      db.close();
+      return new CodeStore(file, onMismatch);
+    }
+
+    it("reads a row that does not hash to its CID, or is not UTF-8, as missing, and says so", async function () {
+      const cid = await computeCid("async function main() { return 'audited' }");
+      const other = await computeCid("x");
+      const problems: string[] = [];
+      const store = storeWith(
+        [
+          [cid, "async function main() { return 'swapped' }"],
+          [other, Buffer.from([0x78, 0xff])],
+        ],
+        (c, p) => problems.push(`${c}: ${p}`),
+      );
+      expect(await store.get(cid)).to.equal(undefined);
+      expect(await store.get(other)).to.equal(undefined);
+      expect(problems).to.deep.equal([`${cid}: the stored code hashes to ${await computeCid("async function main() { return 'swapped' }")}`, `${other}: the stored code is not valid UTF-8`]);
+      store.close();
+    });
+
+    it("reads rows an older version stored as text by their UTF-8 bytes", async function () {
+      const code = "async function main() { return '✓' }";
+      const store = storeWith([[await computeCid(code), code]]);
+      expect(Buffer.from((await store.get(await computeCid(code)))!).toString("utf8")).to.equal(code);
+      store.close();
+    });
   });
 });

@@ -16,6 +16,8 @@ const EXAMPLES = path.join(__dirname, "..", "executor", "examples");
 const GRACE_MS = 500;
 
 const limitsWith = (overrides: Partial<RunLimits> = {}): RunLimits => ({ ...DEFAULT_LIMITS, timeoutMs: 5000, ...overrides });
+/** A run request as the executor makes one: the code's UTF-8 bytes and the params as JSON. */
+const request = (code: string, params: unknown, limits: RunLimits) => ({ code: Buffer.from(code, "utf8"), ipfsId: CID, paramsJson: JSON.stringify(params), limits });
 
 /** A Host with fixed keys (the test double of the key-holding host); records every call. */
 function testHost(limits: RunLimits) {
@@ -53,7 +55,7 @@ describe("executor sandbox", function () {
     const limits = limitsWith(overrides);
     const { host, calls } = testHost(limits);
     const started = Date.now();
-    const result = await pool.run({ code, ipfsId: CID, params, limits }, host);
+    const result = await pool.run(request(code, params, limits), host);
     return { ...result, calls, ms: Date.now() - started };
   };
   const example = (name: string) => fs.readFileSync(path.join(EXAMPLES, name), "utf8");
@@ -284,7 +286,7 @@ describe("executor sandbox", function () {
       const single = new SandboxPool({ size: 1 });
       try {
         const { host } = testHost(limitsWith());
-        const req = (code: string) => single.run({ code, ipfsId: CID, params: {}, limits: limitsWith() }, host);
+        const req = (code: string) => single.run(request(code, {}, limitsWith()), host);
         const first = await req("Object.prototype.polluted = 'yes'; Array.prototype.map = null; globalThis.leak = 1; Lit.Actions.setResponse(JSON.parse('{\"__proto__\": {\"polluted\": 1}}'))");
         expect(first.hasError).to.equal(false);
         const second = await req("async function main() { return [({}).polluted, typeof Array.prototype.map, typeof leak] }");
@@ -302,7 +304,7 @@ describe("executor sandbox", function () {
       const single = new SandboxPool({ size: 1 });
       try {
         const { host } = testHost(limitsWith());
-        const req = (code: string) => single.run({ code, ipfsId: CID, params: {}, limits: limitsWith() }, host);
+        const req = (code: string) => single.run(request(code, {}, limitsWith()), host);
         const [overflow, next] = await Promise.all([req("JSON.parse('['.repeat(1e6) + ']'.repeat(1e6))"), req("async function main() { return 'next' }")]);
         expect(overflow.error?.message).to.match(/stack overflow/);
         expect(next).to.deep.include({ response: "next", hasError: false });
@@ -316,7 +318,7 @@ describe("executor sandbox", function () {
       const closed = new SandboxPool({ size: 1 });
       await closed.close();
       const { host } = testHost(limitsWith());
-      await expect(closed.run({ code: "1", ipfsId: CID, params: {}, limits: limitsWith() }, host)).to.be.rejectedWith("SandboxPool is closed");
+      await expect(closed.run(request("1", {}, limitsWith()), host)).to.be.rejectedWith("SandboxPool is closed");
     });
   });
 

@@ -16,6 +16,13 @@ const EnvSchema = z.object({
   TRIGGERS_SECRET_FILE: z.string().optional(),
   TRIGGERS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   TRIGGERS_WEBHOOK_BODY_LIMIT: z.string().default("256kb"),
+  TRIGGERS_API_BODY_LIMIT: z.string().default("2mb"),
+  TRIGGERS_MAX_JSON_DEPTH: int(2, 1000).default(60),
+  TRIGGERS_MAX_PER_USER: int(1).default(100),
+  TRIGGERS_MAX_STORED_RESPONSE_BYTES: int(1024).default(256 * 1024),
+  TRIGGERS_LOGIN_RATE_PER_ADDRESS: int(1).default(5),
+  TRIGGERS_LOGIN_RATE_PER_IP: int(1).default(20),
+  TRIGGERS_LOGIN_RATE_WINDOW_MS: int(1000).default(15 * 60_000),
   TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: int(1).default(60),
   TRIGGERS_WEBHOOK_RATE_PER_IP: int(1).default(120),
   TRIGGERS_RATE_WINDOW_MS: int(100).default(60_000),
@@ -47,6 +54,18 @@ export type TriggersConfig = {
   secretFile: string;
   logLevel: string;
   webhookBodyLimit: string;
+  /** Largest body of the /api routes (a trigger with its action code). */
+  apiBodyLimit: string;
+  /** Deepest nesting of any JSON input (webhook bodies, default_params, config): a run's js_params are 2 levels deeper. */
+  maxJsonDepth: number;
+  /** Triggers one user may have. */
+  maxTriggersPerUser: number;
+  /** Largest response stored for a run (as JSON); a larger one is stored cut, and says so. */
+  maxStoredResponseBytes: number;
+  /** Login mails per address and per client address, per window. */
+  loginRatePerAddress: number;
+  loginRatePerIp: number;
+  loginRateWindowMs: number;
   ratePerTrigger: number;
   ratePerIp: number;
   rateWindowMs: number;
@@ -89,6 +108,13 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
     secretFile: e.TRIGGERS_SECRET_FILE ?? `${e.TRIGGERS_DATA_DIR}/secret-key`,
     logLevel: e.TRIGGERS_LOG_LEVEL,
     webhookBodyLimit: e.TRIGGERS_WEBHOOK_BODY_LIMIT,
+    apiBodyLimit: e.TRIGGERS_API_BODY_LIMIT,
+    maxJsonDepth: e.TRIGGERS_MAX_JSON_DEPTH,
+    maxTriggersPerUser: e.TRIGGERS_MAX_PER_USER,
+    maxStoredResponseBytes: e.TRIGGERS_MAX_STORED_RESPONSE_BYTES,
+    loginRatePerAddress: e.TRIGGERS_LOGIN_RATE_PER_ADDRESS,
+    loginRatePerIp: e.TRIGGERS_LOGIN_RATE_PER_IP,
+    loginRateWindowMs: e.TRIGGERS_LOGIN_RATE_WINDOW_MS,
     ratePerTrigger: e.TRIGGERS_WEBHOOK_RATE_PER_TRIGGER,
     ratePerIp: e.TRIGGERS_WEBHOOK_RATE_PER_IP,
     rateWindowMs: e.TRIGGERS_RATE_WINDOW_MS,

@@ -1,4 +1,6 @@
 import { createVestaClient } from "../client";
+import { jsonDeeperThan, MAX_STORED_JSON_DEPTH } from "../protocol/json";
+import { truncateUtf8 } from "../protocol/text";
 import { open } from "./crypto";
 import type { TriggersCtx } from "./context";
 import { checkTriggerKey } from "./keyCheck";
@@ -8,8 +10,19 @@ export const MAX_RETRIES = 3;
 
 type Outcome = { status: "success" | "failed"; response: unknown; error: string | null } | { transient: string };
 
+/** Bytes of a run's error that are stored. */
+const MAX_STORED_ERROR_BYTES = 16 * 1024;
+
 /** openapi-fetch hands an error body over parsed when it is JSON, else as text (undefined when empty). */
-const textOf = (body: unknown) => (body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body));
+const textOf = (body: unknown) => (body === undefined ? "" : typeof body === "string" ? body : safeJson(body));
+
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? "";
+  } catch {
+    return String(v);
+  }
+}
 
 function jsonOrText(text: string): any {
   try {
@@ -19,8 +32,25 @@ function jsonOrText(text: string): any {
   }
 }
 
+const errorText = (e: string) => truncateUtf8(e, MAX_STORED_ERROR_BYTES);
+
+/**
+ * What is stored for a run's answer: the core's answer as it came when it fits the cap (and the
+ * JSON nesting limit), else a note of what was cut and its first bytes as text.
+ */
+export function storedResponse(ctx: TriggersCtx, body: unknown, text: string): unknown {
+  const max = ctx.config.maxStoredResponseBytes;
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes <= max && !jsonDeeperThan(body, MAX_STORED_JSON_DEPTH)) return body;
+  return { truncated: true, bytes, preview: truncateUtf8(text, max - 256) };
+}
+
 /** One call to the core service, exactly as an outside client: POST /core/v1/lit_action with the usage key. */
 async function callCore(ctx: TriggersCtx, code: string, params: Record<string, unknown>, usageKey: string): Promise<Outcome> {
+  // A run whose params cannot be sent (stored by an older version, too deep for any serializer) fails once, with the reason.
+  if (jsonDeeperThan(params, ctx.config.maxJsonDepth + 2)) {
+    return { status: "failed", response: null, error: `the run's params cannot be sent: they are nested more than ${ctx.config.maxJsonDepth + 2} levels deep` };
+  }
   const core = createVestaClient({ baseUrl: ctx.config.coreUrl, apiKey: usageKey });
   let res;
   try {
@@ -38,11 +68,13 @@ async function callCore(ctx: TriggersCtx, code: string, params: Record<string, u
   if (status >= 400) {
     const body = res.error as any;
     const msg = typeof body === "object" && body ? `${body.error ?? "error"}: ${body.message ?? ""}` : textOf(body);
-    return { status: "failed", response: body ?? "", error: `core answered ${status} ${msg}`.slice(0, 10_000) };
+    return { status: "failed", response: storedResponse(ctx, body ?? "", textOf(body)), error: errorText(`core answered ${status} ${msg}`) };
   }
-  const body = jsonOrText(res.data ?? "");
-  if (body?.has_error) return { status: "failed", response: body, error: String(body.error ?? "the action failed") };
-  return { status: "success", response: body, error: null };
+  const text = res.data ?? "";
+  const body = jsonOrText(text);
+  const response = storedResponse(ctx, body, text);
+  if (body?.has_error) return { status: "failed", response, error: errorText(String(body.error ?? "the action failed")) };
+  return { status: "success", response, error: null };
 }
 
 /**

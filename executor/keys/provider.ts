@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { computeAddress } from "ethers";
+import { computeAddress, SigningKey } from "ethers";
 import type { Logger } from "pino";
 import { LocalKeyProvider } from "./local";
 import { DstackKeyProvider } from "./dstack";
@@ -19,10 +19,17 @@ export interface KeyProvider {
   deriveSecret(path: string): Promise<Uint8Array>;
 }
 
-/** Derives the wallet (private key and address) for `path`. */
-export async function deriveWallet(keys: KeyProvider, path: string): Promise<{ privateKey: string; address: string }> {
-  const privateKey = toPrivateKey(await keys.deriveSecret(path));
-  return { privateKey, address: computeAddress(privateKey) };
+export type DerivedWallet = { privateKey: string; address: string; /** Uncompressed (0x04...). */ publicKey: string };
+
+/** The public key and address of a secp256k1 private key (one point multiplication for both). */
+export function walletOf(privateKey: string): DerivedWallet {
+  const publicKey = new SigningKey(privateKey).publicKey;
+  return { privateKey, publicKey, address: computeAddress(publicKey) };
+}
+
+/** Derives the wallet (private key, public key and address) for `path`. */
+export async function deriveWallet(keys: KeyProvider, path: string): Promise<DerivedWallet> {
+  return walletOf(toPrivateKey(await keys.deriveSecret(path)));
 }
 
 /** A fresh random derivation path for a new wallet (a non-zero uint256). */

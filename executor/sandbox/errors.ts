@@ -27,6 +27,7 @@ export const LIMIT_KEYS: ReadonlyArray<keyof RunLimits> = [
   "maxParamsBytes",
   "maxCodeBytes",
   "maxFetchBytes",
+  "maxJsonDepth",
 ];
 
 export function isLimitKey(value: unknown): value is keyof RunLimits {
@@ -51,15 +52,11 @@ export function limitMessage(limit: keyof RunLimits, limits: RunLimits): string 
     maxParamsBytes: `params too large: at most ${bytes(limits.maxParamsBytes)} of JSON`,
     maxCodeBytes: `code too large: at most ${bytes(limits.maxCodeBytes)}`,
     maxFetchBytes: `fetch response too large: at most ${bytes(limits.maxFetchBytes)} per response`,
+    maxJsonDepth: `JSON nested too deeply: at most ${limits.maxJsonDepth} levels of arrays and objects`,
   };
   return `${text[limit]} (${limit})`;
 }
 
 export function limitError(limit: keyof RunLimits, limits: RunLimits): RunError {
   return { message: limitMessage(limit, limits), limit };
-}
-
-/** A result for a run that ended before or outside the action (limits checked up front, crashes). */
-export function failedResult(error: RunError): RunResult {
-  return { response: null, logs: error.message, hasError: true, error };
 }

@@ -1,19 +1,19 @@
 /**
  * Turns a guest request (op name + JSON arguments) into a checked HostCall, and counts it against
- * the run's limits before it is sent. The guest API (guest/prelude.js) validates too, but the
- * action can reach none of this except through these checks.
+ * the run's limits: the one place key requests, fetches and host calls are counted (the pool's
+ * channel does it on the main thread, before the Host sees the call). The guest API (guest/*.js)
+ * validates too, but the action can reach the Host only through these checks.
  */
+import { MAX_CID_CHARS, MAX_CRYPTO_MESSAGE_CHARS, MAX_HOST_CALLS_PER_RUN } from "./bounds";
 import type { HostCall, RunLimits } from "./types";
 
-/** Host calls of any kind per run (the uncounted lookups must not flood the main thread). */
-export const MAX_HOST_CALLS_PER_RUN = 256;
 const MAX_ID_CHARS = 512;
 const MAX_URL_CHARS = 8192;
 const MAX_HEADERS = 64;
 const MAX_HEADER_CHARS = 8192;
-const MAX_MESSAGE_CHARS = 1024 * 1024;
 
-const KEY_OPS: ReadonlySet<HostCall["op"]> = new Set(["getPrivateKey", "getLitActionPrivateKey", "encrypt", "decrypt"]);
+/** Every call that derives key material: each counts against maxKeyRequests. */
+const KEY_OPS: ReadonlySet<HostCall["op"]> = new Set(["getPrivateKey", "getLitActionPrivateKey", "getLitActionPublicKey", "getLitActionWalletAddress", "encrypt", "decrypt"]);
 
 export type CallCounts = { total: number; keys: number; fetches: number };
 
@@ -57,11 +57,11 @@ export function toHostCall(op: string, args: Record<string, unknown>, ipfsId: st
       return { op };
     case "getLitActionPublicKey":
     case "getLitActionWalletAddress":
-      return { op, ipfsId: args.ipfsId === undefined ? ipfsId : text(args, "ipfsId", MAX_ID_CHARS) };
+      return { op, ipfsId: args.ipfsId === undefined ? ipfsId : text(args, "ipfsId", MAX_CID_CHARS) };
     case "encrypt":
-      return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), message: text(args, "message", MAX_MESSAGE_CHARS) };
+      return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), message: text(args, "message", MAX_CRYPTO_MESSAGE_CHARS) };
     case "decrypt":
-      return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), ciphertext: text(args, "ciphertext", 2 * MAX_MESSAGE_CHARS) };
+      return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), ciphertext: text(args, "ciphertext", 2 * MAX_CRYPTO_MESSAGE_CHARS) };
     case "fetch": {
       const body = args.body === undefined ? undefined : text(args, "body", limits.maxFetchBytes);
       const method = text(args, "method", 16);

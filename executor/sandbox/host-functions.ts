@@ -9,6 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten";
+import { MAX_HOST_ERROR_BYTES, truncateUtf8 } from "./bounds";
 import { callEthers } from "./ethers-host";
 
 /** Guest sources, with whole-line comments dropped (QuickJS compiles them on every run). */
@@ -29,7 +30,6 @@ const GLOBALS: Record<string, string> = {
   fetch: "fetch",
   ethers: "ethers",
 };
-const MAX_ERROR_MESSAGE = 2048;
 
 /** What the run provides to the guest; each method may throw an Error the action sees. */
 export interface GuestHost {
@@ -82,7 +82,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost): GuestApi 
         if (err instanceof GuestException) return { error: err.handle };
         const e = err instanceof Error ? err : new Error(String(err));
         const name = e instanceof TypeError ? "TypeError" : e instanceof RangeError ? "RangeError" : "Error";
-        return { error: ctx.newError({ name, message: e.message.slice(0, MAX_ERROR_MESSAGE) }) };
+        return { error: ctx.newError({ name, message: truncateUtf8(e.message, MAX_HOST_ERROR_BYTES) }) };
       }
     };
 

@@ -1,5 +1,13 @@
-/** Messages between SandboxPool (main thread) and a sandbox worker thread. */
-import type { HostCall, RunLimits, RunRequest, RunResult } from "./types";
+/**
+ * The protocol between SandboxPool (main thread) and a sandbox worker. Every message is a flat
+ * record of strings, numbers, booleans and one byte array (the code): no object graph of the
+ * action's making is ever structured-cloned (params, arguments, answers and the response travel
+ * as JSON text). Each side checks what it receives with the readers below and bounds what it
+ * sends (bounds.ts), so the worker could move into another process unchanged.
+ */
+import { hostMessageChars, MAX_CID_CHARS, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES, MAX_OP_CHARS } from "./bounds";
+import { isLimitKey, LIMIT_KEYS } from "./errors";
+import type { RunLimits } from "./types";
 
 /** Passed as workerData when a worker starts. */
 export type WorkerConfig = {
@@ -7,27 +15,97 @@ export type WorkerConfig = {
   wasmMaxBytes: number;
 };
 
-export type HostAnswer =
-  | { ok: true; value: unknown }
-  | { ok: false; message: string; limit?: keyof RunLimits };
+export type HostAnswer = { ok: true; json: string } | { ok: false; message: string; limit?: keyof RunLimits };
 
-export type ToWorker =
-  | { type: "run"; runId: number; req: RunRequest }
-  | ({ type: "answer"; runId: number; callId: number } & HostAnswer);
+export type RunMessage = { type: "run"; runId: number; ipfsId: string; code: Uint8Array; paramsJson: string; limits: RunLimits };
+
+export type ToWorker = RunMessage | ({ type: "answer"; runId: number; callId: number } & HostAnswer);
+
+/** The end of a run, as the worker reports it (bounded by bounds.ts before it is sent). */
+export type DoneMessage = {
+  type: "done";
+  runId: number;
+  responseJson: string | null;
+  logs: string;
+  error?: { message: string; stack?: string; limit?: keyof RunLimits };
+  /** Size of the worker's WASM memory after the run (it never shrinks). */
+  wasmBytes: number;
+  /** The QuickJS module may be corrupt (a WASM trap or a failed dispose): replace the worker. */
+  poisoned: boolean;
+  /** What QuickJS printed to stderr during the run, if anything. */
+  diagnostic?: string;
+};
 
 export type FromWorker =
   | { type: "ready" }
-  | { type: "call"; runId: number; callId: number; call: HostCall }
-  | {
-      type: "done";
-      runId: number;
-      result: RunResult;
-      /** Size of the worker's WASM memory after the run (it never shrinks). */
-      wasmBytes: number;
-      /** The QuickJS module may be corrupt (a WASM trap or a failed dispose): replace the worker. */
-      poisoned: boolean;
-      /** What QuickJS printed to stderr during the run, if anything. */
-      diagnostic?: string;
-    }
+  | { type: "call"; runId: number; callId: number; op: string; argsJson: string }
+  | DoneMessage
   /** Freeing the last run's runtime failed after its result was sent: replace this worker. */
   | { type: "poisoned"; diagnostic?: string };
+
+const DIAGNOSTIC_CHARS = 500;
+
+const record = (m: unknown): Record<string, unknown> | undefined => (m !== null && typeof m === "object" && !Array.isArray(m) ? (m as Record<string, unknown>) : undefined);
+const id = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
+const str = (v: unknown, max: number): v is string => typeof v === "string" && v.length <= max;
+const optionalStr = (v: unknown, max: number) => v === undefined || str(v, max);
+
+/** A message from a worker, checked (against the run's limits for calls and results), or undefined. */
+export function readFromWorker(raw: unknown, limits: RunLimits | undefined): FromWorker | undefined {
+  const m = record(raw);
+  if (!m) return undefined;
+  switch (m.type) {
+    case "ready":
+      return { type: "ready" };
+    case "poisoned":
+      return { type: "poisoned", ...(str(m.diagnostic, DIAGNOSTIC_CHARS) ? { diagnostic: m.diagnostic } : {}) };
+    case "call":
+      if (!limits || !id(m.runId) || !id(m.callId) || !str(m.op, MAX_OP_CHARS) || !str(m.argsJson, hostMessageChars(limits))) return undefined;
+      return { type: "call", runId: m.runId, callId: m.callId, op: m.op, argsJson: m.argsJson };
+    case "done": {
+      if (!limits || !id(m.runId) || typeof m.wasmBytes !== "number" || typeof m.poisoned !== "boolean") return undefined;
+      // Sizes are cut by boundResult; here only shapes, and lengths far past any cap, are refused.
+      if (!(m.responseJson === null || str(m.responseJson, limits.maxResponseBytes))) return undefined;
+      if (!str(m.logs, limits.maxLogBytes) || !optionalStr(m.diagnostic, DIAGNOSTIC_CHARS)) return undefined;
+      const e = m.error === undefined ? undefined : record(m.error);
+      if (m.error !== undefined && (!e || !str(e.message, MAX_ERROR_MESSAGE_BYTES) || !optionalStr(e.stack, MAX_ERROR_STACK_BYTES) || !(e.limit === undefined || isLimitKey(e.limit)))) return undefined;
+      return {
+        type: "done",
+        runId: m.runId,
+        responseJson: m.responseJson,
+        logs: m.logs,
+        ...(e ? { error: { message: e.message as string, ...(e.stack ? { stack: e.stack as string } : {}), ...(e.limit ? { limit: e.limit as keyof RunLimits } : {}) } } : {}),
+        wasmBytes: m.wasmBytes,
+        poisoned: m.poisoned,
+        ...(m.diagnostic ? { diagnostic: m.diagnostic as string } : {}),
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function readLimits(v: unknown): RunLimits | undefined {
+  const l = record(v);
+  if (!l) return undefined;
+  for (const k of LIMIT_KEYS) if (!Number.isSafeInteger(l[k]) || (l[k] as number) < 0) return undefined;
+  return Object.fromEntries(LIMIT_KEYS.map((k) => [k, l[k]])) as RunLimits;
+}
+
+/** A message from the pool, checked, or undefined. */
+export function readToWorker(raw: unknown): ToWorker | undefined {
+  const m = record(raw);
+  if (!m || !id(m.runId)) return undefined;
+  if (m.type === "run") {
+    const limits = readLimits(m.limits);
+    if (!limits || !str(m.ipfsId, MAX_CID_CHARS) || !(m.code instanceof Uint8Array) || typeof m.paramsJson !== "string") return undefined;
+    return { type: "run", runId: m.runId, ipfsId: m.ipfsId, code: m.code, paramsJson: m.paramsJson, limits };
+  }
+  if (m.type === "answer" && id(m.callId)) {
+    if (m.ok === true && typeof m.json === "string") return { type: "answer", runId: m.runId, callId: m.callId, ok: true, json: m.json };
+    if (m.ok === false && typeof m.message === "string") {
+      return { type: "answer", runId: m.runId, callId: m.callId, ok: false, message: m.message, ...(isLimitKey(m.limit) ? { limit: m.limit } : {}) };
+    }
+  }
+  return undefined;
+}

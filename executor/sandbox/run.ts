@@ -3,20 +3,23 @@
  * runs), limits, the guest API, and the loop that drives promises until the action settles.
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
+import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "./bounds";
 import type { FreshContext } from "./context";
 import { limitError, type RunError } from "./errors";
-import { countCall, MAX_HOST_CALLS_PER_RUN, toHostCall, type CallCounts } from "./host-calls";
 import { GuestException, type GuestHost } from "./host-functions";
 import type { HostAnswer } from "./messages";
 import { actionStack, buildResult, describeThrown, LogBuffer, readString } from "./run-output";
 import { GuestTimers } from "./timers";
-import { MAX_TIMEOUT_MS, type HostCall, type RunLimits, type RunRequest, type RunResult } from "./types";
+import { MAX_TIMEOUT_MS, type RunLimits } from "./types";
+
+/** One run as the worker sees it: the code as text (decoded from the bytes its CID names), params as JSON. */
+export type WorkerRunRequest = { code: string; ipfsId: string; paramsJson: string; limits: RunLimits };
 
 /** WASM growth allowed beyond memoryBytes (allocator overhead, Emscripten's over-growth). */
 const wasmAllowance = (memoryBytes: number) => Math.ceil(memoryBytes * 1.5) + 16 * 1024 * 1024;
 
 /** `crashed`: a host-side exception (a WASM trap) left the QuickJS module possibly corrupt. */
-export type RunOutcome = { result: RunResult; crashed: boolean };
+export type RunOutcome = { result: WireResult; crashed: boolean };
 
 export class ActionRun implements GuestHost {
   readonly done: Promise<RunOutcome>;
@@ -36,15 +39,14 @@ export class ActionRun implements GuestHost {
   private responseJson?: string;
   private readonly calls = new Map<number, QuickJSDeferredPromise>();
   private readonly timers: GuestTimers;
-  private readonly counts: CallCounts = { total: 0, keys: 0, fetches: 0 };
   private lastCallId = 0;
   private deadlineTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly fresh: FreshContext,
     private readonly memory: WebAssembly.Memory,
-    private readonly req: RunRequest,
-    private readonly send: (callId: number, call: HostCall) => void,
+    private readonly req: WorkerRunRequest,
+    private readonly send: (callId: number, op: string, argsJson: string) => void,
   ) {
     this.ctx = fresh.ctx;
     this.limits = req.limits;
@@ -93,7 +95,7 @@ export class ActionRun implements GuestHost {
       target = lookup.value;
       if (ctx.typeof(target) === "undefined") return target.dispose();
     }
-    const params = ctx.newString(JSON.stringify(this.req.params ?? null));
+    const params = ctx.newString(this.req.paramsJson);
     const call = ctx.callFunction(this.fresh.api.track, ctx.undefined, target, params);
     target.dispose();
     params.dispose();
@@ -145,7 +147,7 @@ export class ActionRun implements GuestHost {
     this.calls.delete(callId);
     try {
       if (answer.ok) {
-        this.ctx.newString(JSON.stringify(answer.value ?? null)).consume((h) => deferred.resolve(h));
+        this.ctx.newString(answer.json).consume((h) => deferred.resolve(h));
       } else {
         if (answer.limit) this.marked ??= { message: answer.message, limit: answer.limit };
         this.ctx.newError({ name: "Error", message: answer.message }).consume((h) => deferred.reject(h));
@@ -160,21 +162,24 @@ export class ActionRun implements GuestHost {
 
   // ---- GuestHost ------------------------------------------------------------------------
 
+  /**
+   * Sends a host call to the pool, which checks and counts it (host-calls.ts) and answers. This
+   * side only bounds what it sends: the size of each message, and how many (a flood of calls
+   * must not reach the main thread).
+   */
   call(op: string, argsJson: string): QuickJSHandle {
-    const args: unknown = JSON.parse(argsJson);
-    if (args === null || typeof args !== "object") throw new TypeError("host call arguments must be an object");
-    const call = toHostCall(op, args as Record<string, unknown>, this.req.ipfsId, this.limits);
-    const hit = countCall(call, this.counts, this.limits);
+    if (op.length > MAX_OP_CHARS) throw new TypeError("unknown host operation");
+    if (argsJson.length > hostMessageChars(this.limits)) throw new RangeError(`${op}: the arguments are too large`);
     const deferred = this.ctx.newPromise();
-    if (hit) {
-      const error = hit === "maxHostCalls" ? { message: `host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run` } : limitError(hit, this.limits);
+    if (this.lastCallId >= MAX_HOST_CALLS_PER_RUN) {
+      const error = { message: `host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run` };
       this.marked ??= error;
       this.ctx.newError({ name: "Error", message: error.message }).consume((h) => deferred.reject(h));
       return deferred.handle;
     }
     const callId = ++this.lastCallId;
     this.calls.set(callId, deferred);
-    this.send(callId, call);
+    this.send(callId, op, argsJson);
     return deferred.handle;
   }
 
@@ -196,7 +201,7 @@ export class ActionRun implements GuestHost {
   }
 
   fail(message: string, stack: string): void {
-    this.fatal ??= { message, ...(stack ? { stack: actionStack(stack) } : {}) };
+    this.fatal ??= boundError({ message, stack: actionStack(stack) });
   }
 
   // ---- the end of a run -----------------------------------------------------------------

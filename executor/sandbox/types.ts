@@ -3,6 +3,7 @@
  * which holds permissions and key material). The sandbox never derives keys nor checks
  * permissions itself: every privileged operation is a HostCall answered by the host.
  */
+import { DEFAULT_MAX_JSON_DEPTH } from "../../protocol/json";
 
 /** Limits of one run; each one, when hit, ends the run with `hasError: true` and a clear message. */
 export type RunLimits = {
@@ -24,6 +25,8 @@ export type RunLimits = {
   maxCodeBytes: number;
   /** Largest body of one fetch answer (default 1 MB). */
   maxFetchBytes: number;
+  /** Nesting of js_params and of the response, as JSON (default 64 levels). */
+  maxJsonDepth: number;
 };
 
 export const DEFAULT_LIMITS: RunLimits = {
@@ -36,19 +39,26 @@ export const DEFAULT_LIMITS: RunLimits = {
   maxParamsBytes: 64 * 1024,
   maxCodeBytes: 16 * 1024 * 1024,
   maxFetchBytes: 1024 * 1024,
+  maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
 };
 
 export const MAX_TIMEOUT_MS = 15 * 60 * 1000;
 
 export type RunRequest = {
-  /** The action source: `async function main(params) { ... }` (or code that calls setResponse). */
-  code: string;
+  /**
+   * The action source as the UTF-8 bytes its CID was computed from: `async function main(params)
+   * { ... }` (or code that calls setResponse). These exact bytes are what QuickJS parses.
+   */
+  code: Uint8Array;
   /** The action's CID (its identity; used by getLitActionPrivateKey and friends). */
   ipfsId: string;
-  /** js_params, already checked against maxParamsBytes. */
-  params: unknown;
+  /** js_params as JSON text (checked against maxParamsBytes and maxJsonDepth). */
+  paramsJson: string;
   limits: RunLimits;
 };
+
+/** Whose run it is, for the fair share of the sandbox (per account, per key). */
+export type RunOwner = { account: string; key: string };
 
 export type RunResult = {
   /** The value returned by main() or set by setResponse (setResponse wins), JSON-compatible. */
@@ -64,8 +74,8 @@ export type RunResult = {
 
 /**
  * Privileged operations the sandbox asks the host for (answered asynchronously; inside the action
- * they are promises). Counting of key requests and fetches is done by the sandbox against the limits
- * before a call is sent; the host re-checks permissions on every call.
+ * they are promises). The pool checks each call's shape and counts it against the run's limits
+ * (host-calls.ts) before the Host sees it; the host re-checks permissions on every call.
  */
 export type HostCall =
   | { op: "getPrivateKey"; pkpId: string }

@@ -5,10 +5,10 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from "quickjs-emscripten";
-import type { FromWorker, ToWorker, WorkerConfig } from "./messages";
+import { boundError, codeText, paramsProblem } from "./bounds";
+import { readToWorker, type FromWorker, type RunMessage, type WorkerConfig } from "./messages";
 import { freshContext, type FreshContext } from "./context";
 import { ActionRun } from "./run";
-import type { RunRequest } from "./types";
 
 const PAGE_BYTES = 64 * 1024;
 /** Emscripten's INITIAL_MEMORY for this build (16 MB); the imported memory may not start smaller. */
@@ -46,25 +46,41 @@ memory.grow = (pages: number): number => {
 
 const post = (msg: FromWorker) => port.postMessage(msg);
 
-async function runAction(runId: number, req: RunRequest): Promise<void> {
+async function runAction(msg: RunMessage): Promise<void> {
+  const { runId, limits } = msg;
+  const code = codeText(msg.code, limits);
+  const problem = "problem" in code ? code.problem : paramsProblem(msg.paramsJson, limits);
+  if (problem || !("text" in code)) {
+    // The pool checks the same before sending: a refusal here means the two sides disagree.
+    return post({ type: "done", runId, responseJson: null, logs: "", error: boundError(problem ?? { message: "bad code" }), wasmBytes: memory.buffer.byteLength, poisoned: false });
+  }
   const qjs = await quickjs;
   const fresh = spare ?? freshContext(qjs);
   spare = undefined;
-  const run = new ActionRun(fresh, memory, req, (callId, call) => post({ type: "call", runId, callId, call }));
+  const req = { code: code.text, ipfsId: msg.ipfsId, paramsJson: msg.paramsJson, limits };
+  const run = new ActionRun(fresh, memory, req, (callId, op, argsJson) => post({ type: "call", runId, callId, op, argsJson }));
   current = { runId, run };
   const { result, crashed } = await run.start();
   current = undefined;
-  post({ type: "done", runId, result, wasmBytes: memory.buffer.byteLength, poisoned: crashed, diagnostic });
+  post({ type: "done", runId, ...result, wasmBytes: memory.buffer.byteLength, poisoned: crashed, ...(diagnostic ? { diagnostic } : {}) });
   diagnostic = undefined;
   // Freeing the run's QuickJS runtime and making the next one happen after the answer is sent.
   poisoned = crashed || !run.release();
-  if (poisoned && !crashed) post({ type: "poisoned", diagnostic });
+  if (poisoned && !crashed) post({ type: "poisoned", ...(diagnostic ? { diagnostic } : {}) });
   if (!poisoned) spare = freshContext(qjs);
 }
 
-port.on("message", (msg: ToWorker) => {
-  if (msg.type === "run" && !poisoned) void runAction(msg.runId, msg.req);
-  else if (msg.type === "answer" && current?.runId === msg.runId) current.run.answer(msg.callId, msg);
+port.on("message", (raw: unknown) => {
+  const msg = readToWorker(raw);
+  if (!msg) return; // not from the pool's protocol: ignored (the pool's kill timer ends a run that waits forever)
+  if (msg.type === "run" && !poisoned && !current) {
+    runAction(msg).catch((err) => {
+      // A failure outside the action (e.g. making a context): this worker may be damaged.
+      current = undefined;
+      poisoned = true;
+      post({ type: "done", runId: msg.runId, responseJson: null, logs: "", error: boundError({ message: `the sandbox failed: ${(err as Error)?.message ?? String(err)}` }), wasmBytes: memory.buffer.byteLength, poisoned: true });
+    });
+  } else if (msg.type === "answer" && current?.runId === msg.runId) current.run.answer(msg.callId, msg);
 });
 
 void quickjs.then((qjs) => {

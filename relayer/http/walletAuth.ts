@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type { Request } from "express";
 import { solidityPackedKeccak256 } from "ethers";
 import { AppError } from "../errors";
+import { DEFAULT_MAX_JSON_DEPTH, jsonDeeperThan } from "../../protocol/json";
 import { SignedRequestError, verifySignedRequest } from "../eip712";
 import { authenticate } from "./auth";
 import { hex32 } from "../../executor/keys/provider";
@@ -26,6 +27,7 @@ function decodeHeader(raw: string): { typed_data: unknown; signature: unknown; a
   try {
     const parsed = JSON.parse(Buffer.from(raw, "base64").toString("utf8"));
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || !("typed_data" in parsed) || !("signature" in parsed)) return undefined;
+    if (jsonDeeperThan(parsed, DEFAULT_MAX_JSON_DEPTH)) return undefined; // measured before anything walks it
     const extra = Object.keys(parsed).filter((k) => !["typed_data", "signature", "api_key_hash"].includes(k));
     return extra.length ? undefined : parsed;
   } catch {

@@ -1,17 +1,18 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z } from "../schemas/common";
+import { errorBody, z } from "../schemas/common";
 import { route } from "../http/route";
-import { computeCid } from "../../executor/cid";
-import { AppError } from "../errors";
-import { admitRun, type RunCharge } from "../../billing/charges";
+import { actionCode } from "../../executor/code";
+import { admitRun } from "../../billing/charges";
 import type { Ctx } from "../context";
 
 const RunBody = z
   .object({
-    code: z.string().optional().openapi({ description: "The action: `async function main(params) { ... }`. Stored by its CID." }),
+    code: z.string().optional().openapi({
+      description: "The action: `async function main(params) { ... }`, well-formed Unicode (its UTF-8 bytes are hashed and run), at most VESTA_ACTION_MAX_CODE_BYTES. Stored by its CID.",
+    }),
     ipfs_id: z.string().max(128).optional().openapi({ description: "The CID of code sent before (or to check `code` against)." }),
-    js_params: z.unknown().optional().openapi({ description: "Passed to main(params); at most 64 KB as JSON." }),
+    js_params: z.unknown().optional().openapi({ description: "Passed to main(params); at most VESTA_ACTION_MAX_PARAMS_BYTES (64 KB) as JSON, nested at most VESTA_MAX_JSON_DEPTH (64) deep." }),
   })
   .strict()
   .openapi("RunActionRequest");
@@ -66,15 +67,22 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       auth: "key",
       body: RunBody,
       response: RunResponse,
+      responses: {
+        402: { description: "The account's balance does not cover the run", content: { "application/json": { schema: errorBody } } },
+        404: { description: "No code is stored for ipfs_id", content: { "application/json": { schema: errorBody } } },
+        413: { description: "Code or js_params over their limits", content: { "application/json": { schema: errorBody } } },
+        429: { description: "The account's share of the sandbox and its queue are full (Retry-After)", content: { "application/json": { schema: errorBody } } },
+      },
       handler: async ({ auth, body }) => {
+        const run = await ctx.executor.prepare(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params }); // 400/403/404/413
         // One billing step between the permission check and the run: reserve its time limit (402 here), settle what it used.
-        let charge: RunCharge | undefined;
-        const beforeRun = async () => void (charge = await admitRun(ctx, auth.accountHash, ctx.config.limits.timeoutMs));
-        const r = await ctx.executor.run(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params, beforeRun }).catch((err: unknown) => {
-          charge?.release();
-          throw err;
-        });
-        charge?.settle(r.durationMs);
+        const charge = await admitRun(ctx, auth.accountHash, ctx.config.limits.timeoutMs);
+        let r: Awaited<ReturnType<typeof ctx.executor.execute>> | undefined;
+        try {
+          r = await ctx.executor.execute(run); // 429 when the account's share is full
+        } finally {
+          charge.settle(r?.durationMs); // undefined (never started, or refused): the reservation is released
+        }
         return {
           response: r.response ?? null,
           logs: r.logs,
@@ -95,11 +103,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       auth: "none",
       body: z.string().openapi({ description: "The action's JavaScript source, as a JSON string." }),
       response: z.string().openapi({ example: "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o" }),
-      handler: async ({ body }) => {
-        const size = Buffer.byteLength(body, "utf8");
-        if (size > ctx.config.limits.maxCodeBytes) throw new AppError(413, "code_too_large", `the code is ${size} bytes; at most ${ctx.config.limits.maxCodeBytes}`);
-        return computeCid(body);
-      },
+      handler: async ({ body }) => (await actionCode(body, ctx.config.limits.maxCodeBytes)).cid, // the same checks and bytes as a run
     });
   }
 }

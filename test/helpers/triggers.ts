@@ -24,7 +24,17 @@ export async function startHarness(env: Record<string, string>, opts: TriggersOp
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-triggers-"));
   const h: Harness = {
     dataDir,
-    env: { TRIGGERS_PORT: "0", TRIGGERS_DATA_DIR: dataDir, TRIGGERS_QUEUE_POLL_MS: "20", TRIGGERS_RETRY_BASE_MS: "5", TRIGGERS_LOG_LEVEL: "silent", ...env },
+    env: {
+      TRIGGERS_PORT: "0",
+      TRIGGERS_DATA_DIR: dataDir,
+      TRIGGERS_QUEUE_POLL_MS: "20",
+      TRIGGERS_RETRY_BASE_MS: "5",
+      TRIGGERS_LOG_LEVEL: "silent",
+      // tests sign in many times from one address: the login mail limits have their own test
+      TRIGGERS_LOGIN_RATE_PER_ADDRESS: "1000",
+      TRIGGERS_LOGIN_RATE_PER_IP: "1000",
+      ...env,
+    },
     links: [],
     svc: undefined as unknown as RunningTriggers,
     start: async (o = {}) => {

@@ -1,7 +1,9 @@
 import crypto from "node:crypto";
 import express, { Router, type Request, type RequestHandler } from "express";
+import { ipKeyGenerator, rateLimit } from "express-rate-limit";
 import { z } from "zod";
 import { AppError, forbidden, notFound, unauthorized } from "../../relayer/errors";
+import { jsonBody } from "../../relayer/http/jsonBody";
 import { parseOrThrow } from "../../relayer/http/validate";
 import { challengeOf, newId, randomToken } from "../crypto";
 import type { TriggersCtx } from "../context";
@@ -12,7 +14,7 @@ const LINK_TTL_MS = 15 * 60_000;
 const SESSION_TTL_MS = 7 * 24 * 3600_000;
 const challenge = z.string().regex(/^[A-Za-z0-9_-]{43}$/, "challenge must be base64url(sha256(token)): 43 characters");
 /** An authorization request: the token's challenge and the client's name. */
-const Approval = z.object({ challenge, name: z.string().max(100).optional() });
+const Approval = z.object({ challenge, name: z.string().max(100).refine((n) => !n.includes("\u0000"), "name must not hold NUL characters").optional() });
 type Approval = z.infer<typeof Approval>;
 /** The routes the dashboard calls from its own origin, with the session cookie. */
 const DASHBOARD_PATHS = ["/api/session", "/api/authorize", "/auth/login"];
@@ -100,11 +102,38 @@ export const requireBearer = (ctx: TriggersCtx): RequestHandler => async (req, _
   next();
 };
 
+const Login = z.object({ email: z.string().email().max(320), next: z.string().max(2000).optional() });
+
+/**
+ * Limits on sign-in mails (each request sends one): per client address, and per e-mail address
+ * (so nobody can flood a mailbox from many addresses). 429 with Retry-After.
+ */
+function loginLimits(ctx: TriggersCtx): RequestHandler[] {
+  const limited = (what: string) => (_req: unknown, _res: unknown, next: (e: unknown) => void) =>
+    next(new AppError(429, "rate_limited", `too many sign-in links requested ${what}; try again later`));
+  const common = { windowMs: ctx.config.loginRateWindowMs, standardHeaders: "draft-7" as const, legacyHeaders: false };
+  const perIp = rateLimit({ ...common, limit: ctx.config.loginRatePerIp, keyGenerator: (req) => ipKeyGenerator(req.ip ?? "unknown"), handler: limited("from this address") });
+  const emailOf = (req: Request) => {
+    const parsed = Login.safeParse(req.body);
+    return parsed.success ? parsed.data.email.toLowerCase() : undefined;
+  };
+  const perAddress = rateLimit({
+    ...common,
+    limit: ctx.config.loginRatePerAddress,
+    skip: (req) => emailOf(req) === undefined, // refused as bad input, and sends nothing
+    keyGenerator: (req) => `email:${emailOf(req)}`,
+    handler: limited("for this e-mail address"),
+    validate: false,
+  });
+  return [perIp, perAddress];
+}
+
 /** Magic-link login, the approval page of the handshake (and its JSON form for the dashboard), and token listing/revocation. */
 export function authRoutes(ctx: TriggersCtx): Router {
   const r = Router();
   const form = express.urlencoded({ extended: false, limit: "8kb" });
-  const json = express.json({ limit: "8kb" });
+  const json = jsonBody({ limit: "8kb", maxDepth: ctx.config.maxJsonDepth });
+  const [perIp, perAddress] = loginLimits(ctx);
   const dashboardOrigin = new URL(ctx.config.dashboardUrl).origin;
   const cors = dashboardCors(dashboardOrigin);
 
@@ -115,8 +144,8 @@ export function authRoutes(ctx: TriggersCtx): Router {
     res.type("html").send(page("Sign in", `<form method="post" action="/auth/login"><input type="hidden" name="next" value="${esc(next)}">
       <label>E-mail <input name="email" type="email" required></label> <button>Send me a sign-in link</button></form>`));
   });
-  r.post("/auth/login", cors, form, json, async (req, res) => {
-    const b = parseOrThrow(z.object({ email: z.string().email().max(320), next: z.string().max(2000).optional() }), req.body, "body");
+  r.post("/auth/login", cors, perIp, form, ...json, perAddress, async (req, res) => {
+    const b = parseOrThrow(Login, req.body, "body");
     const next = safeNext(ctx, b.next);
     const token = randomToken();
     await ctx.store.putMagicLink(challengeOf(token), b.email.toLowerCase(), ctx.now() + LINK_TTL_MS);
@@ -163,7 +192,7 @@ export function authRoutes(ctx: TriggersCtx): Router {
     if (!user) throw unauthorized("not signed in: sign in at /auth/login");
     res.json({ user_id: user.id, email: user.email });
   });
-  r.post("/api/authorize", cors, jsonFromTrustedOrigin(ctx, dashboardOrigin), json, async (req, res) => {
+  r.post("/api/authorize", cors, jsonFromTrustedOrigin(ctx, dashboardOrigin), ...json, async (req, res) => {
     const b = parseOrThrow(Approval, req.body, "body");
     const user = await sessionUser(ctx, req);
     if (!user) throw unauthorized("not signed in: sign in at /auth/login");

@@ -1,7 +1,10 @@
-import express, { Router } from "express";
+import { Router } from "express";
 import { z } from "zod";
-import { notFound } from "../../relayer/errors";
+import { AppError, notFound } from "../../relayer/errors";
+import { jsonBody } from "../../relayer/http/jsonBody";
 import { parseOrThrow } from "../../relayer/http/validate";
+import { jsonDeeperThan, MAX_STORED_JSON_DEPTH } from "../../protocol/json";
+import { isWellFormed } from "../../protocol/text";
 import { newId, open, seal } from "../crypto";
 import { requirePermittedKey } from "../keyCheck";
 import type { TriggersCtx } from "../context";
@@ -9,26 +12,39 @@ import { prepareKind } from "../kinds";
 import type { RunRow, TriggerRow } from "../store/types";
 import { requireBearer } from "./auth";
 
+/**
+ * Text the store keeps and the core runs as bytes: well-formed Unicode (a lone surrogate has no
+ * UTF-8 encoding, so the core refuses such action code) and no NUL (PostgreSQL text cannot hold one).
+ */
+const text = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((s) => isWellFormed(s) && !s.includes("\u0000"), "must be well-formed Unicode text without NUL characters");
 const Create = z.strictObject({
-  name: z.string().min(1).max(200),
+  name: text(200),
   kind: z.enum(["webhook", "schedule", "chain_event"]),
-  action_code: z.string().min(1).max(1024 * 1024),
+  action_code: text(1024 * 1024),
   default_params: z.record(z.string(), z.unknown()).default({}),
-  usage_api_key: z.string().min(1).max(500),
+  usage_api_key: text(500),
   config: z.record(z.string(), z.unknown()).default({}),
   enabled: z.boolean().default(true),
 });
 const Patch = z.strictObject({
-  name: z.string().min(1).max(200).optional(),
-  action_code: z.string().min(1).max(1024 * 1024).optional(),
+  name: text(200).optional(),
+  action_code: text(1024 * 1024).optional(),
   default_params: z.record(z.string(), z.unknown()).optional(),
-  usage_api_key: z.string().min(1).max(500).optional(),
+  usage_api_key: text(500).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
   enabled: z.boolean().optional(),
 });
 const Page = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20), offset: z.coerce.number().int().min(0).default(0) });
 
 const iso = (ms: number | null) => (ms == null ? null : new Date(ms).toISOString());
+
+/** A stored value as the API shows it: one nested too deeply to serialize (stored by an older version) is described instead. */
+const shown = (v: unknown) => (jsonDeeperThan(v, MAX_STORED_JSON_DEPTH) ? { unavailable: "nested too deeply to show" } : v);
 
 /** The public form of a trigger: never the usage key. */
 export const triggerJson = (ctx: TriggersCtx, t: TriggerRow) => ({
@@ -37,8 +53,8 @@ export const triggerJson = (ctx: TriggersCtx, t: TriggerRow) => ({
   kind: t.kind,
   enabled: t.enabled,
   action_code: t.actionCode,
-  default_params: t.defaultParams,
-  config: t.config,
+  default_params: shown(t.defaultParams),
+  config: shown(t.config),
   ...(t.kind === "webhook" ? { webhook_url: `${ctx.publicUrl()}/webhook/${t.id}` } : {}),
   ...(t.kind === "chain_event" ? { next_block: t.state.next_block } : {}),
   created_at: iso(t.createdAt),
@@ -48,9 +64,9 @@ export const runJson = (r: RunRow) => ({
   id: r.id,
   trigger_id: r.triggerId,
   status: r.status,
-  params: r.params,
+  params: shown(r.params),
   attempts: r.attempts,
-  response: r.response,
+  response: shown(r.response),
   error: r.error,
   created_at: iso(r.createdAt),
   started_at: iso(r.startedAt),
@@ -59,7 +75,7 @@ export const runJson = (r: RunRow) => ({
 
 export function triggerRoutes(ctx: TriggersCtx): Router {
   const r = Router();
-  r.use("/api/triggers", requireBearer(ctx), express.json({ limit: "2mb" }));
+  r.use("/api/triggers", requireBearer(ctx), jsonBody({ limit: ctx.config.apiBodyLimit, maxDepth: ctx.config.maxJsonDepth }));
   r.use("/api/runs", requireBearer(ctx));
   const own = async (userId: string, id: string) => {
     const t = await ctx.store.getTrigger(id);
@@ -86,7 +102,9 @@ export function triggerRoutes(ctx: TriggersCtx): Router {
       createdAt: now,
       updatedAt: now,
     };
-    await ctx.store.insertTrigger(t);
+    if (!(await ctx.store.insertTrigger(t, ctx.config.maxTriggersPerUser))) {
+      throw new AppError(409, "trigger_quota_exceeded", `you have ${ctx.config.maxTriggersPerUser} triggers, the most one user may have; delete one first`);
+    }
     res.status(201).json(triggerJson(ctx, t));
   });
   r.get("/api/triggers", async (req, res) => void res.json((await ctx.store.listTriggers(req.user!.id)).map((t) => triggerJson(ctx, t))));

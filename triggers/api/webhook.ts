@@ -1,20 +1,13 @@
 import express, { Router } from "express";
 import { ipKeyGenerator, rateLimit } from "express-rate-limit";
 import { AppError, notFound } from "../../relayer/errors";
+import { jsonDeeperThan, tooDeepMessage } from "../../protocol/json";
+import { decodeUtf8 } from "../../protocol/text";
 import { newId } from "../crypto";
 import type { TriggersCtx } from "../context";
 
 /** Headers never handed to the action: they carry the caller's secrets. */
 export const STRIPPED_HEADERS = new Set(["authorization", "proxy-authorization", "cookie", "x-api-key"]);
-
-/** The bytes as a string when they are valid UTF-8 (so the string encodes back to exactly them). */
-function utf8(bytes: Buffer): string | undefined {
-  try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
 
 const limited = (what: string) => (_req: unknown, _res: unknown, next: (e: unknown) => void) =>
   next(new AppError(429, "rate_limited", `too many webhook calls ${what}; retry later`));
@@ -41,7 +34,7 @@ export function webhookRoutes(ctx: TriggersCtx): Router {
     if (!t.enabled) throw new AppError(409, "trigger_disabled", "this trigger is disabled");
     const bytes = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     // event_raw carries the exact bytes: as text when they are valid UTF-8, otherwise as base64.
-    const text = utf8(bytes);
+    const text = decodeUtf8(bytes);
     const raw = text ?? bytes.toString("base64");
     const encoding = text === undefined ? "base64" : "utf8";
     let event: unknown = raw;
@@ -51,6 +44,8 @@ export function webhookRoutes(ctx: TriggersCtx): Router {
       } catch {
         if (req.is("application/json")) throw new AppError(400, "invalid_request", "the request body is not valid JSON");
       }
+      // The event reaches the action 2 levels deeper (js_params.event): measured before anything walks it.
+      if (jsonDeeperThan(event, ctx.config.maxJsonDepth)) throw new AppError(400, "json_too_deep", tooDeepMessage("the JSON body", ctx.config.maxJsonDepth));
     }
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !STRIPPED_HEADERS.has(k.toLowerCase())));
     const id = newId("run");

@@ -33,7 +33,15 @@ const toRun = (r: Record<string, any>): RunRow => ({
 const toToken = (r: Record<string, any>): TokenRow => ({
   id: r.id, userId: r.user_id, challenge: r.challenge, name: r.name, createdAt: Number(r.created_at), revokedAt: num(r.revoked_at),
 });
-const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+/**
+ * JSON for a JSONB column. JSONB cannot hold U+0000 nor a lone surrogate, both of which JSON.stringify
+ * writes as \u escapes (pairs it writes as characters): those escapes become U+FFFD, so any value
+ * a webhook or an action produced can be stored.
+ */
+const JSONB_REFUSES = /(?<=(?:^|[^\\])(?:\\\\)*)\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})/g;
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v).replace(JSONB_REFUSES, "\\ufffd"));
+/** Text for a TEXT column, which cannot hold U+0000. */
+const text = (s: string | null) => (s === null ? null : s.replaceAll("\u0000", "\ufffd"));
 
 /**
  * The store when DATABASE_URL is set. Workers of several processes share one queue: a run is claimed with
@@ -115,12 +123,18 @@ export class PostgresStore implements Store {
     return (await this.pool.query("UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND user_id = $3 AND revoked_at IS NULL", [now, id, userId])).rowCount === 1;
   }
 
-  async insertTrigger(t: TriggerRow) {
-    await this.q(
-      `INSERT INTO triggers (id, user_id, name, kind, enabled, action_code, default_params, usage_key, config, state, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [t.id, t.userId, t.name, t.kind, t.enabled, t.actionCode, json(t.defaultParams), t.usageKeySealed, json(t.config), json(t.state), t.createdAt, t.updatedAt],
-    );
+  async insertTrigger(t: TriggerRow, maxPerUser: number) {
+    return this.tx(async (c) => {
+      await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`triggers:${t.userId}`]); // one insert per user at a time
+      const { n } = (await c.query("SELECT COUNT(*)::int AS n FROM triggers WHERE user_id = $1", [t.userId])).rows[0];
+      if (n >= maxPerUser) return false;
+      await c.query(
+        `INSERT INTO triggers (id, user_id, name, kind, enabled, action_code, default_params, usage_key, config, state, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [t.id, t.userId, t.name, t.kind, t.enabled, t.actionCode, json(t.defaultParams), t.usageKeySealed, json(t.config), json(t.state), t.createdAt, t.updatedAt],
+      );
+      return true;
+    });
   }
   async getTrigger(id: string) {
     const r = (await this.q("SELECT * FROM triggers WHERE id = $1", [id]))[0];
@@ -173,7 +187,7 @@ export class PostgresStore implements Store {
     await this.q("UPDATE runs SET attempts = $1 WHERE id = $2", [attempts, id]);
   }
   async finish(id: string, status: "success" | "failed", response: unknown, error: string | null, now: number) {
-    await this.q("UPDATE runs SET status = $1, response = $2, error = $3, finished_at = $4 WHERE id = $5", [status, json(response), error, now, id]);
+    await this.q("UPDATE runs SET status = $1, response = $2, error = $3, finished_at = $4 WHERE id = $5", [status, json(response), text(error), now, id]);
   }
   /** Fails runs held by processes that stopped heartbeating (never those of live workers). */
   async failInterrupted(now: number) {

@@ -107,14 +107,19 @@ export class SqliteStore implements Store {
     return this.db.prepare("UPDATE tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL").run(now, id, userId).changes === 1;
   }
 
-  async insertTrigger(t: TriggerRow) {
-    this.db
-      .prepare(
-        `INSERT INTO triggers (id, user_id, name, kind, enabled, action_code, default_params, usage_key, config, state, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(t.id, t.userId, t.name, t.kind, t.enabled ? 1 : 0, t.actionCode, JSON.stringify(t.defaultParams), t.usageKeySealed,
-        JSON.stringify(t.config), JSON.stringify(t.state), t.createdAt, t.updatedAt);
+  async insertTrigger(t: TriggerRow, maxPerUser: number) {
+    return this.db.transaction(() => {
+      const { n } = this.db.prepare("SELECT COUNT(*) AS n FROM triggers WHERE user_id = ?").get(t.userId) as { n: number };
+      if (n >= maxPerUser) return false;
+      this.db
+        .prepare(
+          `INSERT INTO triggers (id, user_id, name, kind, enabled, action_code, default_params, usage_key, config, state, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(t.id, t.userId, t.name, t.kind, t.enabled ? 1 : 0, t.actionCode, JSON.stringify(t.defaultParams), t.usageKeySealed,
+          JSON.stringify(t.config), JSON.stringify(t.state), t.createdAt, t.updatedAt);
+      return true;
+    })();
   }
   async getTrigger(id: string) {
     const r = this.db.prepare("SELECT * FROM triggers WHERE id = ?").get(id);

@@ -51,7 +51,8 @@ export interface Store {
   listTokens(userId: string): Promise<TokenRow[]>;
   revokeToken(userId: string, id: string, now: number): Promise<boolean>;
   // triggers
-  insertTrigger(t: TriggerRow): Promise<void>;
+  /** Inserts `t` unless its user already has `maxPerUser` triggers (false then); atomic against concurrent inserts. */
+  insertTrigger(t: TriggerRow, maxPerUser: number): Promise<boolean>;
   getTrigger(id: string): Promise<TriggerRow | undefined>;
   listTriggers(userId: string): Promise<TriggerRow[]>;
   listEnabled(kind: TriggerKind): Promise<TriggerRow[]>;

@@ -1,0 +1,59 @@
+/**
+ * The main-thread end of one run's host calls: each call from the worker is parsed, checked
+ * (host-calls.ts) and counted against the run's limits before the Host sees it, and each answer is
+ * bounded before it goes back. Never throws: every failure becomes a refusal the action sees.
+ */
+import { hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_HOST_ERROR_BYTES, truncateUtf8 } from "./bounds";
+import { isLimitKey, limitMessage } from "./errors";
+import { countCall, toHostCall, type CallCounts } from "./host-calls";
+import type { HostAnswer } from "./messages";
+import type { Host, RunLimits } from "./types";
+
+const refuse = (message: string, limit?: unknown): HostAnswer => ({
+  ok: false,
+  message: truncateUtf8(message, MAX_HOST_ERROR_BYTES),
+  ...(isLimitKey(limit) ? { limit } : {}),
+});
+
+/** What the action sees of a thrown value, whatever it is (reading it may throw too). */
+function refusalOf(err: unknown): HostAnswer {
+  try {
+    const e = err as { message?: unknown; limit?: unknown } | null;
+    return refuse(typeof e?.message === "string" ? e.message : String(err), e?.limit);
+  } catch {
+    return refuse("the host call failed");
+  }
+}
+
+export class HostChannel {
+  private readonly counts: CallCounts = { total: 0, keys: 0, fetches: 0 };
+
+  constructor(
+    private readonly host: Host,
+    private readonly ipfsId: string,
+    private readonly limits: RunLimits,
+  ) {}
+
+  /** Answers one call `op(argsJson)`; resolves a bounded answer for every outcome. */
+  async answer(op: string, argsJson: string): Promise<HostAnswer> {
+    let call;
+    try {
+      if (argsJson.length > hostMessageChars(this.limits)) return refuse(`${op.slice(0, 64)}: the arguments are too large`);
+      const args: unknown = JSON.parse(argsJson);
+      if (args === null || typeof args !== "object" || Array.isArray(args)) return refuse("host call arguments must be an object");
+      call = toHostCall(op, args as Record<string, unknown>, this.ipfsId, this.limits);
+    } catch (err) {
+      return refusalOf(err);
+    }
+    const hit = countCall(call, this.counts, this.limits);
+    if (hit === "maxHostCalls") return refuse(`host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run`, undefined);
+    if (hit) return refuse(limitMessage(hit, this.limits), hit);
+    try {
+      const json = JSON.stringify((await this.host(call)) ?? null);
+      if (json.length > hostMessageChars(this.limits)) return refuse(`${call.op}: the answer is too large`);
+      return { ok: true, json };
+    } catch (err) {
+      return refusalOf(err);
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * JSON shapes every part of Vesta bounds before any recursive work touches them. V8's JSON.parse
+ * is iterative, but JSON.stringify, structured clone (worker messages), zod and most libraries
+ * recurse: a value nested a few thousand levels deep overflows the native stack wherever it is
+ * walked next. So every parsed input is measured here, iteratively, right after parsing.
+ */
+
+/** Default nesting limit of every JSON input (request bodies, webhook bodies, js_params). */
+export const DEFAULT_MAX_JSON_DEPTH = 64;
+
+/**
+ * Nesting past which a value that is already stored (an answer, or what an older version accepted)
+ * is not shown nor stored as is: far above any input limit, far below what breaks a serializer.
+ */
+export const MAX_STORED_JSON_DEPTH = 256;
+
+/**
+ * Whether `value` nests arrays/objects more than `max` levels deep (a scalar is depth 0, `[]` and
+ * `{}` are depth 1). Iterative: safe on any value JSON.parse can produce.
+ */
+export function jsonDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth + 1 > max) return true;
+    const children = Array.isArray(v) ? v : Object.values(v as Record<string, unknown>);
+    for (const child of children) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * Whether JSON text nests more than `max` levels deep, without parsing it (brackets outside
+ * strings are counted). For text that is about to be handed on as is.
+ */
+export function jsonTextDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** The message every service answers a too-deep JSON input with. */
+export const tooDeepMessage = (what: string, max: number) => `${what} nests arrays or objects more than ${max} levels deep (the limit is ${max})`;
