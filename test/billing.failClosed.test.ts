@@ -7,6 +7,7 @@ import { buildTypedData } from "../relayer/eip712";
 import { signEnvelope } from "../scripts/lib/chainSecured";
 import { suiteStack } from "./helpers/relayerChecks";
 import { accountClient, addUsageKey, expectError, ok } from "./helpers/relayerWorkflow";
+import { fundedWallet } from "./helpers/wallets";
 
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 const BASE = { VESTA_RPC_URL: "http://127.0.0.1:8545", VESTA_ACCOUNT_CONFIG_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3", VESTA_PAYER_KEYS: KEY };
@@ -98,9 +99,11 @@ describe("free credit: development only, the owner only, capped", function () {
 
   it("the old account key of a converted account adds nothing to its new admin wallet's balance (403 account_chain_secured)", async function () {
     const owner = await accountClient(stack());
-    const wallet = Wallet.createRandom();
+    const wallet = await fundedWallet();
     const td = buildTypedData("ConvertAccount", { chainId: stack().relayer.ctx.chain.chainId, address: wallet.address, issuedAt: Math.floor(Date.now() / 1000) });
     await ok(owner.post("/convert_to_chain_secured_account", { new_admin_wallet_address: wallet.address, typed_data: td, signature: await signEnvelope(wallet, td) }));
+    await (await stack().config.connect(wallet).acceptAccountOwnership(owner.hash)).wait(); // the conversion completes
+    await stack().relayer.ctx.executor.permissions.sync();
     await expectError(owner.post("/billing/free_credit", { amount_cents: 500 }), 403, "account_chain_secured");
     await expectError(owner.get("/billing/balance"), 403, "account_chain_secured");
   });

@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { Client } from "pg";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
 import { tempPostgres, type TempPostgres } from "./helpers/postgres";
+import { loadTriggersConfig } from "../triggers/config";
 
 const CODE = `async function main(params) { return params; }`;
 const ok = (body: any) => ({ status: 200, body: { response: body.js_params, logs: "", has_error: false } });
@@ -286,5 +287,24 @@ describe("triggers webhook per-IP rate limit", function () {
     for (let i = 0; i < 6; i++) statuses.push((await http(`${h.svc.url}/webhook/${ids[i % 3]}`, { method: "POST", body: { i } })).status);
     // each trigger got at most 2 (far under its own limit of 100): only the per-IP limit can refuse
     expect(statuses).to.deep.equal([202, 202, 202, 202, 429, 429]);
+  });
+
+  it("keys on the client a trusted proxy names (TRIGGERS_TRUST_PROXY), and ignores X-Forwarded-For otherwise", async () => {
+    const t = (await http(`${h.svc.url}/api/triggers`, { token, method: "POST", body: { name: "xff", kind: "webhook", action_code: CODE, usage_api_key: "usage-key-secret-123", config: {} } })).body;
+    const from = (svc: string, ip: string) => http(`${svc}/webhook/${t.id}`, { method: "POST", body: {}, headers: { "x-forwarded-for": ip } });
+    // this client already spent its budget above: rotating X-Forwarded-For does not help without a trusted proxy
+    expect((await from(h.svc.url, "203.0.113.1")).status).to.equal(429);
+    // behind a trusted proxy (loopback here), each client the proxy names has its own budget
+    await h.svc.close();
+    h.env.TRIGGERS_TRUST_PROXY = "loopback";
+    await h.start();
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await from(h.svc.url, "203.0.113.7")).status);
+    expect(statuses).to.deep.equal([202, 202, 202, 202, 429]);
+    expect((await from(h.svc.url, "198.51.100.9")).status, "another client behind the same proxy").to.equal(202);
+  });
+
+  it("refuses TRIGGERS_TRUST_PROXY=true (any client could name itself)", () => {
+    expect(() => loadTriggersConfig({ TRIGGERS_CORE_URL: "http://127.0.0.1:8000", TRIGGERS_TRUST_PROXY: "true" })).to.throw(/TRIGGERS_TRUST_PROXY=true would believe any X-Forwarded-For/);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseTrustProxy } from "../relayer/http/rateLimits";
 
 export const CHAINS = ["ethereum", "base", "arbitrum", "bsc", "polygon"] as const;
 export type ChainName = (typeof CHAINS)[number];
@@ -18,6 +19,7 @@ const EnvSchema = z.object({
   TRIGGERS_WEBHOOK_BODY_LIMIT: z.string().default("256kb"),
   TRIGGERS_API_BODY_LIMIT: z.string().default("2mb"),
   TRIGGERS_MAX_JSON_DEPTH: int(2, 1000).default(60),
+  TRIGGERS_TRUST_PROXY: z.string().optional(),
   TRIGGERS_MAX_PER_USER: int(1).default(100),
   TRIGGERS_MAX_STORED_RESPONSE_BYTES: int(1024).default(256 * 1024),
   TRIGGERS_LOGIN_RATE_PER_ADDRESS: int(1).default(5),
@@ -58,6 +60,8 @@ export type TriggersConfig = {
   apiBodyLimit: string;
   /** Deepest nesting of any JSON input (webhook bodies, default_params, config): a run's js_params are 2 levels deeper. */
   maxJsonDepth: number;
+  /** Express's `trust proxy`: which proxies may name the client in X-Forwarded-For (false: nobody). */
+  trustProxy: false | number | string;
   /** Triggers one user may have. */
   maxTriggersPerUser: number;
   /** Largest response stored for a run (as JSON); a larger one is stored cut, and says so. */
@@ -92,6 +96,8 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
   const r = EnvSchema.safeParse(env);
   if (!r.success) throw new Error(`invalid triggers environment: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   const e = r.data;
+  const trustProxy = parseTrustProxy(e.TRIGGERS_TRUST_PROXY);
+  if (trustProxy.problem) throw new Error(`invalid triggers environment: ${trustProxy.problem.replace(/^VESTA_/, "TRIGGERS_")}`);
   const rpc: Partial<Record<ChainName, string>> = {};
   for (const c of CHAINS) {
     const url = e[`TRIGGERS_RPC_${c.toUpperCase()}` as keyof typeof e] as string | undefined;
@@ -110,6 +116,7 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
     webhookBodyLimit: e.TRIGGERS_WEBHOOK_BODY_LIMIT,
     apiBodyLimit: e.TRIGGERS_API_BODY_LIMIT,
     maxJsonDepth: e.TRIGGERS_MAX_JSON_DEPTH,
+    trustProxy: trustProxy.value,
     maxTriggersPerUser: e.TRIGGERS_MAX_PER_USER,
     maxStoredResponseBytes: e.TRIGGERS_MAX_STORED_RESPONSE_BYTES,
     loginRatePerAddress: e.TRIGGERS_LOGIN_RATE_PER_ADDRESS,

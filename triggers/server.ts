@@ -74,7 +74,7 @@ export async function startTriggers(config: TriggersConfig, opts: TriggersOption
 
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", false);
+  app.set("trust proxy", config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless TRIGGERS_TRUST_PROXY says
   app.get("/SKILL.md", (_req, res) => void res.type("text/markdown").send(SKILL.replaceAll("{triggers_url}", ctx.publicUrl())));
   app.get("/", (_req, res) => void res.type("text/plain").send(`Vesta triggers service. Agent guide: ${ctx.publicUrl()}/SKILL.md\n`));
   app.use(webhookRoutes(ctx));

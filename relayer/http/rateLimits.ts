@@ -36,6 +36,9 @@ export function perClientLimit(limit: number, what: string, skip?: (req: Request
     standardHeaders: "draft-7",
     legacyHeaders: false,
     skip,
+    // Without a trusted proxy an X-Forwarded-For header is the client's own words and is ignored on
+    // purpose (req.ip is the socket's peer): not a misconfiguration to warn about on every request.
+    validate: { xForwardedForHeader: false },
     handler: (_req, _res, next) => next(new AppError(429, "rate_limited", `too many ${what} from this address (at most ${limit} a minute); try again in a minute`)),
   });
 }

@@ -111,7 +111,7 @@ const Login = z.object({ email: z.string().email().max(320), next: z.string().ma
 function loginLimits(ctx: TriggersCtx): RequestHandler[] {
   const limited = (what: string) => (_req: unknown, _res: unknown, next: (e: unknown) => void) =>
     next(new AppError(429, "rate_limited", `too many sign-in links requested ${what}; try again later`));
-  const common = { windowMs: ctx.config.loginRateWindowMs, standardHeaders: "draft-7" as const, legacyHeaders: false };
+  const common = { windowMs: ctx.config.loginRateWindowMs, standardHeaders: "draft-7" as const, legacyHeaders: false, validate: { xForwardedForHeader: false } };
   const perIp = rateLimit({ ...common, limit: ctx.config.loginRatePerIp, keyGenerator: (req) => ipKeyGenerator(req.ip ?? "unknown"), handler: limited("from this address") });
   const emailOf = (req: Request) => {
     const parsed = Login.safeParse(req.body);

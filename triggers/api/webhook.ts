@@ -20,6 +20,7 @@ export function webhookRoutes(ctx: TriggersCtx): Router {
     limit: ctx.config.ratePerIp,
     keyGenerator: (req) => ipKeyGenerator(req.ip ?? "unknown"),
     handler: limited("from this address"),
+    validate: { xForwardedForHeader: false }, // ignored on purpose unless TRIGGERS_TRUST_PROXY names the proxy
   });
   const perTrigger = rateLimit({
     windowMs: ctx.config.rateWindowMs,
