@@ -1,6 +1,8 @@
 import { ethers } from "hardhat";
 import { Interface, TypedDataEncoder, verifyTypedData } from "ethers";
-import { buildTypedData, verifySignedRequest, DEFAULT_DOMAIN_NAME, DEFAULT_ERC1271 } from "../relayer/eip712";
+import { buildTypedData, DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
+import { DEFAULT_ERC1271 } from "../relayer/signed";
+import { verifyTypedData as verifySignedRequest } from "../relayer/signed/eip712";
 import { deploySafeInfrastructure, safeSignTypedData } from "../test/helpers/safe";
 import { startStack } from "../test/helpers/relayer";
 import { measure, type LoadShape, type Stats } from "./relayer";

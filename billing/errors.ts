@@ -1,4 +1,4 @@
-import { AppError } from "../relayer/errors";
+import { AppError } from "../protocol/errors";
 
 /** "$12.34" (or "-$0.05"): cents in the billing currency, for people. */
 export function display(cents: number, currency: string): string {

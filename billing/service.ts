@@ -7,7 +7,7 @@ import { LocalRemote } from "./localRemote";
 import { StripeRemote } from "./stripeRemote";
 import { Settler, type SettleReport } from "./settler";
 import { display, paymentRequired, providerCall } from "./errors";
-import { AppError } from "../relayer/errors";
+import { AppError } from "../protocol/errors";
 import { Payments } from "./payments";
 import { ReservationStore, type ReservationRow } from "./reservations";
 import { recoverOrphans, type WriteOutcome } from "./recovery";

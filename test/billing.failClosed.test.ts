@@ -3,7 +3,7 @@ import pino from "pino";
 import { Wallet } from "ethers";
 import { loadConfig } from "../relayer/config";
 import { startRelayer } from "../relayer/server";
-import { buildTypedData } from "../relayer/eip712";
+import { buildTypedData } from "../protocol/eip712";
 import { signEnvelope } from "../scripts/lib/chainSecured";
 import { suiteStack } from "./helpers/relayerChecks";
 import { accountClient, addUsageKey, expectError, ok } from "./helpers/relayerWorkflow";

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { Wallet, type BaseWallet, type Contract } from "ethers";
-import { buildTypedData } from "../relayer/eip712";
+import { buildTypedData } from "../protocol/eip712";
 import { walletAuthHeader } from "../relayer/http/walletAuth";
 import { signEnvelope } from "../scripts/lib/chainSecured";
 import { computeCid } from "../executor/cid";

@@ -1,12 +1,12 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { verifyMessage, Wallet } from "ethers";
-import { buildTypedData, PRIMARY_TYPES, type PrimaryType, type TypedData } from "../relayer/eip712";
+import { buildTypedData, PRIMARY_TYPES, type PrimaryType, type TypedData } from "../protocol/eip712";
 import { computeCid } from "../executor/cid";
 import { LOCAL_TEST_WALLET_KEY, runChainSecuredDemo, SIGN_ACTION, signEnvelope, signedRequest } from "../scripts/lib/chainSecured";
 import { call, chainKeys } from "./helpers/relayer";
 import { perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
-import { usageKeyHash } from "../relayer/usageKeyProof";
+import { usageKeyHash } from "../protocol/usageKeyProof";
 import { accountState } from "./helpers/scenario";
 import { suiteStack } from "./helpers/relayerChecks";
 import { deploySafeInfrastructure, type SafeKit } from "./helpers/safe";

@@ -9,7 +9,7 @@
 import crypto from "node:crypto";
 import { expect } from "chai";
 import { JsonRpcProvider, solidityPackedKeccak256, verifyMessage, Wallet } from "ethers";
-import { usageKeyHash } from "../relayer/usageKeyProof";
+import { usageKeyHash } from "../protocol/usageKeyProof";
 import type { Page } from "playwright-core";
 import { chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { requireChromium, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";

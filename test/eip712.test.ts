@@ -1,14 +1,8 @@
 import { expect } from "chai";
 import { Wallet, type TypedDataField } from "ethers";
-import {
-  buildTypedData,
-  DEFAULT_DOMAIN_NAME,
-  PRIMARY_TYPES,
-  SignedRequestError,
-  verifySignedRequest,
-  type PrimaryType,
-  type TypedData,
-} from "../relayer/eip712";
+import { buildTypedData, DEFAULT_DOMAIN_NAME, PRIMARY_TYPES, type PrimaryType, type TypedData } from "../protocol/eip712";
+import { SignedRequestError } from "../relayer/signed";
+import { verifyTypedData as verifySignedRequest } from "../relayer/signed/eip712";
 
 const CHAIN_ID = 31337n;
 const NOW = 1_800_000_000;

@@ -19,7 +19,7 @@ import { startRelayer, type RunningRelayer } from "../relayer/server";
 import { deriveWallet, paths } from "../executor/keys/provider";
 import { call, startStack, type Stack } from "./helpers/relayer";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
-import { usageKeyHash } from "../relayer/usageKeyProof";
+import { usageKeyHash } from "../protocol/usageKeyProof";
 
 const ROOT = path.join(__dirname, "..");
 const README = path.join(ROOT, "README.md");

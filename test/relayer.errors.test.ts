@@ -6,7 +6,7 @@ import { ethers } from "hardhat";
 import { loadConfig } from "../relayer/config";
 import { createApp } from "../relayer/app";
 import { call, newAccount } from "./helpers/relayer";
-import { LIMITS } from "../relayer/limits";
+import { LIMITS } from "../protocol/limits";
 import {
   apiGroup,
   apiWallet,

@@ -4,7 +4,7 @@ import { verifyMessage, type Interface, type Signer, type TransactionResponse } 
 import { computeCid } from "../executor/cid";
 import { SIGN_ACTION, signedRequest } from "../scripts/lib/chainSecured";
 import { newSecretKey } from "../relayer/routes/accounts";
-import { usageKeyHash, usageKeyProof } from "../relayer/usageKeyProof";
+import { usageKeyHash, usageKeyProof } from "../protocol/usageKeyProof";
 import { call, type Reply } from "./helpers/relayer";
 import { suiteStack } from "./helpers/relayerChecks";
 import { perms } from "./helpers/accountConfig";

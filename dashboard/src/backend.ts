@@ -7,11 +7,11 @@
  */
 import { BrowserProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, type Eip1193Provider, type JsonRpcSigner } from "ethers";
 import { createVestaClient, unwrap, VestaApiError, type Schemas, type VestaClient } from "@client";
-import { buildTypedData, type PrimaryType, type TypedData } from "../../relayer/eip712";
-import { AccountConfig__factory, type AccountConfig } from "../../typechain-types";
-import { hex32, toContractPermissions, toRestUsageKey } from "../../relayer/usageKeyShape";
-import { usageKeyHash } from "../../relayer/usageKeyProof";
-import { LIMITS, truncateUtf8 } from "../../relayer/limits";
+import { buildTypedData, type PrimaryType, type TypedData } from "../../protocol/eip712";
+import { AccountConfig__factory, type AccountConfig } from "../../protocol/accountConfig";
+import { hex32, toContractPermissions, toRestUsageKey } from "../../protocol/usageKeyShape";
+import { usageKeyHash } from "../../protocol/usageKeyProof";
+import { LIMITS, truncateUtf8 } from "../../protocol/limits";
 
 export type Group = { id: number; name: string; description: string; pkpCount: number; cidCount: number };
 export type WalletItem = { address: string; name: string; description: string };

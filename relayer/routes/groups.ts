@@ -1,9 +1,9 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, requiredName, description, groupId, address, hash32, paging, success, boundedList } from "../schemas/common";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../protocol/limits";
 import { route } from "../http/route";
-import { cachedRead, eventArgs, relayWrite } from "../chain/relay";
+import { cachedRead, eventArgs, relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { cidHash, cidString } from "../schemas/cid";
 import type { Ctx } from "../context";
 
@@ -35,6 +35,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Creates a group (group:create; initial PKPs need group:addPkp and CIDs group:manageActions on it).",
     auth: "key",
     body: AddGroupBody,
+    errors: [...WRITE_ERRORS, "wallet_not_found", "admin_wallet_not_a_pkp"],
     response: z.object({ success: z.literal(true), group_id: z.number().int() }),
     handler: async ({ auth, body }) => {
       const receipt = await relayWrite(ctx, "addGroup", [auth.keyHash, body.group_name, body.group_description, body.pkp_ids_permitted, body.cid_hashes_permitted]);
@@ -49,6 +50,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Replaces a group's name, description, PKPs and CID hashes.",
     auth: "key",
     body: UpdateGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found", "wallet_not_found", "admin_wallet_not_a_pkp"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "updateGroup", [auth.keyHash, body.group_id, body.name, body.description, body.pkp_ids_permitted, body.cid_hashes_permitted]);
@@ -63,6 +65,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Deletes a group (group:delete).",
     auth: "key",
     body: GroupIdBody,
+    errors: [...WRITE_ERRORS, "group_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "removeGroup", [auth.keyHash, body.group_id]);
@@ -77,6 +80,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Adds one of the account's PKPs to a group (group:addPkp on it).",
     auth: "key",
     body: PkpInGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found", "wallet_not_found", "admin_wallet_not_a_pkp"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "addPkpToGroup", [auth.keyHash, body.group_id, body.pkp_id]);
@@ -91,6 +95,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Removes a PKP from a group (group:removePkp on it).",
     auth: "key",
     body: PkpInGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found", "wallet_not_in_group"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "removePkpFromGroup", [auth.keyHash, body.group_id, body.pkp_id]);
@@ -105,6 +110,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Lists an action (raw IPFS CID, hashed server-side) in a group (group:manageActions on it).",
     auth: "key",
     body: AddActionToGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found"],
     response: z.object({ success: z.literal(true), hashed_cid: z.string() }),
     handler: async ({ auth, body }) => {
       const h = cidHash(body.action_ipfs_cid);
@@ -120,6 +126,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Removes an action (by hashed CID) from a group (group:manageActions on it).",
     auth: "key",
     body: RemoveActionFromGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found", "action_not_in_group"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "removeActionFromGroup", [auth.keyHash, body.group_id, body.hashed_cid]);

@@ -1,7 +1,7 @@
 import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
 import { getAddress, isHexString } from "ethers";
 import { z } from "zod";
-import { LIMITS, utf8Length } from "../limits";
+import { LIMITS, utf8Length } from "../../protocol/limits";
 
 extendZodWithOpenApi(z);
 export { z };
@@ -86,7 +86,3 @@ export const paging = z
   .strict();
 
 export const success = z.object({ success: z.literal(true) });
-
-export const errorBody = z
-  .object({ error: z.string().openapi({ example: "invalid_request" }), message: z.string() })
-  .openapi("Error");

@@ -6,7 +6,7 @@ import { sha256 } from "multiformats/hashes/sha2";
 import { ethers } from "hardhat";
 import { call, newAccount, type Reply, type Stack } from "./relayer";
 import { hashOf } from "./accountConfig";
-import { usageKeyHash } from "../../relayer/usageKeyProof";
+import { usageKeyHash } from "../../protocol/usageKeyProof";
 import { accountState } from "./scenario";
 import { expectError as expectErrorReply } from "./relayerChecks";
 
