@@ -76,7 +76,7 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     await ethers.provider.send("evm_setAutomine", [true]);
     const replies = await Promise.all(answers);
     expect(replies.map((r) => r.status).sort()).to.deep.equal([200, 409, 409, 409]);
-    for (const r of replies.filter((x) => x.status === 409)) expect(r.body.error).to.equal("already_exists");
+    for (const r of replies.filter((x) => x.status === 409)) expect(r.body.code).to.equal("already_exists");
     const receipts = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
     expect(receipts.map((r) => r.status).sort()).to.deep.equal([0, 0, 0, 1]);
     const charged = receipts.reduce((sum, r) => sum + expectedCents(r.fee), 0);
@@ -90,7 +90,7 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     const cid = await newCid();
     const replies = await Promise.all(Array.from({ length: 8 }, () => owner.post("/add_action", { action_ipfs_cid: cid, name: "same" })));
     expect(replies.filter((r) => r.status === 200)).to.have.length(1);
-    for (const r of replies.filter((x) => x.status !== 200)) expect([r.status, r.body.error]).to.deep.equal([409, "already_exists"]);
+    for (const r of replies.filter((x) => x.status !== 200)) expect([r.status, r.body.code]).to.deep.equal([409, "already_exists"]);
     const receipts = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
     expect(before - (await balance(owner))).to.equal(receipts.reduce((sum, r) => sum + expectedCents(r.fee), 0));
   });

@@ -639,7 +639,7 @@ describe("relayer errors", function () {
         for (const method of Object.keys(ops)) {
           const r = await fetch(new URL(p, stack().relayer.url), { method: method.toUpperCase(), headers: { "x-api-key": "not-a-key" } });
           const b = await r.json();
-          expect(b?.error, `${method} ${p}`).not.to.equal("not_found");
+          expect(b?.code, `${method} ${p}`).not.to.equal("not_found");
         }
       }
     });
