@@ -195,7 +195,7 @@ export class Billing {
       const balance = this.available(customerId);
       if (balance + cents > cap) {
         throw new AppError(409, "free_credit_capped", `free credit may raise a balance to at most ${display(cap, this.config.currency)} (VESTA_FREE_CREDIT_CAP_CENTS); this one is ${display(balance, this.config.currency)}, nothing was added`, {
-          balance_cents: balance,
+          credit_cents: balance,
           cap_cents: cap,
         });
       }

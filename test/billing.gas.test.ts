@@ -36,7 +36,7 @@ async function payerReceipts(stack: Stack, from: number, to: number): Promise<Tr
 describe("relayed writes cost the account what they cost the payers (gas priced, local billing)", function () {
   this.timeout(180_000);
   const stack = suiteStack({ env: { VESTA_GAS_TOKEN_PRICE_CENTS: String(TOKEN_CENTS), VESTA_GAS_MARGIN_PERCENT: String(MARGIN), VESTA_PRICE_PER_WRITE_CENTS: "1" } });
-  const balance = async (c: Client) => (await ok(c.get("/billing/balance"))).balance_cents as number;
+  const balance = async (c: Client) => (await ok(c.get("/billing/balance"))).credit_cents as number;
 
   beforeEach(async () => {
     // A real gas price: the latest block at 10 gwei (the in-process chain's base fee decays towards 0 between tests).
@@ -103,7 +103,7 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     await billing.refresh(customer);
     const block = await ethers.provider.getBlockNumber();
     const body = await expectError(owner.post("/add_group", { group_name: "g", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] }), 402, "payment_required", "the most gas it may use");
-    expect(body.details.balance_cents).to.equal(150);
+    expect(body.details.credit_cents).to.equal(150);
     expect(body.details.price_cents, "the worst case").to.be.greaterThan(150);
     expect(await ethers.provider.getBlockNumber(), "nothing sent").to.equal(block);
     expect(await balance(owner)).to.equal(150);

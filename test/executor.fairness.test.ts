@@ -14,7 +14,7 @@ describe("fair share of the sandbox over HTTP (issue 15)", function () {
   after(async () => stack?.stop());
 
   const run = (key: string, body: unknown) => call(stack, "POST", "/lit_action", { key, body });
-  const balance = async (key: string) => (await call(stack, "GET", "/billing/balance", { key })).body.balance_cents;
+  const balance = async (key: string) => (await call(stack, "GET", "/billing/balance", { key })).body.credit_cents;
 
   it("starts another account's trivial run at once while one account saturates its share, and answers 429 with Retry-After past its queue", async function () {
     const attacker = await newAccount(stack, "attacker");

@@ -101,7 +101,7 @@ export class ApiBackend implements Backend {
   }
   async addGroup(name: string, description: string, pkps: string[], cidHashes: string[]) {
     const r = await unwrap(this.api.POST("/core/v1/add_group", { body: { group_name: name, group_description: description, pkp_ids_permitted: pkps, cid_hashes_permitted: cidHashes } }));
-    return r.group_id;
+    return Number(r.group_id);
   }
   async updateGroup(id: number, name: string, description: string, pkps: string[], cidHashes: string[]) {
     await unwrap(this.api.POST("/core/v1/update_group", { body: { group_id: id, name, description, pkp_ids_permitted: pkps, cid_hashes_permitted: cidHashes } }));

@@ -6,7 +6,7 @@ import { AppError, badRequest } from "../errors";
 import { accountRecord, payerOf } from "../../billing/charges";
 import { MAX_FREE_CREDIT_PER_REQUEST_CENTS } from "../../billing/config";
 import type { BillingIdentity } from "../http/walletAuth";
-import { display, paymentsUnavailable } from "../../billing/errors";
+import { balanceView, paymentsUnavailable } from "../../billing/errors";
 import type { Billing } from "../../billing/service";
 import type { Payments } from "../../billing/payments";
 import type { Payer } from "../../billing/types";
@@ -31,7 +31,12 @@ const ConfirmBody = z
   .object({ payment_intent_id: z.string().regex(/^pi_\w{1,250}$/, "payment_intent_id must be a payment intent id (pi_...)") })
   .strict()
   .openapi("ConfirmPaymentRequest");
-const Balance = z.object({ balance_cents: z.number().int(), balance_display: z.string().openapi({ example: "$9.87" }) });
+/** Chipotle's convention (Stripe's customer balance): balance_cents < 0 while there is credit; credit_cents is that credit, positive. */
+const Balance = z.object({
+  balance_cents: z.number().int().openapi({ description: "Chipotle's sign (Stripe's customer balance): negative while there is credit (-credit_cents), 0 when none is left, positive when a charge went past it.", example: -987 }),
+  credit_cents: z.number().int().openapi({ description: "The credit left, in cents (positive): the balance less charges not settled yet and credit held by work under way.", example: 987 }),
+  balance_display: z.string().openapi({ description: '"$9.87 credit", "No credits", or "$0.05 owed".', example: "$9.87 credit" }),
+});
 
 /** Answered by every billing route but the webhook's: billing off, or card payments unavailable. */
 const NOT_CONFIGURED = ["billing_not_configured", "stripe_not_configured"] as const;
@@ -69,8 +74,7 @@ async function customerFor(ctx: Ctx, identity: BillingIdentity, act: "read" | "a
 }
 
 async function balanceOf(billing: Billing, p: Payer) {
-  const cents = await billing.balance(p);
-  return { balance_cents: cents, balance_display: display(cents, billing.config.currency) };
+  return balanceView(await billing.balance(p), billing.config.currency);
 }
 
 /**

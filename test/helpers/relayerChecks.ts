@@ -95,7 +95,7 @@ export function ok<T = any>(reply: Reply<T>, what: string): T {
 
 /** Creates a group through the API and returns its id. */
 export async function apiGroup(stack: Stack, key: string, groupName = "group", extra: Record<string, unknown> = {}): Promise<number> {
-  return ok(await call(stack, "POST", "/add_group", { key, body: { group_name: groupName, ...extra } }), "add_group").group_id;
+  return Number(ok(await call(stack, "POST", "/add_group", { key, body: { group_name: groupName, ...extra } }), "add_group").group_id);
 }
 
 /** Creates a wallet (PKP) through the API and returns its address. */
