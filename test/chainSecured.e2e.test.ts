@@ -161,7 +161,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       const m = await managedAccount();
       const admin = await fundedWallet();
       const before = (await onChain(stack(), m.owner)) as any;
-      expect(await ok(convert(m.owner, admin))).to.deep.equal({ admin_wallet_address: admin.address, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
+      expect(await ok(convert(m.owner, admin))).to.deep.equal({ success: true, admin_wallet_address: admin.address, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
       const pending = (await onChain(stack(), m.owner)) as any;
       expect(pending.account).to.deep.equal({ ...before.account, pendingAdminWalletAddress: admin.address, pendingConversion: true });
       // still managed: the master key still writes and runs
@@ -411,7 +411,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
 
     it("converts a managed account to the Safe, proven by two owners' Safe message signature and accepted by a Safe transaction", async function () {
       const m = await safeAccount();
-      expect(m.answer).to.deep.equal({ admin_wallet_address: safe, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
+      expect(m.answer).to.deep.equal({ success: true, admin_wallet_address: safe, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
       const account = await stack().config.getAccount(m.owner.hash);
       expect([account.adminWalletAddress, account.managed]).to.deep.equal([safe, false]);
     });

@@ -3,7 +3,7 @@
  * hand-rolled encoding), the signer recovered natively, contract accounts (Safe, any ERC-1271
  * wallet) accepted through a bounded `isValidSignature` call.
  */
-import { getAddress, isHexString, TypedDataEncoder, type TypedDataField } from "ethers";
+import { concat, getAddress, isHexString, keccak256, TypedDataEncoder, type TypedDataField } from "ethers";
 import { DOMAIN_VERSION, EIP712_DOMAIN_FIELDS, ISSUED_AT_TOLERANCE_S, MAX_TYPED_DATA_BYTES, PRIMARY_TYPES, STRUCT_FIELDS, type PrimaryType } from "../../protocol/eip712";
 import { SignedRequestError } from "./errors";
 import { requireProof, signatureHex, withinWindow, type Expectation } from "./proof";
@@ -16,6 +16,25 @@ const sameFields = (a: unknown, b: TypedDataField[]) =>
   a.every((f, i) => f && typeof f === "object" && Object.keys(f).length === 2 && f.name === b[i].name && f.type === b[i].type);
 
 const onlyKeys = (o: unknown, keys: string[]) => o !== null && typeof o === "object" && !Array.isArray(o) && Object.keys(o).sort().join() === [...keys].sort().join();
+
+/**
+ * The EIP-712 digest of `value` (ethers' TypedDataEncoder.hash), with the parts that never change on
+ * a node kept: each primary type's encoder and each domain's separator (bounded: a domain is a
+ * checked name and chain id). A test checks it against TypedDataEncoder.hash.
+ */
+const encoders = new Map<PrimaryType, TypedDataEncoder>();
+const separators = new Map<string, string>();
+export function typedDataDigest(domain: { name: string; version: string; chainId: bigint }, primaryType: PrimaryType, value: { address: string; issuedAt: bigint }): string {
+  let encoder = encoders.get(primaryType);
+  if (!encoder) encoders.set(primaryType, (encoder = TypedDataEncoder.from({ [primaryType]: STRUCT_FIELDS })));
+  const key = `${domain.name}\u0000${domain.version}\u0000${domain.chainId}`;
+  let separator = separators.get(key);
+  if (!separator) {
+    separator = TypedDataEncoder.hashDomain(domain);
+    if (separators.size < 16) separators.set(key, separator);
+  }
+  return keccak256(concat(["0x1901", separator, encoder.hash(value)]));
+}
 
 /** A uint given as a JSON number or a decimal/hex string, as bigint; undefined when it is not one. */
 function toUint(v: unknown): bigint | undefined {
@@ -73,6 +92,6 @@ export async function verifyTypedData(typedData: unknown, signature: unknown, ex
   }
   const domainForEthers = { name: expect.domainName, version: DOMAIN_VERSION, chainId };
   const value = { address, issuedAt };
-  await requireProof(TypedDataEncoder.hash(domainForEthers, { [expect.primaryType]: STRUCT_FIELDS }, value), address, sig, expect);
+  await requireProof(typedDataDigest(domainForEthers, expect.primaryType, value), address, sig, expect);
   return { address, validUntil: Number(issuedAt) + ISSUED_AT_TOLERANCE_S };
 }
