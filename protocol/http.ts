@@ -50,7 +50,8 @@ export function requestContext(logger: Logger): RequestHandler {
     res.setHeader("X-Request-Id", requestId);
     if (correlationId) res.setHeader("X-Correlation-Id", correlationId);
     const started = performance.now();
-    res.once("finish", () => req.log!.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) }, "request"));
+    const { method, path } = req; // as received (routers rewrite req.url on the way)
+    res.once("finish", () => req.log!.info({ method, path, status: res.statusCode, ms: Math.round(performance.now() - started) }, "request"));
     next();
   };
 }
