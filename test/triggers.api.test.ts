@@ -25,8 +25,8 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
       pg = tempPostgres(this);
     }
     core = await fakeCore((body) => {
-      if (mode === "503") return { status: 503, body: { error: "chain_unavailable", message: "down" } };
-      if (mode === "400") return { status: 403, body: { error: "missing_scope", message: "no execute" } };
+      if (mode === "503") return { status: 503, body: { error: "down", code: "chain_unavailable", message: "down" } };
+      if (mode === "400") return { status: 403, body: { error: "no execute", code: "missing_scope", message: "no execute" } };
       if (mode === "throw") return { status: 200, body: { response: null, logs: "", has_error: true, error: "Error: boom\n    at main (action.js:1:40)" } };
       return ok(body);
     });

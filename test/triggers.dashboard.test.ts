@@ -47,7 +47,7 @@ describe("triggers service: approval from the web dashboard (session, CORS, JSON
     it("answers 401 {error, message} without a session and {user_id, email} with one", async () => {
       const none = await http(`${h.svc.url}/api/session`);
       expect(none.status).to.equal(401);
-      expect(none.body).to.have.keys("error", "message");
+      expect(none.body).to.have.keys("error", "code", "message");
       expect((await http(`${h.svc.url}/api/session`, { headers: { cookie: "vesta_triggers_session=forged" } })).status).to.equal(401);
       const ok = await http(`${h.svc.url}/api/session`, { headers: { cookie } });
       expect(ok.status).to.equal(200);

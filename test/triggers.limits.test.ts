@@ -192,7 +192,7 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
     });
 
     it("fails once a run the core refuses as too large or too deep (4xx), never retried", async function () {
-      reply = () => ({ status: 413, body: { error: "params_too_large", message: "params too large: at most 64 KB of JSON (maxParamsBytes)" } });
+      reply = () => ({ status: 413, body: { error: "params too large: at most 64 KB of JSON (maxParamsBytes)", code: "params_too_large", message: "params too large: at most 64 KB of JSON (maxParamsBytes)" } });
       const calls = core.calls.length;
       const run = await fire();
       expect([run.status, run.attempts, core.calls.length - calls]).to.deep.equal(["failed", 1, 1]);
