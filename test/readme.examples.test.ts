@@ -118,8 +118,8 @@ describe("README: the typed-client examples", function () {
   /** A printed balance, `name: 993 ($9.93)`, in cents. */
   function cents(label: string, key: string): number {
     const v = from(label, key);
-    const m = /^(-?\d+) \(\$\d+\.\d\d\)$/.exec(v);
-    if (!m) throw new Error(`example ${label} printed "${key}: ${v}", not "<cents> ($<dollars>)"`);
+    const m = /^(-?\d+) \((\$[\d,]+\.\d\d (credit|owed)|No credits)\)$/.exec(v);
+    if (!m) throw new Error(`example ${label} printed "${key}: ${v}", not "<cents> ($<dollars> credit)" or "<cents> (No credits)"`);
     return Number(m[1]);
   }
 
