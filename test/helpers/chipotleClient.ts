@@ -25,6 +25,21 @@ function sdkMessage(text: string): string | null {
   }
 }
 
+type KeyOptions = { apiKey: string; name?: string; description?: string; executeInGroups?: number[]; canCreateGroups?: boolean };
+
+/** The body the SDK sends for a usage key: every permission field, defaults false and [] (name and description dropped when undefined). */
+const keyBody = (o: KeyOptions) => ({
+  name: o.name,
+  description: o.description,
+  can_create_groups: o.canCreateGroups ?? false,
+  can_delete_groups: false,
+  can_create_pkps: false,
+  manage_ipfs_ids_in_groups: [] as number[],
+  add_pkp_to_groups: [] as number[],
+  remove_pkp_from_groups: [] as number[],
+  execute_in_groups: o.executeInGroups ?? [],
+});
+
 export class ChipotleApiClient {
   readonly api: string;
   readonly seen: Recorded[] = [];
@@ -148,34 +163,11 @@ export class ChipotleApiClient {
   }
 
   // Usage keys
-  addUsageApiKey(o: { apiKey: string; name?: string; description?: string; executeInGroups?: number[]; canCreateGroups?: boolean }) {
-    const body = {
-      name: o.name,
-      description: o.description,
-      can_create_groups: o.canCreateGroups ?? false,
-      can_delete_groups: false,
-      can_create_pkps: false,
-      manage_ipfs_ids_in_groups: [],
-      add_pkp_to_groups: [],
-      remove_pkp_from_groups: [],
-      execute_in_groups: o.executeInGroups ?? [],
-    };
-    return this.send("add_usage_api_key", "/add_usage_api_key", { apiKey: o.apiKey, body });
+  addUsageApiKey(o: KeyOptions) {
+    return this.send("add_usage_api_key", "/add_usage_api_key", { apiKey: o.apiKey, body: keyBody(o) });
   }
-  updateUsageApiKey(o: { apiKey: string; usageApiKey: string; name?: string; description?: string; executeInGroups?: number[] }) {
-    const body = {
-      usage_api_key: o.usageApiKey,
-      name: o.name,
-      description: o.description,
-      can_create_groups: false,
-      can_delete_groups: false,
-      can_create_pkps: false,
-      manage_ipfs_ids_in_groups: [],
-      add_pkp_to_groups: [],
-      remove_pkp_from_groups: [],
-      execute_in_groups: o.executeInGroups ?? [],
-    };
-    return this.send("update_usage_api_key", "/update_usage_api_key", { apiKey: o.apiKey, body });
+  updateUsageApiKey(o: KeyOptions & { usageApiKey: string }) {
+    return this.send("update_usage_api_key", "/update_usage_api_key", { apiKey: o.apiKey, body: { usage_api_key: o.usageApiKey, ...keyBody(o) } });
   }
   updateUsageApiKeyMetadata(o: { apiKey: string; usageApiKey: string; name?: string; description?: string }) {
     return this.send("update_usage_api_key_metadata", "/update_usage_api_key_metadata", { apiKey: o.apiKey, body: { usage_api_key: o.usageApiKey, name: o.name ?? "", description: o.description ?? "" } });
