@@ -1,4 +1,4 @@
-import { ERROR_CODES, statusOf, type ErrorCode, type StatusOf } from "./errorCodes";
+import { statusOf, type ErrorCode, type StatusOf } from "./errorCodes";
 
 export { ERROR_CODES, statusOf, isErrorCode, type ErrorCode } from "./errorCodes";
 
@@ -46,6 +46,3 @@ export const notFound = (code: { [C in ErrorCode]: StatusOf<C> extends 404 ? C :
 export type ErrorBody = { error: string; code: ErrorCode; message: string; details?: Details };
 
 export const errorBodyOf = (e: AppError): ErrorBody => ({ error: e.message, code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) });
-
-/** The meaning of `code`, for documentation. */
-export const meaningOf = (code: ErrorCode): string => ERROR_CODES[code].meaning;
