@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { newQuickJSWASMModule, type QuickJSWASMModule } from "quickjs-emscripten";
-import { SandboxPool } from "../executor/sandbox/pool";
+import { SandboxPool } from "../executor/sandbox/host/pool";
 import { DEFAULT_LIMITS, type Host } from "../executor/sandbox/types";
 
 const HELLO = 'async function main(params) { return "hello " + params.name; }';

@@ -1,9 +1,9 @@
 import { expect } from "chai";
 import { RunRefused } from "../executor/errors";
-import { hostMessageChars, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES } from "../executor/sandbox/bounds";
-import { FairQueue, defaultFairShare } from "../executor/sandbox/fair-queue";
-import { readFromWorker, readToWorker } from "../executor/sandbox/messages";
-import { SandboxPool } from "../executor/sandbox/pool";
+import { hostMessageChars, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES } from "../executor/sandbox/wire/bounds";
+import { FairQueue, defaultFairShare } from "../executor/sandbox/host/fair-queue";
+import { readFromSandbox, readToSandbox } from "../executor/sandbox/wire/messages";
+import { SandboxPool } from "../executor/sandbox/host/pool";
 import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits, type RunOwner, type RunResult } from "../executor/sandbox/types";
 
 const CID = "QmBoundsTest";
@@ -94,7 +94,7 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       });
     }
 
-    it("checks the request before any worker sees it: code that is not UTF-8, params that are not JSON or too deep or too large", async function () {
+    it("checks the request before any sandbox sees it: code that is not UTF-8, params that are not JSON or too deep or too large", async function () {
       const started = pool.stats().started;
       const bad = [
         { ...request("1"), code: new Uint8Array([0x31, 0xed, 0xa0, 0x80]) },
@@ -115,9 +115,9 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
     });
   });
 
-  describe("the worker protocol is read, never trusted", function () {
+  describe("the sandbox protocol is read, never trusted", function () {
     const limits = limitsWith();
-    it("refuses malformed or oversized messages from a worker", function () {
+    it("refuses malformed or oversized messages from a sandbox", function () {
       for (const m of [
         null,
         "ready",
@@ -132,9 +132,9 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
         { type: "done", runId: 1, responseJson: null, logs: "", error: { message: "m", limit: "noSuchLimit" }, wasmBytes: 1, poisoned: false },
         { type: "other" },
       ]) {
-        expect(readFromWorker(m, limits), JSON.stringify(m)?.slice(0, 80)).to.equal(undefined);
+        expect(readFromSandbox(m, limits), JSON.stringify(m)?.slice(0, 80)).to.equal(undefined);
       }
-      expect(readFromWorker({ type: "call", runId: 1, callId: 2, op: "fetch", argsJson: "{}", extra: { deep: [] } }, limits)).to.deep.equal({ type: "call", runId: 1, callId: 2, op: "fetch", argsJson: "{}" });
+      expect(readFromSandbox({ type: "call", runId: 1, callId: 2, op: "fetch", argsJson: "{}", extra: { deep: [] } }, limits)).to.deep.equal({ type: "call", runId: 1, callId: 2, op: "fetch", argsJson: "{}" });
     });
 
     it("refuses malformed messages from the pool", function () {
@@ -145,7 +145,7 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
         { type: "answer", runId: 1, callId: 1, ok: true, json: { value: 1 } },
         { type: "answer", runId: 1, callId: 1, ok: "yes", json: "1" },
       ]) {
-        expect(readToWorker(m)).to.equal(undefined);
+        expect(readToSandbox(m)).to.equal(undefined);
       }
     });
   });
@@ -172,7 +172,7 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       expect(q.length).to.equal(3);
     });
 
-    it("defaults: all workers but one per account (at least one), each key as much as its account", function () {
+    it("defaults: all sandbox processes but one per account (at least one), each key as much as its account", function () {
       expect(defaultFairShare(1)).to.deep.equal({ perAccount: 1, perKey: 1, queuePerAccount: 64, queueTotal: 1024 });
       expect(defaultFairShare(8)).to.include({ perAccount: 7, perKey: 7 });
     });
