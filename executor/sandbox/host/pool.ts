@@ -95,9 +95,9 @@ export class SandboxPool {
     return { sandboxes: this.slots.size, busy, queued: this.queue.length, started: this.started, replaced: this.replaced };
   }
 
-  /** The process ids of the live sandboxes (none for thread sandboxes). */
-  pids(): number[] {
-    return [...this.slots].flatMap((s) => (s.sandbox.pid === undefined || s.exited ? [] : [s.sandbox.pid]));
+  /** The live sandbox processes (none for thread sandboxes), and whether each holds a run. */
+  processes(): { pid: number; busy: boolean }[] {
+    return [...this.slots].flatMap((s) => (s.sandbox.pid === undefined || s.exited ? [] : [{ pid: s.sandbox.pid, busy: s.current !== undefined }]));
   }
 
   /** Ends queued and running runs with an error result and stops the sandboxes; later run() calls reject. */
