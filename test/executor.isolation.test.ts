@@ -13,6 +13,7 @@ import { NOBODY, processLauncher } from "../executor/sandbox/host/launchers";
 import { SandboxPool } from "../executor/sandbox/host/pool";
 import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
 import { DEFAULT_LIMITS, type Host, type RunResult } from "../executor/sandbox/types";
+import { loadConfig } from "../relayer/config";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 
 const DOUBLE = path.join(__dirname, "fixtures", "sandbox-double.js");
@@ -59,17 +60,19 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
   });
 
   describe("the relayer's own sandbox processes, seen from outside", function () {
+    /** A user of its own for this relayer's sandboxes (VESTA_SANDBOX_UID/GID); the default, nobody, is what the probe below sees. */
+    const USER = { uid: 4242, gid: 4243 };
     let stack: Stack;
     before(async () => {
       process.env[SECRET_ENV] = "0xsecret";
-      stack = await startStack({ env: { VESTA_SANDBOX_WORKERS: "1" } });
+      stack = await startStack({ env: { VESTA_SANDBOX_WORKERS: "1", VESTA_SANDBOX_UID: String(USER.uid), VESTA_SANDBOX_GID: String(USER.gid) } });
     });
     after(async () => {
       delete process.env[SECRET_ENV];
       await stack?.stop();
     });
 
-    it("runs actions in separate processes with an empty environment, as nobody, under the permission model, with none of the relayer's files open", async function () {
+    it("runs actions in separate processes with an empty environment, as the sandbox user, under the permission model, with none of the relayer's files open", async function () {
       const { apiKey } = await newAccount(stack, "isolated");
       const r = await call(stack, "POST", "/lit_action", { key: apiKey, body: { code: "async function main() { return 'ran' }" } });
       expect([r.status, r.body.response]).to.deep.equal([200, "ran"]);
@@ -80,8 +83,8 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
       for (const pid of pids) {
         expect(pid).to.not.equal(process.pid);
         expect(fs.readFileSync(`/proc/${pid}/environ`, "utf8")).to.equal(""); // not even PATH, let alone VESTA_PAYER_KEYS
-        expect(statusField(pid, "Uid")).to.deep.equal(Array(4).fill(String(NOBODY.uid)));
-        expect(statusField(pid, "Gid")).to.deep.equal(Array(4).fill(String(NOBODY.gid)));
+        expect(statusField(pid, "Uid")).to.deep.equal(Array(4).fill(String(USER.uid)));
+        expect(statusField(pid, "Gid")).to.deep.equal(Array(4).fill(String(USER.gid)));
         expect(statusField(pid, "Groups")).to.deep.equal([]);
         const args = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
         const files = sandboxFiles();
@@ -100,6 +103,13 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
         expect(open.filter((target) => target.startsWith("/") && !target.startsWith("/dev/null") && ![files.entry, files.wasmFile].includes(target)), open.join(", ")).to.deep.equal([]);
       }
     });
+  });
+
+  it("configuration: a relayer running as root starts its sandboxes as nobody unless VESTA_SANDBOX_UID/GID say otherwise; never as root", function () {
+    const env = { VESTA_MODE: "development", VESTA_RPC_URL: "http://127.0.0.1:8545", VESTA_ACCOUNT_CONFIG_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3", VESTA_PAYER_KEYS: `0x${"59".repeat(32)}` };
+    expect(loadConfig(env).sandboxUser).to.deep.equal(NOBODY);
+    expect(loadConfig({ ...env, VESTA_SANDBOX_UID: "1000" }).sandboxUser).to.deep.equal({ uid: 1000, gid: NOBODY.gid });
+    expect(() => loadConfig({ ...env, VESTA_SANDBOX_UID: "0", VESTA_SANDBOX_GID: "0" })).to.throw(/VESTA_SANDBOX_UID must not be 0 \(root\)[\s\S]*VESTA_SANDBOX_GID must not be 0 \(root\)/);
   });
 
   describe("what a sandbox process can reach, seen from inside", function () {
@@ -257,6 +267,23 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
 
     it("a process that sends a frame that is not JSON is cut off", async function () {
       expect((await misbehave("notJson")).error).to.deep.equal({ message: "the sandbox broke the protocol (a frame is not JSON)" });
+    });
+
+    it("a process that breaks the protocol (ready twice, a flood of host calls) is cut off; the host sees no more than a run's calls", async function () {
+      expect((await misbehave("readyTwice")).error).to.deep.equal({ message: "the sandbox said it was ready twice" });
+      let calls = 0;
+      const counting: Host = async () => {
+        calls++;
+        throw new Error("refused");
+      };
+      const pool = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE }) });
+      try {
+        const r = await pool.run(request("x", { mode: "callFlood" }), counting);
+        expect(r.error).to.deep.equal({ message: "the sandbox sent more than 256 host calls in one run" });
+        expect(calls).to.be.at.most(256);
+      } finally {
+        await pool.close();
+      }
     });
 
     it("a process that exhausts its V8 heap ends its run with the memory limit", async function () {

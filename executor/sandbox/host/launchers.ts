@@ -76,7 +76,7 @@ export function sandboxArgs(entry: string, config: SandboxConfig, heapMb: number
     "--no-addons",
     "--disallow-code-generation-from-strings",
     `--max-old-space-size=${heapMb}`,
-    "--disable-warning=ExperimentalWarning",
+    "--no-warnings", // the permission model's ExperimentalWarning, on every start
     entry,
     JSON.stringify(config),
   ];

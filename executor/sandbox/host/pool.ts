@@ -12,7 +12,7 @@ import type { Logger } from "pino";
 import { RunRefused } from "../../errors";
 import { limitError, type RunError } from "../errors";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type Host, type RunLimits, type RunOwner, type RunRequest, type RunResult } from "../types";
-import { boundResult, codeText, failedResult, MAX_CID_CHARS, paramsProblem, sandboxFrameBytes } from "../wire/bounds";
+import { boundResult, codeText, failedResult, MAX_CID_CHARS, MAX_HOST_CALLS_PER_RUN, paramsProblem, sandboxFrameBytes } from "../wire/bounds";
 import { readFromSandbox, type DoneMessage, type HostAnswer, type ToSandbox } from "../wire/messages";
 import { HostChannel } from "./call-channel";
 import { defaultFairShare, FairQueue, type FairShare } from "./fair-queue";
@@ -37,7 +37,7 @@ export type SandboxPoolOptions = {
 export type SandboxPoolStats = { sandboxes: number; busy: number; queued: number; started: number; replaced: number };
 
 type Job = { req: RunRequest; host: Host; owner: RunOwner; resolve: (result: RunResult) => void };
-type Current = { runId: number; job: Job; channel: HostChannel; killTimer: NodeJS.Timeout; startedAt: number };
+type Current = { runId: number; job: Job; channel: HostChannel; killTimer: NodeJS.Timeout; startedAt: number; calls: number };
 type Slot = { sandbox: Sandbox; ready: boolean; exited: boolean; current?: Current };
 
 const MB = 1024 * 1024;
@@ -180,7 +180,7 @@ export class SandboxPool {
     const runId = ++this.lastRunId;
     const { req } = job;
     const killTimer = setTimeout(() => this.guard(slot, () => this.kill(slot, runId)), req.limits.timeoutMs + this.graceMs);
-    slot.current = { runId, job, channel: new HostChannel(job.host, req.ipfsId, req.limits), killTimer, startedAt: performance.now() };
+    slot.current = { runId, job, channel: new HostChannel(job.host, req.ipfsId, req.limits), killTimer, startedAt: performance.now(), calls: 0 };
     this.post(slot, { type: "run", runId, ipfsId: req.ipfsId, code: req.code, paramsJson: req.paramsJson, limits: req.limits });
   }
 
@@ -192,12 +192,15 @@ export class SandboxPool {
     const msg = readFromSandbox(raw, current?.job.req.limits);
     if (!msg) return this.fault(slot, "the sandbox sent a malformed message");
     if (msg.type === "ready") {
+      if (slot.ready) return this.fault(slot, "the sandbox said it was ready twice");
       slot.ready = true;
       return this.dispatch();
     }
     if (msg.type === "poisoned") return this.onPoisoned(slot, msg.diagnostic);
     if (!current) return;
     if (msg.type === "call") {
+      // The sandbox itself stops at MAX_HOST_CALLS_PER_RUN (run.ts): more is a flood, not a run.
+      if (++current.calls > MAX_HOST_CALLS_PER_RUN) return this.fault(slot, `the sandbox sent more than ${MAX_HOST_CALLS_PER_RUN} host calls in one run`);
       const { runId, callId } = msg;
       const reply = (answer: HostAnswer) =>
         this.guard(slot, () => {
