@@ -10,11 +10,13 @@
  *   - stdin and stdout closed, stderr read by the relayer (bounded), and one socket pair on fd 3
  *     that carries the protocol as bounded frames; no other descriptor is inherited (Node opens
  *     everything close-on-exec);
- *   - a V8 heap limit, besides the WASM memory ceiling of the QuickJS module.
+ *   - a V8 heap limit, besides the WASM memory ceiling of the QuickJS module, and the V8 stack a
+ *     worker thread had (deep QuickJS recursion runs on it).
  * `threadLauncher` runs the same code in a worker thread of this process, as the sandbox did
  * before: it exists only as the baseline of `npm run bench` and isolates nothing.
  */
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import type { Socket } from "node:net";
 import { Worker } from "node:worker_threads";
 import { encodeFrame, FrameReader } from "../wire/frames";
@@ -64,11 +66,27 @@ export type ProcessLauncherOptions = {
 const STDERR_TAIL_BYTES = 4096;
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|allocation failed/i;
 
+/**
+ * V8's stack for a sandbox process, in KB: what a worker thread had (4 MB less V8's margin), so
+ * QuickJS recursion (WASM frames on V8's stack) goes as deep as before; only when the process's
+ * stack limit (inherited, usually 8 MB) leaves room for it, else V8's default (~1 MB).
+ */
+const STACK_KB = 3904;
+function stackKb(): number | undefined {
+  try {
+    const soft = /^Max stack size\s+(\S+)/m.exec(fs.readFileSync("/proc/self/limits", "utf8"))?.[1];
+    return soft === "unlimited" || Number(soft) >= 2 * STACK_KB * 1024 ? STACK_KB : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The user a sandbox process will run as by default: NOBODY when this process is root, else undefined (its own). */
 export const defaultSandboxUser = (): SandboxUser | undefined => (process.getuid?.() === 0 ? NOBODY : undefined);
 
 /** The command line of a sandbox process (Node's flags, the entry, its configuration). */
 export function sandboxArgs(entry: string, config: SandboxConfig, heapMb: number): string[] {
+  const stack = stackKb();
   const readable = [entry, config.wasmFile, config.guestDir];
   return [
     "--experimental-permission",
@@ -76,6 +94,7 @@ export function sandboxArgs(entry: string, config: SandboxConfig, heapMb: number
     "--no-addons",
     "--disallow-code-generation-from-strings",
     `--max-old-space-size=${heapMb}`,
+    ...(stack ? [`--stack-size=${stack}`] : []),
     "--no-warnings", // the permission model's ExperimentalWarning, on every start
     entry,
     JSON.stringify(config),
