@@ -8,7 +8,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { LocalKeyProvider } from "../executor/keys/local";
-import { makePrivateDir } from "../executor/sandbox/host/isolation";
+import { makePrivateDir, socketOpenToOthers } from "../executor/sandbox/host/isolation";
 import { NOBODY, processLauncher } from "../executor/sandbox/host/launchers";
 import { SandboxPool } from "../executor/sandbox/host/pool";
 import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
@@ -181,6 +181,21 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
       });
       expect(agentConnections).to.deep.equal([]);
       expect(fs.readdirSync(dataDir).sort()).to.deep.equal(["actions.sqlite", "billing.sqlite", "root-secret"]); // nothing written
+    });
+
+    it("the relayer can tell a guest-agent socket that other users may write (it warns at start), from one they may not", async function () {
+      expect(socketOpenToOthers(agentSocket)).to.equal(false); // 0755, as above: refused to nobody
+      const open = path.join(dir, "run", "open.sock");
+      const server = net.createServer((c) => c.destroy());
+      await new Promise<void>((resolve) => server.listen(open, resolve));
+      try {
+        fs.chmodSync(open, 0o777);
+        expect(socketOpenToOthers(open)).to.equal(true);
+        expect(socketOpenToOthers(path.join(dataDir, "root-secret"))).to.equal(undefined); // not a socket
+        expect(socketOpenToOthers(path.join(dir, "missing.sock"))).to.equal(undefined);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
 
     it("past the permission model (a native escape), the user and the file modes still keep the data directory and the root secret", function () {

@@ -167,7 +167,7 @@ export function threadLauncher(): SandboxLauncher {
   return ({ wasmMaxBytes }, _frameBytes, events) => {
     const files = sandboxFiles();
     const config: SandboxConfig = { wasmMaxBytes, wasmFile: files.wasmFile, guestDir: files.guestDir };
-    const worker = new Worker(files.entry, { workerData: config, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const worker = new Worker(files.entry, { workerData: config, execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 256 } });
     worker.unref();
     let failure: (Error & { code?: string }) | undefined;
     worker.on("message", events.message);
