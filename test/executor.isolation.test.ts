@@ -284,8 +284,9 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
       expect((await misbehave("notJson")).error).to.deep.equal({ message: "the sandbox broke the protocol (a frame is not JSON)" });
     });
 
-    it("a process that breaks the protocol (ready twice, a flood of host calls) is cut off; the host sees no more than a run's calls", async function () {
+    it("a process that breaks the protocol (ready twice, a message for another run, a flood of host calls) is cut off; the host sees no more than a run's calls", async function () {
       expect((await misbehave("readyTwice")).error).to.deep.equal({ message: "the sandbox said it was ready twice" });
+      expect((await misbehave("otherRun")).error).to.deep.equal({ message: "the sandbox sent a message for a run it does not hold" });
       let calls = 0;
       const counting: Host = async () => {
         calls++;

@@ -64,6 +64,8 @@ export type ProcessLauncherOptions = {
 
 /** Bytes of a sandbox's stderr kept for the log and the exit diagnosis. */
 const STDERR_TAIL_BYTES = 4096;
+/** What the relayer reads of a sandbox's stderr in all. */
+const STDERR_MAX_BYTES = 1024 * 1024;
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|allocation failed/i;
 
 /**
@@ -140,7 +142,13 @@ export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLaunc
     channel.on("data", (chunk: Buffer) => reader.push(chunk));
     channel.on("error", () => undefined); // the process's end closed: its exit follows
     child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (text: string) => (stderr = (stderr + text).slice(-STDERR_TAIL_BYTES)));
+    let stderrBytes = 0;
+    child.stderr!.on("data", (text: string) => {
+      stderr = (stderr + text).slice(-STDERR_TAIL_BYTES);
+      // Past this a sandbox is flooding: stop reading (its writes fail; it harms only itself).
+      if ((stderrBytes += text.length) > STDERR_MAX_BYTES) child.stderr!.destroy();
+    });
+    child.stderr!.on("error", () => undefined); // the process is gone: its exit follows
     child.on("error", (err) => {
       if (child.pid === undefined) end({ code: null, signal: null, outOfMemory: false, detail: err.message }); // it never started
     });

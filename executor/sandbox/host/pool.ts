@@ -188,7 +188,8 @@ export class SandboxPool {
     if (slot.exited) return; // a retired sandbox's last words
     const current = slot.current;
     const { type, runId } = (raw ?? {}) as { type?: unknown; runId?: unknown };
-    if ((type === "call" || type === "done") && (!current || current.runId !== runId)) return; // late message of a run that already ended
+    // Every way a run ends without "done" retires its sandbox: a live one speaks of its own run only.
+    if ((type === "call" || type === "done") && (!current || current.runId !== runId)) return this.fault(slot, "the sandbox sent a message for a run it does not hold");
     const msg = readFromSandbox(raw, current?.job.req.limits);
     if (!msg) return this.fault(slot, "the sandbox sent a malformed message");
     if (msg.type === "ready") {

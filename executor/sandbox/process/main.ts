@@ -35,6 +35,8 @@ const wasm = fs.readFileSync(config.wasmFile);
 const wasmBinary = wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength);
 const quickjs = newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, wasmBinary, emscriptenModule }));
 let current: { runId: number; run: ActionRun } | undefined;
+/** The last run whose result was sent (a failure after it may not send a second one). */
+let answered = 0;
 /** The context the next run will use, made while the process is idle. */
 let spare: FreshContext | undefined;
 /** The QuickJS module may be corrupt: run nothing more (the pool replaces this process). */
@@ -70,6 +72,7 @@ async function runAction(msg: RunMessage): Promise<void> {
   const { result, crashed } = await run.start();
   current = undefined;
   post({ type: "done", runId, ...result, wasmBytes: memory.buffer.byteLength, poisoned: crashed, ...(diagnostic ? { diagnostic } : {}) });
+  answered = runId;
   diagnostic = undefined;
   // Freeing the run's QuickJS runtime and making the next one happen after the answer is sent.
   poisoned = crashed || !run.release();
@@ -85,7 +88,9 @@ port.onMessage((raw: unknown) => {
       // A failure outside the action (e.g. making a context): this process may be damaged.
       current = undefined;
       poisoned = true;
-      post({ type: "done", runId: msg.runId, responseJson: null, logs: "", error: boundError({ message: `the sandbox failed: ${(err as Error)?.message ?? String(err)}` }), wasmBytes: memory.buffer.byteLength, poisoned: true });
+      const message = `the sandbox failed: ${(err as Error)?.message ?? String(err)}`;
+      if (answered === msg.runId) post({ type: "poisoned", diagnostic: message.slice(0, 500) }); // the run already has its result
+      else post({ type: "done", runId: msg.runId, responseJson: null, logs: "", error: boundError({ message }), wasmBytes: memory.buffer.byteLength, poisoned: true });
     });
   } else if (msg.type === "answer" && current?.runId === msg.runId) current.run.answer(msg.callId, msg);
 });
