@@ -269,6 +269,17 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
       }
     };
 
+    it("a sandbox that cannot start (its code out of its user's reach) fails the waiting run with Node's error, without a respawn loop", async function () {
+      const pool = new SandboxPool({ size: 1, launcher: processLauncher({ entry: "/root/.vesta-no-such-dir/sandbox.js" }) });
+      try {
+        const r = await pool.run(request("1"), noHost);
+        expect(r.error).to.deep.equal({ message: "the sandbox failed to start (Error: Cannot find module '/root/.vesta-no-such-dir/sandbox.js')" });
+        expect(pool.stats()).to.include({ started: 1, sandboxes: 0 });
+      } finally {
+        await pool.close();
+      }
+    });
+
     it("a process that exits on its own fails its run with its exit code", async function () {
       expect((await misbehave("exit")).error).to.deep.equal({ message: "the sandbox process ended during the run (exit code 7); the run did not complete" });
     });

@@ -264,7 +264,8 @@ export class SandboxPool {
     if (!slot.ready) {
       // It never started (e.g. its code failed to load): fail what waits rather than respawn in a loop.
       this.logger?.error({ ...exit }, "sandbox: a sandbox failed to start");
-      this.failQueued(`the sandbox failed to start (${exit.detail?.split("\n")[0] ?? how})`);
+      const lines = exit.detail?.split("\n") ?? [];
+      this.failQueued(`the sandbox failed to start (${(lines.find((line) => /^\w*Error\b/.test(line)) ?? lines[0] ?? how).slice(0, 300)})`);
       return;
     }
     this.replaced++;
