@@ -106,8 +106,8 @@ export function sandboxArgs(entry: string, config: SandboxConfig, heapMb: number
 export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLauncher {
   const user = opts.user ?? defaultSandboxUser();
   const heapMb = opts.heapMb ?? 256;
+  const files = sandboxFiles(); // built now (at the relayer's start), not on the first run's path
   return ({ wasmMaxBytes }, frameBytes, events) => {
-    const files = sandboxFiles();
     const config: SandboxConfig = { wasmMaxBytes, wasmFile: files.wasmFile, guestDir: files.guestDir };
     const child = spawn(process.execPath, sandboxArgs(opts.entry ?? files.entry, config, heapMb), {
       env: {},
@@ -172,8 +172,8 @@ export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLaunc
 
 /** The in-process baseline for benchmarks: the same sandbox code in a worker thread of this process (no isolation). */
 export function threadLauncher(): SandboxLauncher {
+  const files = sandboxFiles();
   return ({ wasmMaxBytes }, _frameBytes, events) => {
-    const files = sandboxFiles();
     const config: SandboxConfig = { wasmMaxBytes, wasmFile: files.wasmFile, guestDir: files.guestDir };
     const worker = new Worker(files.entry, { workerData: config, execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 256 } });
     worker.unref();
