@@ -20,11 +20,18 @@ describe("fair share of the sandbox over HTTP (issue 15)", function () {
     const attacker = await newAccount(stack, "attacker");
     const victim = await newAccount(stack, "victim");
     expect((await run(victim.apiKey, { code: HELLO })).status).to.equal(200); // warm
+    const initial = await balance(attacker.apiKey);
     const attacks = [1, 2, 3].map(() => run(attacker.apiKey, { code: SLEEP, js_params: { ms: 3000 } }));
     let attackerDone = 0;
     attacks.forEach((a) => a.then(() => attackerDone++));
-    await new Promise((r) => setTimeout(r, 300));
-    const before = await balance(attacker.apiKey);
+    // The three runs are admitted (each reserves its worst case) when the balance stops moving.
+    let before = initial;
+    for (let unchanged = 0; unchanged < 3; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      const now = await balance(attacker.apiKey);
+      unchanged = now === before && now < initial ? unchanged + 1 : 0;
+      before = now;
+    }
     const refused = await fetch(`${stack.api}/lit_action`, {
       method: "POST",
       headers: { "x-api-key": attacker.apiKey, "content-type": "application/json" },
