@@ -2,8 +2,8 @@ import { expect } from "chai";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import ipaddr from "ipaddr.js";
-import { refusedRange } from "../executor/sandbox/egress";
-import { hostFetch } from "../executor/sandbox/fetch";
+import { refusedRange } from "../executor/sandbox/host/egress";
+import { hostFetch } from "../executor/sandbox/host/fetch";
 import { DEFAULT_LIMITS } from "../executor/sandbox/types";
 import { countingServer, fakeInternet, stubResolver } from "./helpers/network";
 
