@@ -320,3 +320,12 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
     });
   });
 });
+
+describe("the sandbox bundle a production install runs", function () {
+  this.timeout(60_000);
+  it("is what npm run build wrote, identical to a bundle of the current sources (no stale or hand-edited bundle)", function () {
+    const { bundleSandbox, PREBUILT_BUNDLE } = require("../executor/sandbox/host/sandbox-files") as typeof import("../executor/sandbox/host/sandbox-files");
+    expect(fs.existsSync(PREBUILT_BUNDLE), `${PREBUILT_BUNDLE}: npm run build writes it`).to.equal(true);
+    expect(Buffer.from(bundleSandbox()).equals(fs.readFileSync(PREBUILT_BUNDLE))).to.equal(true);
+  });
+});
