@@ -81,6 +81,20 @@ export async function admitRun(ctx: BillingCtx, accountHash: bigint, worstCaseMs
 }
 
 /**
+ * Before anything is simulated or derived for a relayed write: 402 when the acting key's account
+ * cannot pay even `leastWei` of gas and the fixed price (a refusal must not cost us more than the
+ * caller: no estimateGas, fee reads or key derivation for an account that cannot pay).
+ */
+export async function precheckWrite(ctx: Ctx, method: string, actingKeyHash: bigint, leastWei: bigint): Promise<void> {
+  const billing = ctx.billing;
+  if (!billing || FREE_WRITES.has(method)) return;
+  const least = writeCents(leastWei, billing.config);
+  if (least === 0) return;
+  const { accountHash } = await ctx.executor.permissions.resolve(actingKeyHash);
+  await billing.covers(await payerOf(ctx, accountHash), least, "a management call");
+}
+
+/**
  * Admits a relayed write of the acting key's account before it is sent, by reserving its worst case:
  * the fixed price plus `worstGasWei` (its gas limit at the highest gas price it may pay). 402 when
  * it does not fit. `settle(gasWei)` charges the gas it used at the price it paid (a write that

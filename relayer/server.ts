@@ -6,6 +6,7 @@ import { connectChain } from "./chain/client";
 import { PayerPool } from "./chain/payers";
 import { createKeyProvider } from "../executor/keys/provider";
 import { Executor } from "../executor";
+import { socketOpenToOthers } from "../executor/sandbox/host/isolation";
 import { Billing } from "../billing/service";
 import { recoveredWriteCost } from "./chain/relay";
 import type { RelayerConfig } from "./config";
@@ -23,6 +24,10 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
   if (notPayers.length) logger.warn({ notPayers }, "some payer keys are not API payers on the contract: their writes will be refused");
   const abort = new AbortController();
   const keys = createKeyProvider({ kind: config.keyProvider, localRootSecretFile: config.localRootSecretFile, dstackEndpoint: config.dstackEndpoint }, logger);
+  const agentSocket = config.dstackEndpoint ?? "/var/run/dstack.sock";
+  if (config.keyProvider === "dstack" && socketOpenToOthers(agentSocket)) {
+    logger.warn({ socket: agentSocket }, "the dstack guest-agent socket may be written by every user: a sandbox process that escaped QuickJS could ask it for keys; make it 0660 or 0600 for the relayer's user");
+  }
   const executor = new Executor({
     keys,
     accountConfig: chain.accountConfig,
@@ -31,6 +36,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     dataDir: config.dataDir,
     limits: config.limits,
     workers: config.sandboxWorkers,
+    sandboxUser: config.sandboxUser,
     fairShare: config.fairShare,
     permissionPollMs: config.permissionPollMs,
     fetchAllowPrivate: config.fetchAllowPrivate,

@@ -99,14 +99,22 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     const owner = await accountClient(stack());
     const billing = stack().relayer.ctx.billing!;
     const customer = await billing.customerId(await payerOf(stack().relayer.ctx, owner.hash));
-    await billing.remote.adjust(customer, 150 - (await balance(owner)), "test-lower-credit", {}); // $1.50 left
-    await billing.refresh(customer);
+    const setBalance = async (cents: number) => {
+      await billing.remote.adjust(customer, cents - (await balance(owner)), `test-set-credit-${cents}`, {});
+      await billing.refresh(customer);
+    };
+    const group = { group_name: "g", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] };
+    // With nothing left, the cheapest write (checked before any simulation) is refused: its price is the floor.
+    await setBalance(0);
+    const least = (await expectError(owner.post("/add_group", group), 402, "payment_required", "a management call")).details.price_cents as number;
+    // A balance above that floor, but under this write's worst case, is refused at the reservation.
+    await setBalance(least + 1);
     const block = await ethers.provider.getBlockNumber();
-    const body = await expectError(owner.post("/add_group", { group_name: "g", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] }), 402, "payment_required", "the most gas it may use");
-    expect(body.details.credit_cents).to.equal(150);
-    expect(body.details.price_cents, "the worst case").to.be.greaterThan(150);
+    const body = await expectError(owner.post("/add_group", group), 402, "payment_required", "the most gas it may use");
+    expect(body.details.credit_cents).to.equal(least + 1);
+    expect(body.details.price_cents, "the worst case").to.be.greaterThan(least + 1);
     expect(await ethers.provider.getBlockNumber(), "nothing sent").to.equal(block);
-    expect(await balance(owner)).to.equal(150);
+    expect(await balance(owner)).to.equal(least + 1);
   });
 
   it("recovery prices a write left by a stopped process from its receipt (reverted or not), and keeps one that may still land", async function () {

@@ -391,9 +391,14 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       safe = await kit.createSafe(owners, 2, String(Date.now()));
     });
 
-    /** The Safe's signature of `primaryType` (ERC-1271): a Safe message over the envelope's EIP-712 digest, signed by `signers`. */
+    /**
+     * The Safe's signature of `primaryType` (ERC-1271): a Safe message over the envelope's EIP-712 digest, signed by `signers`.
+     * Each request is issued a second earlier than the last: two requests within one second would be the same
+     * signature, and a ConvertAccount signature converts one account only.
+     */
+    let age = 0;
     async function safeRequest(primaryType: PrimaryType, signers: string[]) {
-      const typed_data: TypedData = buildTypedData(primaryType, { chainId, address: safe, issuedAt: now() });
+      const typed_data: TypedData = buildTypedData(primaryType, { chainId, address: safe, issuedAt: now() - age++ });
       let message = (await kit.connect(safe, signers[0])).createMessage(typed_data as never);
       for (const s of signers) message = await (await kit.connect(safe, s)).signMessage(message, "eth_signTypedData_v4");
       return { typed_data, signature: message.encodedSignatures() };

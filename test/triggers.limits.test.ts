@@ -27,6 +27,7 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
         TRIGGERS_CORE_URL: core.url,
         TRIGGERS_MAX_PER_USER: "3",
         TRIGGERS_MAX_STORED_RESPONSE_BYTES: "4096",
+        TRIGGERS_WEBHOOK_BODY_LIMIT: "256kb", // the depth tests send 200 KB bodies (the size limit has its own test)
         TRIGGERS_LOGIN_RATE_PER_ADDRESS: "2",
         TRIGGERS_LOGIN_RATE_PER_IP: "5",
         TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: "1000",
@@ -222,9 +223,6 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       } finally {
         Cron.prototype.nextRun = original;
       }
-      const started = performance.now();
-      for (let i = 0; i < 5; i++) for (const cron of rare) try { validateSchedule({ cron }); } catch { /* never fires */ }
-      expect(performance.now() - started).to.be.below(1000); // was ~100 ms per expression
     });
 
     it("a schedule that cannot be read (stored by an older version) does not stop the others", async function () {
@@ -242,9 +240,18 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       for (const t of (await api("/api/triggers")).body) await api(`/api/triggers/${t.id}`, { method: "DELETE" });
       const t = (await create({ name: "every minute", kind: "schedule", config: { cron: "* * * * *" } })).body;
       clock.t += 3 * 365 * 24 * 3600_000 + 17_000; // three years (1.5 million minutes) later
-      const started = performance.now();
-      expect(await scanSchedules(h.svc.ctx)).to.equal(1);
-      expect(performance.now() - started).to.be.below(2000);
+      const original = Cron.prototype.nextRun;
+      let searches = 0;
+      Cron.prototype.nextRun = function (this: Cron, ...a: Parameters<Cron["nextRun"]>) {
+        searches++;
+        return original.apply(this, a);
+      };
+      try {
+        expect(await scanSchedules(h.svc.ctx)).to.equal(1);
+      } finally {
+        Cron.prototype.nextRun = original;
+      }
+      expect(searches, "a bisection, not one search per missed minute").to.be.below(200);
       const [run] = (await api(`/api/triggers/${t.id}/runs`)).body.runs;
       const latest = new Date(Math.floor(clock.t / 60_000) * 60_000).toISOString();
       expect(run.params.scheduled_at).to.equal(latest);

@@ -138,6 +138,8 @@ export function startWorkers(ctx: TriggersCtx): { wake: () => void; idle: () => 
           ctx.logger.error({ err, run: run.id }, "run failed unexpectedly");
           if (!ctx.signal.aborted) await ctx.store.finish(run.id, "failed", null, `internal error: ${(err as Error).message}`, ctx.now()).catch(() => {});
         }
+        // Retention: the trigger keeps its newest finished runs only.
+        await ctx.store.pruneRuns(run.triggerId, ctx.config.runsKeptPerTrigger).catch((err) => ctx.logger.warn({ err, trigger: run.triggerId }, "pruning old runs failed"));
         continue;
       }
       await pause(ctx.config.queuePollMs, ctx.signal, (done) => waiters.add(done));

@@ -4,7 +4,7 @@ import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import type { ErrorCode } from "../../protocol/errors";
 import { decodeRevert } from "./revert";
-import { admitWrite, type WriteCharge } from "../../billing/charges";
+import { admitWrite, precheckWrite, type WriteCharge } from "../../billing/charges";
 import { writeCents } from "../../billing/pricing";
 import type { ReservationRow } from "../../billing/reservations";
 import type { WriteOutcome } from "../../billing/recovery";
@@ -45,11 +45,25 @@ export const gasLimitOf = (estimate: bigint): bigint => {
 export async function feesOf(ctx: Ctx): Promise<{ fields: Pick<TransactionRequest, "maxFeePerGas" | "maxPriorityFeePerGas" | "gasPrice">; worstPrice: bigint }> {
   const fee = await ctx.chain.provider.getFeeData();
   if (fee.maxFeePerGas !== null && fee.maxPriorityFeePerGas !== null) {
+    lastPrice.set(ctx, fee.maxFeePerGas);
     return { fields: { maxFeePerGas: fee.maxFeePerGas, maxPriorityFeePerGas: fee.maxPriorityFeePerGas }, worstPrice: fee.maxFeePerGas };
   }
   if (fee.gasPrice === null) throw new AppError(503, "chain_unavailable", "the chain gave no gas price; nothing changed, try again");
+  lastPrice.set(ctx, fee.gasPrice);
   return { fields: { gasPrice: fee.gasPrice }, worstPrice: fee.gasPrice };
 }
+
+/** The last price per gas the chain asked (0 before the first write). */
+const lastPrice = new WeakMap<Ctx, bigint>();
+/** The least gas any relayed write uses (a transaction's base cost plus a storage write). */
+const LEAST_WRITE_GAS = 45_000n;
+
+/**
+ * 402 before any RPC or key derivation when the acting key's account cannot pay the cheapest write
+ * at the last known gas price (the full worst case is reserved once the write is simulated).
+ */
+export const precheckRelayedWrite = (ctx: Ctx, method: WriteName, actingKeyHash: bigint): Promise<void> =>
+  precheckWrite(ctx, method, actingKeyHash, LEAST_WRITE_GAS * (lastPrice.get(ctx) ?? 0n));
 
 /**
  * Relays one AccountConfig write through the payer pool. The write is first simulated
@@ -64,6 +78,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
   const to = await contract.getAddress();
   const data = contract.interface.encodeFunctionData(method as never, args as never);
   const from = ctx.payers.addresses()[0];
+  await precheckRelayedWrite(ctx, method, args[0] as bigint); // 402 before anything is simulated
   let gas: bigint;
   try {
     gas = await ctx.chain.provider.estimateGas({ to, data, from });
