@@ -8,7 +8,7 @@
 import { BrowserProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, type Eip1193Provider, type JsonRpcSigner } from "ethers";
 import { createVestaClient, unwrap, VestaApiError, type Schemas, type VestaClient } from "@client";
 import { buildTypedData, type PrimaryType, type TypedData } from "../../protocol/eip712";
-import { AccountConfig__factory, type AccountConfig } from "../../protocol/accountConfig";
+import { connectAccountConfig, type AccountConfig } from "../../protocol/accountConfig";
 import { hex32, toContractPermissions, toRestUsageKey } from "../../protocol/usageKeyShape";
 import { usageKeyHash } from "../../protocol/usageKeyProof";
 import { LIMITS, truncateUtf8 } from "../../protocol/limits";
@@ -219,7 +219,7 @@ export class WalletBackend implements Backend {
         });
       }
       const signer = await provider.getSigner();
-      const contract = AccountConfig__factory.connect(chain.contract, signer);
+      const contract = connectAccountConfig(chain.contract, signer);
       const own = solidityPackedKeccak256(["address"], [signer.address]);
       const accountHash = opts.accountHash?.trim() ? hex32(BigInt(opts.accountHash.trim())) : own;
       if (!(await contract.accountExists(accountHash))) {

@@ -3,6 +3,7 @@ import type { Request } from "express";
 import { solidityPackedKeccak256 } from "ethers";
 import { AppError } from "../errors";
 import { DEFAULT_MAX_JSON_DEPTH, jsonDeeperThan } from "../../protocol/json";
+import { firstMalformedString } from "../../protocol/textSchema";
 import { SignedRequestError, verifySigned } from "../signed";
 import { authenticate } from "./auth";
 import { hex32 } from "../../protocol/usageKeyShape";
@@ -28,6 +29,7 @@ function decodeHeader(raw: string): { typed_data: unknown; signature: unknown; a
     const parsed = JSON.parse(Buffer.from(raw, "base64").toString("utf8"));
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || !("typed_data" in parsed) || !("signature" in parsed)) return undefined;
     if (jsonDeeperThan(parsed, DEFAULT_MAX_JSON_DEPTH)) return undefined; // measured before anything walks it
+    if (firstMalformedString(parsed)) return undefined; // a lone surrogate: nothing to hash or verify
     const extra = Object.keys(parsed).filter((k) => !["typed_data", "signature", "api_key_hash"].includes(k));
     return extra.length ? undefined : parsed;
   } catch {

@@ -1,18 +1,23 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z } from "../schemas/common";
+import { z, token } from "../schemas/common";
+import { text } from "../../protocol/textSchema";
 import { RUN_REFUSAL_CODES } from "../http/runRefusals";
 import { route } from "../http/route";
 import { actionCode } from "../../executor/code";
 import { admitRun } from "../../billing/charges";
 import type { Ctx } from "../context";
 
+/** Action code: any well-formed text (its UTF-8 bytes are hashed and run); 400 invalid_code otherwise. The executor bounds its size. */
+const code = () => text({ kind: "code", errorCode: "invalid_code" });
+const ipfsId = () => token(128, "ipfs_id");
+
 const RunBody = z
   .object({
-    code: z.string().optional().openapi({
+    code: code().optional().openapi({
       description: "The action: `async function main(params) { ... }`, well-formed Unicode (its UTF-8 bytes are hashed and run), at most VESTA_ACTION_MAX_CODE_BYTES. Stored by its CID.",
     }),
-    ipfs_id: z.string().max(128).optional().openapi({ description: "The CID of code sent before (or to check `code` against)." }),
+    ipfs_id: ipfsId().optional().openapi({ description: "The CID of code sent before (or to check `code` against)." }),
     js_params: z.unknown().optional().openapi({ description: "Passed to main(params); at most VESTA_ACTION_MAX_PARAMS_BYTES (64 KB) as JSON, nested at most VESTA_MAX_JSON_DEPTH (64) deep." }),
   })
   .strict()
@@ -30,8 +35,8 @@ const RunResponse = z
 
 const ExecutePermissionBody = z
   .object({
-    code: z.string().optional().openapi({ description: "The action's source: its CID is computed, nothing is stored." }),
-    ipfs_id: z.string().max(128).optional().openapi({ description: "The action's CID (or the CID to check `code` against)." }),
+    code: code().optional().openapi({ description: "The action's source: its CID is computed, nothing is stored." }),
+    ipfs_id: ipfsId().optional().openapi({ description: "The action's CID (or the CID to check `code` against)." }),
   })
   .strict()
   .openapi("ExecutePermissionRequest");
@@ -98,7 +103,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       tag: "Actions",
       summary: "The IPFS CID (CIDv0, as `ipfs add` gives) of the action code sent as a JSON string body.",
       auth: "none",
-      body: z.string().openapi({ description: "The action's JavaScript source, as a JSON string." }),
+      body: code().openapi({ description: "The action's JavaScript source, as a JSON string." }),
       errors: ["invalid_code", "code_too_large"],
       response: z.string().openapi({ example: "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o" }),
       handler: async ({ body }) => (await actionCode(body, ctx.config.limits.maxCodeBytes)).cid, // the same checks and bytes as a run

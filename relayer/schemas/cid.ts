@@ -1,11 +1,9 @@
 import { keccak256, toUtf8Bytes } from "ethers";
 import { CID } from "multiformats/cid";
-import { z } from "./common";
+import { token } from "./common";
 
 /** A raw IPFS CID (v0 `Qm…` or v1), checked by parsing it. */
-export const cidString = z
-  .string()
-  .max(128, "an IPFS CID is at most 128 characters")
+export const cidString = token(128, "an IPFS CID")
   .refine((s) => {
     try {
       CID.parse(s.trim());
