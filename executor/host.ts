@@ -5,6 +5,7 @@ import { encrypt, decrypt } from "./encryption";
 import { hostFetch } from "./sandbox/host/fetch";
 import type { PermissionCache, Who } from "./permissions";
 import type { Host, HostCall, RunLimits } from "./sandbox/types";
+import { chainOutage } from "../protocol/chainErrors";
 
 export type HostDeps = {
   keys: KeyProvider;
@@ -79,7 +80,7 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
     return derive(paths.action(ipfsId));
   };
 
-  return async (call: HostCall) => {
+  const answer = async (call: HostCall) => {
     switch (call.op) {
       case "getPrivateKey":
         return pkpKey(call.pkpId);
@@ -105,4 +106,9 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
         throw new Refused(`unknown host operation ${(call as { op: string }).op}`);
     }
   };
+  // A chain lookup that met an RPC failure is refused as such: the node's error (its URL, which may hold an API key) never reaches the action.
+  return (call: HostCall) =>
+    answer(call).catch((err: unknown) => {
+      throw chainOutage(err) ? new Refused("the chain's RPC node did not answer; try again") : err;
+    });
 }

@@ -8,6 +8,7 @@ import { defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/l
 import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
 import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
 import { DEFAULT_ERC1271 } from "./signed";
+import { DEFAULT_WRITE_LIMITS, type WriteLimits } from "./chain/writeShare";
 import { loadBillingConfig, type BillingConfig } from "../billing/config";
 import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
 import { parseTrustProxy } from "../protocol/trustProxy";
@@ -30,6 +31,10 @@ const EnvSchema = z
     VESTA_MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(DEFAULT_MAX_JSON_DEPTH),
     VESTA_TX_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
     VESTA_RECEIPT_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100),
+    VESTA_RPC_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_RPC_TIMEOUT_MS must be >= 100").max(300_000, "VESTA_RPC_TIMEOUT_MS is at most 300000").default(15_000),
+    VESTA_WRITES_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_WRITE_LIMITS.perAccount),
+    VESTA_WRITES_PER_PAYER: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_WRITE_LIMITS.perPayer),
+    VESTA_WRITE_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_WRITE_LIMITS.total),
     VESTA_NEW_ACCOUNT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
     VESTA_SIGNATURE_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
     VESTA_TRUST_PROXY: z.string().optional(),
@@ -94,6 +99,10 @@ export type RelayerConfig = {
   maxJsonDepth: number;
   txTimeoutMs: number;
   receiptPollMs: number;
+  /** Longest wait for one JSON-RPC answer (then 503 chain_unavailable). */
+  rpcTimeoutMs: number;
+  /** Relayed writes queued or in flight, per account, per billing payer and in all (see relayer/chain/writeShare.ts). */
+  writeLimits: WriteLimits;
   newAccountRateLimitPerMinute: number;
   /** Per client address and minute, on every route that checks a signature (EIP-712 / ERC-1271). */
   signatureRateLimitPerMinute: number;
@@ -199,6 +208,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     maxJsonDepth: e.VESTA_MAX_JSON_DEPTH,
     txTimeoutMs: e.VESTA_TX_TIMEOUT_MS,
     receiptPollMs: e.VESTA_RECEIPT_POLL_MS,
+    rpcTimeoutMs: e.VESTA_RPC_TIMEOUT_MS,
+    writeLimits: { perAccount: e.VESTA_WRITES_PER_ACCOUNT, perPayer: e.VESTA_WRITES_PER_PAYER, total: e.VESTA_WRITE_QUEUE_MAX },
     newAccountRateLimitPerMinute: e.VESTA_NEW_ACCOUNT_RATE_LIMIT,
     signatureRateLimitPerMinute: e.VESTA_SIGNATURE_RATE_LIMIT,
     trustProxy: trustProxy.value,

@@ -4,7 +4,10 @@ import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import type { ErrorCode } from "../../protocol/errors";
 import { decodeRevert } from "./revert";
-import { admitWrite, precheckWrite, type WriteCharge } from "../../billing/charges";
+import { TxNotSent } from "./payers";
+import type { WriteOwner, WriteTicket } from "./writeShare";
+import { admitWrite, payerOf, precheckWrite, type WriteCharge } from "../../billing/charges";
+import { hex32 } from "../../protocol/usageKeyShape";
 import { writeCents } from "../../billing/pricing";
 import type { ReservationRow } from "../../billing/reservations";
 import type { WriteOutcome } from "../../billing/recovery";
@@ -24,6 +27,7 @@ export const WRITE_ERRORS: ErrorCode[] = [
   "already_exists",
   "write_rejected",
   "write_too_large",
+  "write_queue_full",
   "chain_unavailable",
   "payer_not_authorized",
   "chain_timeout",
@@ -65,20 +69,39 @@ const LEAST_WRITE_GAS = 45_000n;
 export const precheckRelayedWrite = (ctx: Ctx, method: WriteName, actingKeyHash: bigint): Promise<void> =>
   precheckWrite(ctx, method, actingKeyHash, LEAST_WRITE_GAS * (lastPrice.get(ctx) ?? 0n));
 
+/** Whose write this is, for the fair share (writeShare.ts): the acting key's account, and who pays for it. */
+async function ownerOf(ctx: Ctx, actingKeyHash: bigint): Promise<WriteOwner> {
+  const resolved = (await ctx.executor.permissions.resolve(actingKeyHash)).accountHash;
+  const accountHash = resolved === 0n ? actingKeyHash : resolved; // a wallet-owned account has no key (the contract refuses its writes)
+  return { account: hex32(accountHash), payer: (await payerOf(ctx, accountHash)).key };
+}
+
 /**
- * Relays one AccountConfig write through the payer pool. The write is first simulated
- * (estimateGas from a payer), so a write the contract rejects answers with its decoded error and
- * costs nothing; then the acting key's account reserves the write's worst case (its fixed price and
- * gas limit x max fee; 402 without credit), it is signed (its hash recorded with the reservation),
- * sent, and once mined the account is charged the gas it used at the price it paid, also when it
- * reverted on chain (e.g. it raced an identical write): the payers paid for it either way.
+ * Relays one AccountConfig write through the payer pool. It takes its place in the fair share of
+ * writes first (429 when its account or payer holds too many), then is simulated (estimateGas from
+ * a payer), so a write the contract rejects answers with its decoded error and costs nothing; then
+ * the acting key's account reserves the write's worst case (its fixed price and gas limit x max
+ * fee; 402 without credit), it waits for its turn, is signed (its hash recorded with the
+ * reservation), sent, and once mined the account is charged the gas it used at the price it paid,
+ * also when it reverted on chain (e.g. it raced an identical write): the payers paid for it either
+ * way. A write that did not reach the chain costs nothing. `owner` is given for a write that acts
+ * for no account yet (new_account); otherwise it is the acting key's (args[0]).
  */
-export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): Promise<TransactionReceipt> {
+export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], owner?: WriteOwner): Promise<TransactionReceipt> {
+  await precheckRelayedWrite(ctx, method, args[0] as bigint); // 402 before anything is simulated
+  const ticket = ctx.payers.admit(owner ?? (await ownerOf(ctx, args[0] as bigint))); // 429 before anything is simulated
+  try {
+    return await relayAdmitted(ctx, method, args, ticket);
+  } finally {
+    ticket.release();
+  }
+}
+
+async function relayAdmitted(ctx: Ctx, method: WriteName, args: unknown[], ticket: WriteTicket): Promise<TransactionReceipt> {
   const contract = ctx.chain.accountConfig;
   const to = await contract.getAddress();
   const data = contract.interface.encodeFunctionData(method as never, args as never);
   const from = ctx.payers.addresses()[0];
-  await precheckRelayedWrite(ctx, method, args[0] as bigint); // 402 before anything is simulated
   let gas: bigint;
   try {
     gas = await ctx.chain.provider.estimateGas({ to, data, from });
@@ -92,7 +115,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
   let hash: string | undefined;
   let receipt: TransactionReceipt;
   try {
-    receipt = await ctx.payers.send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
+    receipt = await ctx.payers.send({ to, data, gasLimit, ...fees.fields }, ticket, (err) => decodeRevert(contract.interface, err), (signed) => {
       hash = signed;
       charge.noteTx(signed);
     });
@@ -102,12 +125,12 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
   }
   charge.settle(receipt.fee);
   if (receipt.status !== 1) {
-    try {
-      await ctx.chain.provider.call({ to, data, from });
-    } catch (err) {
-      throw decodeRevert(contract.interface, err);
-    }
-    throw new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
+    const rejected = new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
+    const why = await ctx.chain.provider.call({ to, data, from }).then(
+      () => rejected,
+      (err) => decodeRevert(contract.interface, err),
+    );
+    throw why instanceof AppError ? why : rejected; // the reason, when the chain still tells it
   }
   // Every AccountConfig event names its account in topic 1: drop what is cached for those accounts now.
   for (const log of receipt.logs) if (log.address.toLowerCase() === to.toLowerCase() && log.topics[1]) ctx.executor.permissions.invalidate(BigInt(log.topics[1]));
@@ -115,13 +138,13 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
 }
 
 /**
- * A send that did not end with a receipt: nothing signed, nothing to charge; a transaction mined
+ * A send that did not end with a receipt: nothing signed or delivered, nothing to charge; a transaction mined
  * anyway (some nodes, Hardhat's among them, mine a reverting transaction and report the revert at
  * send time) is charged what it cost; one that may still land (a timeout, a lost answer) is left to
  * billing's recovery, which looks for its receipt.
  */
 async function chargeFailedSend(ctx: Ctx, charge: WriteCharge, hash: string | undefined, err: unknown): Promise<void> {
-  if (!hash) return charge.release();
+  if (!hash || err instanceof TxNotSent) return charge.release();
   const receipt = await ctx.chain.provider.getTransactionReceipt(hash).catch(() => null);
   if (receipt) return charge.settle(receipt.fee);
   if (err instanceof AppError && err.status < 500) return charge.release(); // refused before it reached the chain

@@ -1,7 +1,8 @@
 import crypto from "node:crypto";
+import { ipKeyGenerator } from "express-rate-limit";
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z, requiredName, description } from "../schemas/common";
+import { z, requiredName, description, token } from "../schemas/common";
 import { route } from "../http/route";
 import { hashKey, MAX_KEY_LENGTH, presentedKey, resolveKey } from "../http/auth";
 import { relayWrite } from "../chain/relay";
@@ -13,7 +14,7 @@ const NewAccountBody = z
   .object({
     account_name: requiredName("account_name"),
     account_description: description.default(""),
-    email: z.string().max(254, "email: at most 254 characters").email("email must be an e-mail address").optional(),
+    email: token(254, "email").email("email must be an e-mail address").optional(),
   })
   .strict()
   .openapi("NewAccountRequest");
@@ -29,13 +30,15 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     summary: "Creates a managed account. Returns its account key once, and its admin wallet address.",
     auth: "none",
     body: NewAccountBody,
-    errors: ["rate_limited", "already_exists", "write_rejected", "write_too_large", "chain_unavailable", "payer_not_authorized", "chain_timeout"],
+    errors: ["rate_limited", "already_exists", "write_rejected", "write_too_large", "write_queue_full", "chain_unavailable", "payer_not_authorized", "chain_timeout"],
     response: z.object({ api_key: z.string(), wallet_address: z.string() }).openapi("NewAccountResponse"),
     handler: async ({ body, req }) => {
       const apiKey = newSecretKey();
       const apiKeyHash = hashKey(apiKey);
       const admin = await deriveWallet(ctx.keys, paths.accountAdmin(apiKeyHash));
-      await relayWrite(ctx, "newAccount", [apiKeyHash, admin.address, body.account_name, body.account_description]);
+      // The account does not exist yet: its write takes the fair share of the client asking for it.
+      const client = `client:${ipKeyGenerator(req.ip ?? "unknown")}`;
+      await relayWrite(ctx, "newAccount", [apiKeyHash, admin.address, body.account_name, body.account_description], { account: client, payer: client });
       (req.log ?? ctx.logger).info({ account: `0x${apiKeyHash.toString(16)}`, admin: admin.address }, "account created");
       return { api_key: apiKey, wallet_address: admin.address };
     },
