@@ -89,10 +89,10 @@ describe("relayer: the chain's RPC node fails", function () {
     const before = [await chainState(stack(), apiKey), await credit(apiKey)];
     proxy.fault = (method) => (method === "eth_sendRawTransaction" ? "reset" : undefined);
     const r = await call(stack(), "POST", "/add_group", { key: apiKey, body: { group_name: "lost" } });
-    expectUnavailable(r, "the write");
-    expect(r.body.message).to.include("nothing was sent");
     proxy.fault = () => undefined;
     expect([await chainState(stack(), apiKey), await credit(apiKey)], "no transaction, no charge, no credit held").to.deep.equal(before);
+    expectUnavailable(r, "the write");
+    expect(r.body.message).to.include("nothing was sent");
     await apiGroup(stack(), apiKey, "next"); // the payer's nonce was not skipped
   });
 
