@@ -5,6 +5,8 @@ import { apiGroup, apiWallet, chainState, expectError, ok, suiteStack } from "./
 import { rpcProxy, type RpcFault, type RpcProxy } from "./helpers/rpcProxy";
 import { startRelayer } from "../relayer/server";
 import { CHAIN_RETRY_AFTER_SECONDS } from "../protocol/chainErrors";
+import { buildTypedData } from "../protocol/eip712";
+import { walletAuthHeader } from "../relayer/http/walletAuth";
 
 const TRY_KEY = `async function main(params) {
   try { await Actions.getPrivateKey({ pkpId: params.pkpId }); return "got a key"; }
@@ -56,7 +58,7 @@ describe("relayer: the chain's RPC node fails", function () {
     ];
     for (const [what, method, path, body] of requests) {
       uncached();
-      const res = await fetch(`${stack().api}${path}`, { method, headers: { "x-api-key": key, ...(body ? { "content-type": "application/json" } : {}) }, body: body && JSON.stringify(body) });
+      const res = await fetch(`${stack().api}${path}`, { method, headers: { "x-api-key": key, ...(body ? { "content-type": "application/json" } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
       const r = { status: res.status, body: await res.json() };
       expectUnavailable(r, what);
       expect(res.headers.get("retry-after"), what).to.equal(String(CHAIN_RETRY_AFTER_SECONDS));
@@ -75,13 +77,34 @@ describe("relayer: the chain's RPC node fails", function () {
     await apiGroup(stack(), apiKey, "after"); // and it works again
   });
 
-  for (const fault of ["reset", "hang", "429", "garbage", "busy"] as RpcFault[]) {
-    it(`answers 503 chain_unavailable when the node ${{ reset: "cuts the connection", hang: "does not answer within VESTA_RPC_TIMEOUT_MS", "429": "rate limits (HTTP 429)", garbage: "answers an HTML page", busy: "answers JSON-RPC -32005 (limit exceeded)" }[fault]}`, async function () {
+  const faults: [RpcFault, string][] = [
+    ["reset", "cuts the connection"],
+    ["hang", "does not answer within VESTA_RPC_TIMEOUT_MS"],
+    ["429", "rate limits (HTTP 429)"],
+    ["garbage", "answers an HTML page"],
+    ["busy", "answers JSON-RPC -32005 (limit exceeded)"],
+  ];
+  for (const [fault, what] of faults) {
+    it(`answers 503 chain_unavailable when the node ${what}`, async function () {
       const { apiKey } = await newAccount(stack());
       proxy.fault = (method) => (method === "eth_call" || method === "eth_estimateGas" ? fault : undefined);
       await answersUnavailable(apiKey);
     });
   }
+
+  it("answers 503, not 401, to a signature the chain must check (ERC-1271) while the node fails: the failure says nothing of the signature", async function () {
+    const address = "0x000000000000000000000000000000000000cafe";
+    const td = buildTypedData("BillingAuth", { chainId: stack().relayer.ctx.chain.chainId, address, issuedAt: Math.floor(Date.now() / 1000) });
+    const header = walletAuthHeader(td, "0x" + "11".repeat(65)); // not this address's ECDSA signature: only a contract there could accept it
+    const balance = () => fetch(`${stack().api}/billing/balance`, { headers: { "x-wallet-auth": header } });
+    const refused = await balance();
+    expect([refused.status, ((await refused.json()) as { code: string }).code], "the node answers: no contract there").to.deep.equal([401, "invalid_wallet_auth"]);
+    for (const fault of ["reset", "busy"] as RpcFault[]) {
+      proxy.fault = (method) => (method === "eth_getCode" ? fault : undefined);
+      const r = await balance();
+      expectUnavailable({ status: r.status, body: await r.json() }, fault);
+    }
+  });
 
   it("answers 503 to a write whose transaction the node never received, charges nothing and holds no credit", async function () {
     const { apiKey } = await newAccount(stack());

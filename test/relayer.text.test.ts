@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import { AbiCoder, concat, keccak256, ParamType, toUtf8Bytes, type Signer } from "ethers";
+import { AbiCoder, concat, keccak256, ParamType, toUtf8Bytes, type Interface, type Signer } from "ethers";
 import { call, newAccount } from "./helpers/relayer";
 import { chainState, CID_V0, expectError, ok, suiteStack } from "./helpers/relayerChecks";
 import { chainSecuredHash, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
@@ -9,7 +9,7 @@ import type { AccountConfig } from "../typechain-types";
 
 /** Calls `method` of the contract from `signer` with `args`, each string argument sent as the raw bytes given (hex), as a wallet may. */
 async function sendRaw(c: AccountConfig, signer: Signer, method: string, args: unknown[]) {
-  const f = c.interface.getFunction(method)!;
+  const f = (c.interface as Interface).getFunction(method)!;
   const types = f.inputs.map((p) => ParamType.from(JSON.parse(p.format("json").replace(/"type":"string"/g, '"type":"bytes"'))));
   const data = concat([f.selector, AbiCoder.defaultAbiCoder().encode(types, args)]);
   await (await signer.sendTransaction({ to: await c.getAddress(), data })).wait();

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { solidityPackedKeccak256 } from "ethers";
-import { z, address, hash256, token } from "../schemas/common";
+import { z, address, hash256 } from "../schemas/common";
 import { text } from "../../protocol/textSchema";
 import { route } from "../http/route";
 import { relayWrite, WRITE_ERRORS } from "../chain/relay";
@@ -18,7 +18,7 @@ import { usageKeyHash, usageKeyProof } from "../../protocol/usageKeyProof";
 import type { Ctx } from "../context";
 
 const typedDataField = z.unknown().openapi({ description: "The EIP-712 envelope of spec 2 (types, domain, primaryType, message)." });
-const signatureField = token(16 * 1024, "signature").openapi({ description: "eth_signTypedData_v4 signature of typed_data, or personal_sign (EIP-191) signature of message (or an ERC-1271 signature of a contract account)." });
+const signatureField = text({ kind: "label" }).openapi({ description: "eth_signTypedData_v4 signature of typed_data, or personal_sign (EIP-191) signature of message (or an ERC-1271 signature of a contract account)." });
 const accountField = hash256("api_key_hash")
   .optional()
   .openapi({ type: "string", description: "The account the wallet will be registered to; default: the signer's own ChainSecured account." });
