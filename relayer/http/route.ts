@@ -42,12 +42,13 @@ export type RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | und
 
 /** Codes every route may answer, by what it takes. */
 const EVERY: ErrorCode[] = ["invalid_request", "internal_error"];
-const WITH_BODY: ErrorCode[] = ["json_too_deep", "body_too_large", "unsupported_media_type", "unsupported_encoding"];
+const WITH_BODY: ErrorCode[] = ["invalid_text", "json_too_deep", "body_too_large", "unsupported_media_type", "unsupported_encoding"];
+/** A key or a wallet is resolved on chain: its node failing answers chain_unavailable. */
 const BY_AUTH: Record<RouteSpec<undefined, undefined>["auth"], ErrorCode[]> = {
   none: [],
-  key: ["invalid_api_key"],
-  account: ["invalid_api_key", "owner_only"],
-  billing: ["invalid_api_key", "invalid_wallet_auth", "rate_limited"],
+  key: ["invalid_api_key", "chain_unavailable"],
+  account: ["invalid_api_key", "owner_only", "chain_unavailable"],
+  billing: ["invalid_api_key", "invalid_wallet_auth", "rate_limited", "chain_unavailable"],
 };
 
 /** Every error code a route answers: its kind's, and its own. */

@@ -50,7 +50,7 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     tag: "Accounts",
     summary: "Whether the presented key is a valid account or usage key (bare true or false).",
     auth: "none",
-    errors: ["invalid_api_key"],
+    errors: ["invalid_api_key", "chain_unavailable"],
     response: z.boolean(),
     handler: async ({ req }) => {
       const key = presentedKey(req);

@@ -104,7 +104,7 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
       "Mints a wallet (PKP) for a wallet-owned account after verifying a CreateWallet signature (EIP-712 typed_data, or Chipotle's signed-text message); register it with registerWalletDerivation.",
     auth: "none",
     body: CreateWalletBody,
-    errors: ["rate_limited", "invalid_typed_data", "invalid_signed_message", "invalid_signature", "not_account_admin"],
+    errors: ["rate_limited", "invalid_typed_data", "invalid_signed_message", "invalid_signature", "not_account_admin", "chain_unavailable"],
     response: z.object({ wallet_address: z.string(), derivation_path: z.string() }),
     handler: async ({ body }) => {
       const signer = await verified(ctx, "CreateWallet", body);
@@ -120,7 +120,7 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
       "Mints a usage key and its wallet after verifying an AddUsageApiKey signature; the wallet then calls registerWalletDerivation(wallet_address, derivation_path) and setUsageApiKey(usage_api_key_hash, ..., usage_api_key_proof).",
     auth: "none",
     body: SignedBody.openapi("AddUsageApiKeyWithSignatureRequest"),
-    errors: ["rate_limited", "invalid_typed_data", "invalid_signature", "not_account_admin"],
+    errors: ["rate_limited", "invalid_typed_data", "invalid_signature", "not_account_admin", "chain_unavailable"],
     response: z.object({
       usage_api_key: z.string(),
       usage_api_key_hash: z.string().openapi({ description: "The key's on-chain hash (keccak256 of its public key): pass it to setUsageApiKey." }),
