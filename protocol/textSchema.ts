@@ -62,9 +62,6 @@ export function textProblem(s: string, kind: TextKind): string | undefined {
   return undefined;
 }
 
-/** Marks a zod issue with the error code the API answers it with (read by parseOrThrow). */
-export const issueCode = (errorCode: ErrorCode) => ({ errorCode });
-
 /** A string schema with `rules`: well-formed, of its kind, within its bounds. */
 export function text(rules: TextRules) {
   const errorCode = rules.errorCode ?? "invalid_text";
@@ -75,13 +72,10 @@ export function text(rules: TextRules) {
   if (maxChars !== Infinity) s = s.max(maxChars, rules.maxBytes !== undefined && maxChars === rules.maxBytes ? `at most ${rules.maxBytes} bytes of UTF-8` : `at most ${maxChars} characters`);
   return s.superRefine((v, ctx) => {
     const problem = textProblem(v, rules.kind);
-    if (problem) ctx.addIssue({ code: "custom", message: problem, params: issueCode(errorCode) });
+    if (problem) ctx.addIssue({ code: "custom", message: problem, params: { errorCode } }); // the code the API answers it with (read by parseOrThrow)
     else if (rules.maxBytes !== undefined && v.length <= maxChars && utf8Length(v) > rules.maxBytes) ctx.addIssue({ code: "custom", message: `at most ${rules.maxBytes} bytes of UTF-8` });
   });
 }
-
-/** A name of the contract's (accounts, groups, wallets, actions, usage keys): a label of at most `maxBytes` bytes. */
-export const label = (maxBytes: number, min = 0, emptyMessage?: string) => text({ kind: "label", maxBytes, min, emptyMessage });
 
 /**
  * Where the first string of `value` (a parsed JSON input: its strings and its object keys) that is
