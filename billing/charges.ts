@@ -85,7 +85,7 @@ export async function admitRun(ctx: BillingCtx, accountHash: bigint, worstCaseMs
  * cannot pay even `leastWei` of gas and the fixed price (a refusal must not cost us more than the
  * caller: no estimateGas, fee reads or key derivation for an account that cannot pay).
  */
-export async function precheckWrite(ctx: Ctx, method: string, actingKeyHash: bigint, leastWei: bigint): Promise<void> {
+export async function precheckWrite(ctx: BillingCtx, method: string, actingKeyHash: bigint, leastWei: bigint): Promise<void> {
   const billing = ctx.billing;
   if (!billing || FREE_WRITES.has(method)) return;
   const least = writeCents(leastWei, billing.config);

@@ -73,6 +73,7 @@ export const ERROR_CODES = {
   // 429: slow down
   rate_limited: { status: 429, meaning: "Too many requests of this kind from this address; Retry-After says when to try again." },
   run_queue_full: { status: 429, meaning: "The account's share of the sandbox and its queue are full; Retry-After says when to try again." },
+  trigger_queue_full: { status: 429, meaning: "Triggers: this trigger already has as many runs waiting as allowed (TRIGGERS_MAX_QUEUED_PER_TRIGGER)." },
   // 5xx: our side
   internal_error: { status: 500, meaning: "The service failed; it has been logged, and nothing about it is shown." },
   chain_unavailable: { status: 503, meaning: "The chain did not answer (no gas price, the transaction could not be sent); nothing changed." },
