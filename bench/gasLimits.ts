@@ -1,6 +1,6 @@
 import { Wallet } from "ethers";
 import { deployAccountConfig, hashOf, perms, proofFor, usageKeyOf } from "../test/helpers/accountConfig";
-import { LIMITS } from "../relayer/limits";
+import { LIMITS } from "../protocol/limits";
 
 export type WorstRow = { write: string; gas: bigint };
 

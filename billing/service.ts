@@ -7,7 +7,7 @@ import { LocalRemote } from "./localRemote";
 import { StripeRemote } from "./stripeRemote";
 import { Settler, type SettleReport } from "./settler";
 import { display, paymentRequired, providerCall } from "./errors";
-import { AppError } from "../relayer/errors";
+import { AppError } from "../protocol/errors";
 import { Payments } from "./payments";
 import { ReservationStore, type ReservationRow } from "./reservations";
 import { recoverOrphans, type WriteOutcome } from "./recovery";
@@ -207,7 +207,7 @@ export class Billing {
       const balance = this.available(customerId);
       if (balance + cents > cap) {
         throw new AppError(409, "free_credit_capped", `free credit may raise a balance to at most ${display(cap, this.config.currency)} (VESTA_FREE_CREDIT_CAP_CENTS); this one is ${display(balance, this.config.currency)}, nothing was added`, {
-          balance_cents: balance,
+          credit_cents: balance,
           cap_cents: cap,
         });
       }

@@ -14,7 +14,7 @@ import { SandboxPool } from "./sandbox/host/pool";
 import { paramsProblem } from "./sandbox/wire/bounds";
 import type { FairShare } from "./sandbox/host/fair-queue";
 import type { KeyProvider } from "./keys/provider";
-import { hex32 } from "./keys/provider";
+import { hex32 } from "../protocol/usageKeyShape";
 import type { RunLimits, RunResult } from "./sandbox/types";
 
 export type ExecutorOptions = {
@@ -147,6 +147,12 @@ export class Executor {
     const problem = json === undefined ? { message: "js_params is not JSON" } : paramsProblem(json, limits);
     if (problem) throw new RunRefused(problem.limit === "maxParamsBytes" ? "params_too_large" : problem.limit === "maxJsonDepth" ? "params_too_deep" : "params_invalid", problem.message);
     return json!;
+  }
+
+  /** The sandbox's load, for health checks: runs waiting, and how many may wait in all. */
+  sandboxLoad(): { queued: number; queueLimit: number; busy: number } {
+    const { queued, busy } = this.pool.stats();
+    return { queued, busy, queueLimit: this.pool.fairShare.queueTotal };
   }
 
   async close(): Promise<void> {

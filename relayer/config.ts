@@ -6,10 +6,11 @@ import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sand
 import type { FairShare } from "../executor/sandbox/host/fair-queue";
 import { defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
 import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
-import { DEFAULT_DOMAIN_NAME, DEFAULT_ERC1271 } from "./eip712";
+import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
+import { DEFAULT_ERC1271 } from "./signed";
 import { loadBillingConfig, type BillingConfig } from "../billing/config";
 import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
-import { parseTrustProxy } from "./http/rateLimits";
+import { parseTrustProxy } from "../protocol/trustProxy";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
@@ -61,6 +62,7 @@ const EnvSchema = z
     VESTA_EVIDENCE_DIR: z.string().default("/evidences"),
     VESTA_DASHBOARD_DIR: z.string().optional(),
     VESTA_TRIGGERS_URL: z.string().url("VESTA_TRIGGERS_URL must be a URL (the triggers service, for the dashboard)").optional(),
+    VESTA_COMMIT: z.string().regex(/^[0-9A-Za-z._-]{1,64}$/, "VESTA_COMMIT must be a commit id or version tag (letters, digits, . _ -; at most 64)").default("unknown"),
   })
   .passthrough();
 
@@ -114,6 +116,8 @@ export type RelayerConfig = {
   billing: BillingConfig;
   /** The built dashboard (served at /dashboard/), and the triggers service it approves clients of. */
   dashboard: { dir: string; triggersUrl?: string };
+  /** The commit the service was built from (VESTA_COMMIT), for GET /core/v1/version. */
+  commit: string;
 };
 
 /**
@@ -227,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
     dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },
+    commit: e.VESTA_COMMIT,
   };
 }
 

@@ -5,7 +5,7 @@ import type { ContractTransactionResponse } from "ethers";
 import type { AccountConfig } from "../typechain-types";
 import { chainSecuredHash, hashOf, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
 import { accountState, cidHash, expectRejected, managedAccountScenario, registerWallet } from "./helpers/scenario";
-import { LIMITS } from "../relayer/limits";
+import { LIMITS } from "../protocol/limits";
 
 /** `n` bytes of UTF-8 made of two-byte characters (so that a limit in characters would let twice as many bytes through). */
 const bytes = (n: number) => "é".repeat(Math.floor(n / 2)) + "x".repeat(n % 2);

@@ -2,7 +2,7 @@ import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-help
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { createManagedAccount, perms, proofFor, usageKeyOf, type Permissions } from "./helpers/accountConfig";
-import { usageKeyProofDigest, usageKeySigningKey } from "../relayer/usageKeyProof";
+import { usageKeyProofDigest, usageKeySigningKey } from "../protocol/usageKeyProof";
 import {
   USAGE_KEY,
   Scope,

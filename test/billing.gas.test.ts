@@ -36,7 +36,7 @@ async function payerReceipts(stack: Stack, from: number, to: number): Promise<Tr
 describe("relayed writes cost the account what they cost the payers (gas priced, local billing)", function () {
   this.timeout(180_000);
   const stack = suiteStack({ env: { VESTA_GAS_TOKEN_PRICE_CENTS: String(TOKEN_CENTS), VESTA_GAS_MARGIN_PERCENT: String(MARGIN), VESTA_PRICE_PER_WRITE_CENTS: "1" } });
-  const balance = async (c: Client) => (await ok(c.get("/billing/balance"))).balance_cents as number;
+  const balance = async (c: Client) => (await ok(c.get("/billing/balance"))).credit_cents as number;
 
   beforeEach(async () => {
     // A real gas price: the latest block at 10 gwei (the in-process chain's base fee decays towards 0 between tests).
@@ -76,7 +76,7 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     await ethers.provider.send("evm_setAutomine", [true]);
     const replies = await Promise.all(answers);
     expect(replies.map((r) => r.status).sort()).to.deep.equal([200, 409, 409, 409]);
-    for (const r of replies.filter((x) => x.status === 409)) expect(r.body.error).to.equal("already_exists");
+    for (const r of replies.filter((x) => x.status === 409)) expect(r.body.code).to.equal("already_exists");
     const receipts = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
     expect(receipts.map((r) => r.status).sort()).to.deep.equal([0, 0, 0, 1]);
     const charged = receipts.reduce((sum, r) => sum + expectedCents(r.fee), 0);
@@ -90,7 +90,7 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     const cid = await newCid();
     const replies = await Promise.all(Array.from({ length: 8 }, () => owner.post("/add_action", { action_ipfs_cid: cid, name: "same" })));
     expect(replies.filter((r) => r.status === 200)).to.have.length(1);
-    for (const r of replies.filter((x) => x.status !== 200)) expect([r.status, r.body.error]).to.deep.equal([409, "already_exists"]);
+    for (const r of replies.filter((x) => x.status !== 200)) expect([r.status, r.body.code]).to.deep.equal([409, "already_exists"]);
     const receipts = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
     expect(before - (await balance(owner))).to.equal(receipts.reduce((sum, r) => sum + expectedCents(r.fee), 0));
   });
@@ -111,7 +111,7 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     await setBalance(least + 1);
     const block = await ethers.provider.getBlockNumber();
     const body = await expectError(owner.post("/add_group", group), 402, "payment_required", "the most gas it may use");
-    expect(body.details.balance_cents).to.equal(least + 1);
+    expect(body.details.credit_cents).to.equal(least + 1);
     expect(body.details.price_cents, "the worst case").to.be.greaterThan(least + 1);
     expect(await ethers.provider.getBlockNumber(), "nothing sent").to.equal(block);
     expect(await balance(owner)).to.equal(least + 1);

@@ -1,12 +1,12 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { verifyMessage, Wallet } from "ethers";
-import { buildTypedData, PRIMARY_TYPES, type PrimaryType, type TypedData } from "../relayer/eip712";
+import { buildTypedData, PRIMARY_TYPES, type PrimaryType, type TypedData } from "../protocol/eip712";
 import { computeCid } from "../executor/cid";
 import { LOCAL_TEST_WALLET_KEY, runChainSecuredDemo, SIGN_ACTION, signEnvelope, signedRequest } from "../scripts/lib/chainSecured";
 import { call, chainKeys } from "./helpers/relayer";
 import { perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
-import { usageKeyHash } from "../relayer/usageKeyProof";
+import { usageKeyHash } from "../protocol/usageKeyProof";
 import { accountState } from "./helpers/scenario";
 import { suiteStack } from "./helpers/relayerChecks";
 import { deploySafeInfrastructure, type SafeKit } from "./helpers/safe";
@@ -161,7 +161,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       const m = await managedAccount();
       const admin = await fundedWallet();
       const before = (await onChain(stack(), m.owner)) as any;
-      expect(await ok(convert(m.owner, admin))).to.deep.equal({ admin_wallet_address: admin.address, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
+      expect(await ok(convert(m.owner, admin))).to.deep.equal({ success: true, admin_wallet_address: admin.address, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
       const pending = (await onChain(stack(), m.owner)) as any;
       expect(pending.account).to.deep.equal({ ...before.account, pendingAdminWalletAddress: admin.address, pendingConversion: true });
       // still managed: the master key still writes and runs
@@ -416,7 +416,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
 
     it("converts a managed account to the Safe, proven by two owners' Safe message signature and accepted by a Safe transaction", async function () {
       const m = await safeAccount();
-      expect(m.answer).to.deep.equal({ admin_wallet_address: safe, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
+      expect(m.answer).to.deep.equal({ success: true, admin_wallet_address: safe, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
       const account = await stack().config.getAccount(m.owner.hash);
       expect([account.adminWalletAddress, account.managed]).to.deep.equal([safe, false]);
     });

@@ -15,7 +15,7 @@ describe("fair share of the sandbox over HTTP (issue 15)", function () {
   after(async () => stack?.stop());
 
   const run = (key: string, body: unknown) => call(stack, "POST", "/lit_action", { key, body });
-  const balance = async (key: string) => (await call(stack, "GET", "/billing/balance", { key })).body.balance_cents;
+  const balance = async (key: string) => (await call(stack, "GET", "/billing/balance", { key })).body.credit_cents;
 
   it("starts another account's trivial run at once while one account saturates its share, and answers 429 with Retry-After past its queue", async function () {
     const attacker = await newAccount(stack, "attacker");
@@ -38,7 +38,7 @@ describe("fair share of the sandbox over HTTP (issue 15)", function () {
     expect(refused.status).to.equal(429);
     expect(Number(refused.headers.get("retry-after"))).to.be.within(1, 60);
     const body = await refused.json();
-    expect(body.error).to.equal("run_queue_full");
+    expect(body.code).to.equal("run_queue_full");
     expect(body.message).to.match(/^this account already has 1 run\(s\) in the sandbox and 2 waiting \(its share\); retry in \d+ s$/);
     expect(await balance(attacker.apiKey)).to.equal(before); // the refused run costs nothing
 

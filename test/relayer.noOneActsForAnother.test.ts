@@ -4,7 +4,7 @@ import { verifyMessage, type Interface, type Signer, type TransactionResponse } 
 import { computeCid } from "../executor/cid";
 import { SIGN_ACTION, signedRequest } from "../scripts/lib/chainSecured";
 import { newSecretKey } from "../relayer/routes/accounts";
-import { usageKeyHash, usageKeyProof } from "../relayer/usageKeyProof";
+import { usageKeyHash, usageKeyProof } from "../protocol/usageKeyProof";
 import { call, type Reply } from "./helpers/relayer";
 import { suiteStack } from "./helpers/relayerChecks";
 import { perms } from "./helpers/accountConfig";
@@ -30,7 +30,7 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
 
   /** The relayer sees direct contract writes at its next poll; tests that just made one sync it now. */
   const synced = () => stack().relayer.ctx.executor.permissions.sync();
-  const balanceOf = async (who: { key?: string; headers?: Record<string, string> }) => (await ok(call(stack(), "GET", "/billing/balance", who))).balance_cents as number;
+  const balanceOf = async (who: { key?: string; headers?: Record<string, string> }) => (await ok(call(stack(), "GET", "/billing/balance", who))).credit_cents as number;
   const walletBalance = async (a: WalletAccount, account?: bigint) => balanceOf({ headers: await walletAuthHeaders(stack(), a.wallet, account) });
   const runHello = (key: string) => ok(call(stack(), "POST", "/lit_action", { key, body: { code: HELLO } }));
 

@@ -91,7 +91,7 @@ for (const store of ["SQLite", "PostgreSQL"] as const)
     it("answers 413 to a webhook call whose params would pass TRIGGERS_MAX_RUN_PARAMS_BYTES, and stores no run", async function () {
       const t = (await create({ name: "big" })).body;
       const r = await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", raw: JSON.stringify({ blob: "x".repeat(3000) }), headers: { "content-type": "application/json" } });
-      expect([r.status, r.body.error]).to.deep.equal([413, "params_too_large"]);
+      expect([r.status, r.body.code]).to.deep.equal([413, "params_too_large"]);
       expect(r.body.message).to.match(/^this call would give the action \d+ bytes of params .*; at most 4096$/);
       expect(await total(t.id)).to.equal(0);
       const small = await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", body: { blob: "x".repeat(100) } });
@@ -106,7 +106,7 @@ for (const store of ["SQLite", "PostgreSQL"] as const)
         const statuses = [];
         for (let i = 0; i < 5; i++) statuses.push(await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", body: { i } }));
         expect(statuses.map((r) => r.status)).to.deep.equal([202, 202, 202, 429, 429]);
-        expect(statuses[3].body.error).to.equal("trigger_queue_full");
+        expect(statuses[3].body.code).to.equal("trigger_queue_full");
         expect(Number(statuses[3].headers.get("retry-after"))).to.be.greaterThan(0);
         expect(await total(t.id)).to.equal(3);
         // another trigger is not affected
@@ -132,12 +132,12 @@ for (const store of ["SQLite", "PostgreSQL"] as const)
     it("refuses a chain-event backfill older than TRIGGERS_MAX_BACKFILL_BLOCKS, and more chain-event triggers than a user may have", async function () {
       const cfg = (extra: object) => ({ kind: "chain_event", config: { chain: "ethereum", contract_address: "0x" + "11".repeat(20), event_signature: "Transfer(address,address,uint256)", ...extra } });
       const old = await create(cfg({ start_block: HEAD - 1001 }));
-      expect([old.status, old.body.error]).to.deep.equal([400, "invalid_request"]);
+      expect([old.status, old.body.code]).to.deep.equal([400, "invalid_request"]);
       expect(old.body.message).to.equal(`config.start_block ${HEAD - 1001} is 1001 blocks behind the head of ethereum; a trigger may backfill at most 1000 blocks`);
       const before = (await api("/api/triggers")).body.length;
       for (let i = 0; i < 3; i++) expect((await create(cfg({ start_block: HEAD - 1000 }))).status).to.equal(201);
       const fourth = await create(cfg({}));
-      expect([fourth.status, fourth.body.error]).to.deep.equal([409, "trigger_quota_exceeded"]);
+      expect([fourth.status, fourth.body.code]).to.deep.equal([409, "trigger_quota_exceeded"]);
       expect((await api("/api/triggers")).body.length).to.equal(before + 3);
       // one scan reads each chain's head once, however many triggers poll it
       chain.calls.length = 0;

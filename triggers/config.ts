@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseTrustProxy } from "../relayer/http/rateLimits";
+import { parseTrustProxy } from "../protocol/trustProxy";
 
 export const CHAINS = ["ethereum", "base", "arbitrum", "bsc", "polygon"] as const;
 export type ChainName = (typeof CHAINS)[number];
@@ -111,8 +111,8 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
   const r = EnvSchema.safeParse(env);
   if (!r.success) throw new Error(`invalid triggers environment: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   const e = r.data;
-  const trustProxy = parseTrustProxy(e.TRIGGERS_TRUST_PROXY);
-  if (trustProxy.problem) throw new Error(`invalid triggers environment: ${trustProxy.problem.replace(/^VESTA_/, "TRIGGERS_")}`);
+  const trustProxy = parseTrustProxy(e.TRIGGERS_TRUST_PROXY, "TRIGGERS_TRUST_PROXY");
+  if (trustProxy.problem) throw new Error(`invalid triggers environment: ${trustProxy.problem}`);
   const rpc: Partial<Record<ChainName, string>> = {};
   for (const c of CHAINS) {
     const url = e[`TRIGGERS_RPC_${c.toUpperCase()}` as keyof typeof e] as string | undefined;

@@ -67,7 +67,7 @@ async function callCore(ctx: TriggersCtx, code: string, params: Record<string, u
   if (status >= 500) return { transient: `core answered ${status}: ${textOf(res.error).slice(0, 2000)}` };
   if (status >= 400) {
     const body = res.error as any;
-    const msg = typeof body === "object" && body ? `${body.error ?? "error"}: ${body.message ?? ""}` : textOf(body);
+    const msg = typeof body === "object" && body ? `${body.code ?? "error"}: ${body.error ?? body.message ?? ""}` : textOf(body);
     return { status: "failed", response: storedResponse(ctx, body ?? "", textOf(body)), error: errorText(`core answered ${status} ${msg}`) };
   }
   const text = res.data ?? "";

@@ -2,6 +2,7 @@ import type { TransactionReceipt, TransactionRequest } from "ethers";
 import type { AccountConfig } from "../../typechain-types";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
+import type { ErrorCode } from "../../protocol/errors";
 import { decodeRevert } from "./revert";
 import { admitWrite, precheckWrite, type WriteCharge } from "../../billing/charges";
 import { writeCents } from "../../billing/pricing";
@@ -9,6 +10,24 @@ import type { ReservationRow } from "../../billing/reservations";
 import type { WriteOutcome } from "../../billing/recovery";
 
 type WriteName = string;
+
+/**
+ * What any relayed write may answer (the route adds the not-found and conflict codes of its own
+ * contract function): the key and scope checks the contract repeats, credit, the chain and the payers.
+ */
+export const WRITE_ERRORS: ErrorCode[] = [
+  "invalid_api_key",
+  "payment_required",
+  "missing_scope",
+  "owner_only",
+  "account_chain_secured",
+  "already_exists",
+  "write_rejected",
+  "write_too_large",
+  "chain_unavailable",
+  "payer_not_authorized",
+  "chain_timeout",
+];
 
 /** The most gas one transaction may use (EIP-7825's cap, which Hardhat and Ethereum enforce). */
 export const MAX_TX_GAS = 16_777_216n;

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import { keccak256, toUtf8Bytes } from "ethers";
 import { AppError, unauthorized } from "../errors";
-import { usageKeyHash } from "../usageKeyProof";
+import { usageKeyHash } from "../../protocol/usageKeyProof";
 import type { Ctx } from "../context";
 
 export type Auth = {

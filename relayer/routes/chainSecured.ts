@@ -3,41 +3,56 @@ import type { Router } from "express";
 import { solidityPackedKeccak256 } from "ethers";
 import { z, address, hash256 } from "../schemas/common";
 import { route } from "../http/route";
-import { relayWrite } from "../chain/relay";
+import { relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { AppError } from "../errors";
-import { deriveWallet, hex32, paths, randomDerivationPath } from "../../executor/keys/provider";
-import { ISSUED_AT_TOLERANCE_S, SignedRequestError, verifySignedRequest, type PrimaryType } from "../eip712";
+import { deriveWallet, paths, randomDerivationPath } from "../../executor/keys/provider";
+import { hex32 } from "../../protocol/usageKeyShape";
+import { ISSUED_AT_TOLERANCE_S, type PrimaryType } from "../../protocol/eip712";
+import { MAX_SIWE_MESSAGE_BYTES } from "../../protocol/siwe";
+import { verifySigned, type SignedProof } from "../signed";
 import { TtlCache } from "../http/ttlCache";
 import { envelopeKey } from "../http/walletAuth";
 import { newSecretKey } from "./accounts";
-import { usageKeyHash, usageKeyProof } from "../usageKeyProof";
+import { usageKeyHash, usageKeyProof } from "../../protocol/usageKeyProof";
 import type { Ctx } from "../context";
 
 const typedDataField = z.unknown().openapi({ description: "The EIP-712 envelope of spec 2 (types, domain, primaryType, message)." });
-const signatureField = z.string().openapi({ description: "eth_signTypedData_v4 signature (or an ERC-1271 signature of a contract account)." });
+const signatureField = z.string().openapi({ description: "eth_signTypedData_v4 signature of typed_data, or personal_sign (EIP-191) signature of message (or an ERC-1271 signature of a contract account)." });
 const accountField = hash256("api_key_hash")
   .optional()
   .openapi({ type: "string", description: "The account the wallet will be registered to; default: the signer's own ChainSecured account." });
+/** Chipotle's signed-text form (protocol/siwe.ts), instead of typed_data. */
+const messageField = z
+  .string()
+  .optional()
+  .openapi({ description: `Instead of typed_data: the signed text "<host> wants you to <statement>\\n\\nAddress: <address>\\nChain ID: <chain id>\\nIssued At: <unix seconds>" (Chipotle's form), at most ${MAX_SIWE_MESSAGE_BYTES} bytes.` });
+/** Exactly one of typed_data and message. */
+const oneProof = (b: { typed_data?: unknown; message?: unknown }) => (b.typed_data === undefined) !== (b.message === undefined);
+const oneProofMessage = { message: "send either typed_data (EIP-712 envelope) or message (signed text), with signature", path: ["typed_data"] };
 
 const SignedBody = z.object({ typed_data: typedDataField, signature: signatureField, api_key_hash: accountField }).strict();
-const ConvertBody = z.object({ new_admin_wallet_address: address, typed_data: typedDataField, signature: signatureField }).strict().openapi("ConvertRequest");
+const CreateWalletBody = z
+  .object({ typed_data: typedDataField.optional(), message: messageField, signature: signatureField, api_key_hash: accountField })
+  .strict()
+  .refine(oneProof, oneProofMessage)
+  .openapi("CreateWalletWithSignatureRequest");
+const ConvertBody = z
+  .object({ new_admin_wallet_address: address, typed_data: typedDataField.optional(), message: messageField, signature: signatureField })
+  .strict()
+  .refine(oneProof, oneProofMessage)
+  .openapi("ConvertRequest");
 
-/** Verifies the envelope for `primaryType`; answers 400/401 with the reason. */
-export async function verified(ctx: Ctx, primaryType: PrimaryType, typedData: unknown, signature: unknown): Promise<string> {
-  try {
-    const { address: signer } = await verifySignedRequest(typedData, signature, {
-      primaryType,
-      domainName: ctx.config.eip712DomainName,
-      chainId: ctx.chain.chainId,
-      nowSeconds: Math.floor(Date.now() / 1000),
-      provider: ctx.chain.provider,
-      erc1271: ctx.config.erc1271,
-    });
-    return signer;
-  } catch (err) {
-    if (err instanceof SignedRequestError) throw new AppError(err.status, err.code, err.message);
-    throw err;
-  }
+/** Verifies a signed request for `primaryType` in either form; answers 400/401 with the reason. */
+export async function verified(ctx: Ctx, primaryType: PrimaryType, proof: SignedProof): Promise<string> {
+  const { address: signer } = await verifySigned(proof, {
+    primaryType,
+    domainName: ctx.config.eip712DomainName,
+    chainId: ctx.chain.chainId,
+    nowSeconds: Math.floor(Date.now() / 1000),
+    provider: ctx.chain.provider,
+    erc1271: ctx.config.erc1271,
+  });
+  return signer;
 }
 
 /** The account a signer mints for: its own ChainSecured hash, or an account it administers. */
@@ -59,14 +74,15 @@ async function mint(ctx: Ctx, account: bigint) {
 }
 
 /**
- * The envelope names a wallet, not the account it accepts: a ConvertAccount signature is taken once
- * (remembered until it could no longer be valid), so whoever holds one converts one account onto
- * that wallet, never a second one the wallet did not agree to pay for.
+ * The envelope (or signed text) names a wallet, not the account it accepts: a ConvertAccount
+ * signature is taken once (remembered until it could no longer be valid), in either form, so whoever
+ * holds one converts one account onto that wallet, never a second one the wallet did not agree to
+ * pay for.
  */
 function oneConversionPerSignature() {
   const used = new TtlCache<true>(100_000);
-  return async <T>(typedData: unknown, signature: unknown, convert: () => Promise<T>): Promise<T> => {
-    const key = envelopeKey(typedData, signature);
+  return async <T>(proof: SignedProof, convert: () => Promise<T>): Promise<T> => {
+    const key = envelopeKey(proof.typed_data ?? { message: proof.message }, proof.signature);
     if (used.get(key)) throw new AppError(409, "signature_used", "this ConvertAccount signature has converted an account already; the new admin wallet signs a new one for each account");
     used.set(key, true, Date.now() + 2 * ISSUED_AT_TOLERANCE_S * 1000);
     try {
@@ -84,12 +100,14 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
     method: "post",
     path: "/create_wallet_with_signature",
     tag: "ChainSecured",
-    summary: "Mints a wallet (PKP) for a wallet-owned account after verifying a CreateWallet signature; register it with registerWalletDerivation.",
+    summary:
+      "Mints a wallet (PKP) for a wallet-owned account after verifying a CreateWallet signature (EIP-712 typed_data, or Chipotle's signed-text message); register it with registerWalletDerivation.",
     auth: "none",
-    body: SignedBody.openapi("CreateWalletWithSignatureRequest"),
+    body: CreateWalletBody,
+    errors: ["rate_limited", "invalid_typed_data", "invalid_signed_message", "invalid_signature", "not_account_admin"],
     response: z.object({ wallet_address: z.string(), derivation_path: z.string() }),
     handler: async ({ body }) => {
-      const signer = await verified(ctx, "CreateWallet", body.typed_data, body.signature);
+      const signer = await verified(ctx, "CreateWallet", body);
       return mint(ctx, await targetAccount(ctx, signer, body.api_key_hash));
     },
   });
@@ -102,6 +120,7 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
       "Mints a usage key and its wallet after verifying an AddUsageApiKey signature; the wallet then calls registerWalletDerivation(wallet_address, derivation_path) and setUsageApiKey(usage_api_key_hash, ..., usage_api_key_proof).",
     auth: "none",
     body: SignedBody.openapi("AddUsageApiKeyWithSignatureRequest"),
+    errors: ["rate_limited", "invalid_typed_data", "invalid_signature", "not_account_admin"],
     response: z.object({
       usage_api_key: z.string(),
       usage_api_key_hash: z.string().openapi({ description: "The key's on-chain hash (keccak256 of its public key): pass it to setUsageApiKey." }),
@@ -110,7 +129,7 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
       derivation_path: z.string(),
     }),
     handler: async ({ body }) => {
-      const signer = await verified(ctx, "AddUsageApiKey", body.typed_data, body.signature);
+      const signer = await verified(ctx, "AddUsageApiKey", body);
       const account = await targetAccount(ctx, signer, body.api_key_hash);
       const minted = await mint(ctx, account);
       const usageApiKey = newSecretKey();
@@ -124,24 +143,28 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
     path: "/convert_to_chain_secured_account",
     tag: "ChainSecured",
     summary:
-      "Proposes the conversion of a managed account to ChainSecured (master key + ConvertAccount signature of the new admin). It completes when the new admin wallet calls acceptAccountOwnership(api_key_hash) on the contract; then there is no way back.",
+      "Proposes the conversion of a managed account to ChainSecured (master key + ConvertAccount signature of the new admin: EIP-712 typed_data, or Chipotle's signed-text message). It completes when the new admin wallet calls acceptAccountOwnership(api_key_hash) on the contract; then there is no way back.",
     auth: "account",
     body: ConvertBody,
+    errors: [...WRITE_ERRORS, "rate_limited", "invalid_typed_data", "invalid_signed_message", "invalid_signature", "already_chain_secured", "signature_used"],
     response: z.object({
+      success: z.literal(true),
       admin_wallet_address: z.string().openapi({ description: "The admin wallet once it accepts." }),
       api_key_hash: z.string(),
       pending_acceptance: z.literal(true).openapi({ description: "The account stays managed until admin_wallet_address calls acceptAccountOwnership(api_key_hash)." }),
     }),
     handler: async ({ auth, body }) => {
-      const signer = await verified(ctx, "ConvertAccount", body.typed_data, body.signature);
+      const signer = await verified(ctx, "ConvertAccount", body);
       if (signer !== body.new_admin_wallet_address) {
-        throw new AppError(400, "invalid_typed_data", `message.address ${signer} is not new_admin_wallet_address ${body.new_admin_wallet_address}`);
+        throw body.message === undefined
+          ? new AppError(400, "invalid_typed_data", `message.address ${signer} is not new_admin_wallet_address ${body.new_admin_wallet_address}`)
+          : new AppError(400, "invalid_signed_message", `the message's Address ${signer} is not new_admin_wallet_address ${body.new_admin_wallet_address}`);
       }
       if (!(await ctx.chain.accountConfig.getAccount(auth.accountHash)).managed) {
         throw new AppError(409, "already_chain_secured", "this account is already ChainSecured; conversion happens once");
       }
-      await once(body.typed_data, body.signature, () => relayWrite(ctx, "convertToChainSecuredAccount", [auth.accountHash, signer]));
-      return { admin_wallet_address: signer, api_key_hash: hex32(auth.accountHash), pending_acceptance: true as const };
+      await once(body, () => relayWrite(ctx, "convertToChainSecuredAccount", [auth.accountHash, signer]));
+      return { success: true as const, admin_wallet_address: signer, api_key_hash: hex32(auth.accountHash), pending_acceptance: true as const };
     },
   });
 }

@@ -2,7 +2,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, groupId, paging } from "../schemas/common";
 import { route } from "../http/route";
-import { cachedRead, precheckRelayedWrite, relayWrite } from "../chain/relay";
+import { cachedRead, precheckRelayedWrite, relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { AppError } from "../errors";
 import { deriveWallet, paths, randomDerivationPath } from "../../executor/keys/provider";
 import { ListItem } from "./groups";
@@ -29,6 +29,7 @@ export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "Derives a new wallet (PKP) for the account and registers it on chain (pkp:create). Optional name/description.",
     auth: "key",
     body: CreateWalletInput,
+    errors: WRITE_ERRORS,
     response: z.object({ wallet_address: z.string() }).openapi("CreateWalletResponse"),
     handler: async ({ auth, body }) => {
       // Refusals first, from what is cached (credit, the key's pkp:create): a key derivation is the costly part.
@@ -64,6 +65,7 @@ export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "The wallets in one group.",
     auth: "key",
     query: paging.extend({ group_id: groupId }),
+    errors: ["group_not_found"],
     response: z.array(WalletItem),
     handler: async ({ auth, query }) => {
       const [items] = await cachedRead(ctx, auth.accountHash, `listWalletsInGroup:${query.group_id}:${query.page_number}:${query.page_size}`, (c) =>

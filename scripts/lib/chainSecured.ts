@@ -5,8 +5,8 @@
  * over HTTP. Used by `scripts/chain-secured-demo.ts` and by the test suite (so the script cannot rot).
  */
 import { JsonRpcProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, verifyMessage, Wallet, type TransactionReceipt } from "ethers";
-import { buildTypedData, type PrimaryType, type TypedData } from "../../relayer/eip712";
-import { usageKeyHash } from "../../relayer/usageKeyProof";
+import { buildTypedData, type PrimaryType, type TypedData } from "../../protocol/eip712";
+import { usageKeyHash } from "../../protocol/usageKeyProof";
 import { computeCid } from "../../executor/cid";
 import { AccountConfig__factory, type AccountConfig } from "../../typechain-types";
 

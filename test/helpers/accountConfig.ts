@@ -2,7 +2,7 @@ import { ethers, ignition } from "hardhat";
 import { keccak256, toUtf8Bytes, solidityPackedKeccak256, type Signer } from "ethers";
 import AccountConfigModule from "../../ignition/modules/AccountConfig";
 import type { AccountConfig } from "../../typechain-types";
-import { usageKeyHash, usageKeyProof } from "../../relayer/usageKeyProof";
+import { usageKeyHash, usageKeyProof } from "../../protocol/usageKeyProof";
 
 /** keccak256 of an account key's (or CID's) UTF-8 bytes, as the uint256 the contract uses. */
 export const hashOf = (value: string): bigint => BigInt(keccak256(toUtf8Bytes(value)));

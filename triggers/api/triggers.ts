@@ -1,8 +1,8 @@
 import { Router } from "express";
 import { z } from "zod";
-import { AppError, notFound } from "../../relayer/errors";
-import { jsonBody } from "../../relayer/http/jsonBody";
-import { parseOrThrow } from "../../relayer/http/validate";
+import { AppError, notFound } from "../../protocol/errors";
+import { jsonBody } from "../../protocol/jsonBody";
+import { parseOrThrow } from "../../protocol/validate";
 import { jsonDeeperThan, MAX_STORED_JSON_DEPTH } from "../../protocol/json";
 import { isWellFormed } from "../../protocol/text";
 import { newId, open, seal } from "../crypto";

@@ -1,6 +1,6 @@
 import express, { Router } from "express";
 import { ipKeyGenerator, rateLimit } from "express-rate-limit";
-import { AppError, notFound } from "../../relayer/errors";
+import { AppError, notFound } from "../../protocol/errors";
 import { jsonDeeperThan, tooDeepMessage } from "../../protocol/json";
 import { decodeUtf8 } from "../../protocol/text";
 import { newId } from "../crypto";

@@ -1,6 +1,6 @@
 import { EventFragment, getAddress, Interface, isHexString, JsonRpcProvider, type Log } from "ethers";
 import { z } from "zod";
-import { AppError, badRequest } from "../../relayer/errors";
+import { AppError, badRequest } from "../../protocol/errors";
 import { CHAINS } from "../config";
 import { newId } from "../crypto";
 import type { TriggersCtx } from "../context";

@@ -9,7 +9,7 @@
  * Pure (ethers only): the relayer, the dashboard's wallet mode, scripts and tests share it.
  */
 import { dataSlice, keccak256, SigningKey, toUtf8Bytes, TypedDataEncoder, type TypedDataField } from "ethers";
-import { toPrivateKey } from "../executor/keys/secp256k1";
+import { toPrivateKey } from "./keys";
 
 /** AccountConfig's EIP-712 domain for proofs of possession (plus chainId and verifyingContract). */
 export const ACCOUNT_CONFIG_DOMAIN = { name: "Vesta AccountConfig", version: "1" } as const;
