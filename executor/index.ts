@@ -10,7 +10,7 @@ import { createHost } from "./host";
 import { PermissionCache, type Who } from "./permissions";
 import { makePrivateDir } from "./sandbox/host/isolation";
 import { defaultSandboxUser, processLauncher, type SandboxUser } from "./sandbox/host/launchers";
-import { SandboxPool } from "./sandbox/host/pool";
+import { SandboxPool, type RunHooks } from "./sandbox/host/pool";
 import { paramsProblem } from "./sandbox/wire/bounds";
 import type { FairShare } from "./sandbox/host/fair-queue";
 import type { KeyProvider } from "./keys/provider";
@@ -26,8 +26,10 @@ export type ExecutorOptions = {
   limits: RunLimits;
   /** Sandbox processes (default: the CPU count). */
   workers?: number;
-  /** The user sandbox processes run as (default: nobody when the relayer runs as root, else the relayer's own). */
+  /** The user of sandbox slot 0; slot i runs as uid + i, gid + i (default: 64000 when the relayer runs as root, else the relayer's own user for all). */
   sandboxUser?: SandboxUser;
+  /** The OS memory ceiling of each sandbox process, in MB (default DEFAULT_SANDBOX_MEMORY_MB). */
+  sandboxMemoryMb?: number;
   /** Each account's (and key's) share of the sandbox processes and queue. */
   fairShare?: Partial<FairShare>;
   permissionPollMs: number;
@@ -68,7 +70,7 @@ export class Executor {
     );
     const user = opts.sandboxUser ?? defaultSandboxUser();
     if (!user) opts.logger.warn({ uid: process.getuid?.() }, "the relayer does not run as root: sandbox processes run as its own user, kept from its files by Node's permission model only (see Security model in the README)");
-    this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user }) });
+    this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user, memoryMb: opts.sandboxMemoryMb }) });
   }
 
   start(signal: AbortSignal): Promise<void> {
@@ -114,9 +116,10 @@ export class Executor {
   /**
    * Runs a prepared (and admitted) run in the sandbox, in its account's fair share. Resolves a
    * RunResult for every outcome of the action; throws RunRefused("queue_full") when the account's
-   * share and queue are full.
+   * share and queue are full. `hooks.onStart` is called when the run leaves the queue for a
+   * sandbox (billing records it: a run that never started is never charged).
    */
-  async execute(run: PreparedRun): Promise<RunResult & { ipfsId: string }> {
+  async execute(run: PreparedRun, hooks: RunHooks = {}): Promise<RunResult & { ipfsId: string }> {
     const { limits } = this.opts;
     if (run.store) this.codes.put(run.cid, run.code);
     const host = createHost(
@@ -126,7 +129,7 @@ export class Executor {
       limits,
     );
     const owner = { account: hex32(run.who.accountHash), key: hex32(run.who.keyHash) };
-    const result = await this.pool.run({ code: run.code, ipfsId: run.cid, paramsJson: run.paramsJson, limits }, host, owner);
+    const result = await this.pool.run({ code: run.code, ipfsId: run.cid, paramsJson: run.paramsJson, limits }, host, owner, hooks);
     return { ...result, ipfsId: run.cid };
   }
 

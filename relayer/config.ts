@@ -1,10 +1,11 @@
 import path from "node:path";
 import fs from "node:fs";
+import os from "node:os";
 import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
 import type { FairShare } from "../executor/sandbox/host/fair-queue";
-import { defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
+import { DEFAULT_SANDBOX_MEMORY_MB, defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
 import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
 import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
 import { DEFAULT_ERC1271 } from "./signed";
@@ -50,6 +51,7 @@ const EnvSchema = z
     VESTA_SANDBOX_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_SANDBOX_UID: z.coerce.number().int().min(1, "VESTA_SANDBOX_UID must not be 0 (root)").max(4_294_967_294).optional(),
     VESTA_SANDBOX_GID: z.coerce.number().int().min(1, "VESTA_SANDBOX_GID must not be 0 (root)").max(4_294_967_294).optional(),
+    VESTA_SANDBOX_MEMORY_MB: z.coerce.number().int().min(1).max(1_048_576).optional(),
     VESTA_RUNS_PER_ACCOUNT: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_RUNS_PER_KEY: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_RUN_QUEUE_PER_ACCOUNT: z.coerce.number().int().min(0).max(100_000).default(64),
@@ -106,8 +108,10 @@ export type RelayerConfig = {
   eip712DomainName: string;
   limits: RunLimits;
   sandboxWorkers?: number;
-  /** The user sandbox processes run as (set when the relayer runs as root; see executor/sandbox/host/launchers.ts). */
+  /** The user of sandbox slot 0 (slot i runs as uid + i, gid + i; set when the relayer runs as root; see executor/sandbox/host/launchers.ts). */
   sandboxUser?: SandboxUser;
+  /** The OS memory ceiling (RLIMIT_DATA) of each sandbox process, in MB. */
+  sandboxMemoryMb: number;
   /** Each account's (and key's) share of the sandbox: runs at a time, runs waiting (see executor/sandbox/host/fair-queue.ts). */
   fairShare: Partial<FairShare>;
   permissionPollMs: number;
@@ -175,11 +179,20 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   }
   const trustProxy = parseTrustProxy(e.VESTA_TRUST_PROXY);
   if (trustProxy.problem) problems.push(trustProxy.problem);
-  const nobody = defaultSandboxUser(); // set when the relayer runs as root
-  const sandboxUser = nobody && { uid: e.VESTA_SANDBOX_UID ?? nobody.uid, gid: e.VESTA_SANDBOX_GID ?? nobody.gid };
+  const first = defaultSandboxUser(); // set when the relayer runs as root
+  const sandboxUser = first && { uid: e.VESTA_SANDBOX_UID ?? first.uid, gid: e.VESTA_SANDBOX_GID ?? first.gid };
   if (!sandboxUser && (e.VESTA_SANDBOX_UID !== undefined || e.VESTA_SANDBOX_GID !== undefined)) {
     problems.push("VESTA_SANDBOX_UID / VESTA_SANDBOX_GID: only a relayer running as root can start its sandbox processes as another user");
   }
+  const workers = e.VESTA_SANDBOX_WORKERS ?? os.availableParallelism();
+  for (const [name, id] of [["VESTA_SANDBOX_UID", sandboxUser?.uid], ["VESTA_SANDBOX_GID", sandboxUser?.gid]] as const) {
+    // Sandbox i runs as id + i: the whole range must be valid ids.
+    if (id !== undefined && id + workers - 1 > 4_294_967_294) problems.push(`${name}: ${id} + ${workers} sandbox processes passes the largest id (4294967294)`);
+  }
+  // Room for a run's WASM memory (1.5 x its memory + 16 MB), the V8 heap (256 MB) and Node itself.
+  const leastSandboxMb = 2 * e.VESTA_ACTION_MEMORY_MB + 512;
+  const sandboxMemoryMb = e.VESTA_SANDBOX_MEMORY_MB ?? Math.max(DEFAULT_SANDBOX_MEMORY_MB, leastSandboxMb);
+  if (sandboxMemoryMb < leastSandboxMb) problems.push(`VESTA_SANDBOX_MEMORY_MB must be at least ${leastSandboxMb} (twice VESTA_ACTION_MEMORY_MB, plus 512 MB for the V8 heap and Node)`);
   const fetchAllowPrivate = e.VESTA_ACTION_FETCH_PRIVATE === "true";
   if (mode === "production") problems.push(...productionProblems({ keyProvider, attestationSource, fetchAllowPrivate }));
   const billing = loadBillingConfig(env, mode);
@@ -220,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     },
     sandboxWorkers: e.VESTA_SANDBOX_WORKERS,
     sandboxUser,
+    sandboxMemoryMb,
     fairShare: {
       perAccount: e.VESTA_RUNS_PER_ACCOUNT,
       perKey: e.VESTA_RUNS_PER_KEY,

@@ -37,6 +37,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     limits: config.limits,
     workers: config.sandboxWorkers,
     sandboxUser: config.sandboxUser,
+    sandboxMemoryMb: config.sandboxMemoryMb,
     fairShare: config.fairShare,
     permissionPollMs: config.permissionPollMs,
     fetchAllowPrivate: config.fetchAllowPrivate,

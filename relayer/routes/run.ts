@@ -76,7 +76,8 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
         const charge = await admitRun(ctx, auth.accountHash, ctx.config.limits.timeoutMs);
         let r: Awaited<ReturnType<typeof ctx.executor.execute>> | undefined;
         try {
-          r = await ctx.executor.execute(run); // 429 when the account's share is full
+          // 429 when the account's share is full; the reservation records when the run leaves the queue (recovery charges started runs only)
+          r = await ctx.executor.execute(run, { onStart: () => charge.started() });
         } finally {
           charge.settle(r?.durationMs); // undefined (never started, or refused): the reservation is released
         }
