@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
+import dgram from "node:dgram";
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -244,13 +245,17 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
     let tcp: net.Server;
     let abstract: net.Server;
     let web: http.Server;
+    let udp: dgram.Socket;
     const seen: string[] = [];
+    const udpTarget = () => `127.0.0.1:${udp.address().port}`;
     const tcpTarget = () => `127.0.0.1:${(tcp.address() as net.AddressInfo).port}`;
     /** Runs the stand-in's "network" probe in a pool on `network`; returns what it reached, its pid's namespace and user. */
     const probeOn = async (network: SandboxNetwork) => {
       const pool = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE, network }) });
       try {
-        const r = await pool.run(request("x", { mode: "network", tcp: [tcpTarget(), "169.254.169.254:80", "10.0.0.1:5432"].slice(0, network.mode === "isolated" ? 3 : 1), abstract: [ABSTRACT] }), noHost);
+        const isolated = network.mode === "isolated"; // the addresses past the test's own servers only where they fail fast
+        const tcpTargets = [tcpTarget(), ...(isolated ? [`::1:${(tcp.address() as net.AddressInfo).port}`, "169.254.169.254:80", "10.0.0.1:5432"] : [])];
+        const r = await pool.run(request("x", { mode: "network", tcp: tcpTargets, udp: [udpTarget()], abstract: [ABSTRACT] }), noHost);
         expect(r.hasError, r.logs).to.equal(false);
         const [{ pid }] = pool.processes();
         return { reached: r.response, pid, netns: fs.readlinkSync(`/proc/${pid}/ns/net`), uid: statusField(pid, "Uid"), routes: routesOf(pid), dataLimit: /^Max data size\s+(\S+)/m.exec(fs.readFileSync(`/proc/${pid}/limits`, "utf8"))?.[1] };
@@ -269,7 +274,9 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
         c.destroy();
       });
       web = http.createServer((_req, res) => res.end("fetched by the relayer"));
+      udp = dgram.createSocket("udp4").on("message", () => seen.push("udp"));
       await Promise.all([
+        new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve)),
         new Promise<void>((resolve) => tcp.listen(0, "127.0.0.1", resolve)),
         new Promise<void>((resolve) => abstract.listen(`\0${ABSTRACT}`, resolve)),
         new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve)),
@@ -277,15 +284,17 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
     });
     after(async () => {
       await Promise.all([tcp, abstract, web].map((s) => new Promise((resolve) => s.close(resolve))));
+      udp.close();
     });
     beforeEach(() => void seen.splice(0));
 
-    it("isolated (the default here): a loopback TCP server, cloud metadata, the private network and an abstract unix socket of the host are out of reach; the process keeps its slot user and memory ceiling", async function () {
+    it("isolated (the default here): a loopback TCP server (IPv4 and IPv6), a loopback UDP socket, cloud metadata, the private network and an abstract unix socket of the host are out of reach; the process keeps its slot user and memory ceiling", async function () {
       const network = probeNetwork(process.env.PATH, FIRST_SANDBOX_USER);
       expect(network.mode, JSON.stringify(network)).to.equal("isolated");
       const seenFrom = await probeOn(network);
       expect(seenFrom.reached).to.deep.equal({
-        tcp: { [tcpTarget()]: "ENETUNREACH", "169.254.169.254:80": "ENETUNREACH", "10.0.0.1:5432": "ENETUNREACH" },
+        tcp: { [tcpTarget()]: "ENETUNREACH", [`::1:${(tcp.address() as net.AddressInfo).port}`]: "EADDRNOTAVAIL" /* no IPv6 address at all */, "169.254.169.254:80": "ENETUNREACH", "10.0.0.1:5432": "ENETUNREACH" },
+        udp: { [udpTarget()]: "ENETUNREACH" },
         abstract: { [ABSTRACT]: "ECONNREFUSED" }, // its own abstract namespace, where no one listens
       });
       expect(seen, "connections the host's servers accepted").to.deep.equal([]);
@@ -295,11 +304,11 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
       expect(seenFrom.dataLimit).to.equal(String(DEFAULT_SANDBOX_MEMORY_MB * 1024 * 1024));
     });
 
-    it("shared (the control: the same probe would see the host's network): it connects to both, as the same user", async function () {
+    it("shared (the control: the same probe would see the host's network): it reaches all three, as the same user", async function () {
       const seenFrom = await probeOn({ mode: "shared" });
-      expect(seenFrom.reached).to.deep.equal({ tcp: { [tcpTarget()]: "connected" }, abstract: { [ABSTRACT]: "connected" } });
-      await until(() => seen.length === 2, "the host's servers to see both connections");
-      expect(seen.sort()).to.deep.equal(["abstract", "tcp"]);
+      expect(seenFrom.reached).to.deep.equal({ tcp: { [tcpTarget()]: "connected" }, udp: { [udpTarget()]: "sent" }, abstract: { [ABSTRACT]: "connected" } });
+      await until(() => seen.length === 3, "the host's servers to see all three");
+      expect(seen.sort()).to.deep.equal(["abstract", "tcp", "udp"]);
       expect(seenFrom.netns).to.equal(fs.readlinkSync("/proc/self/ns/net"));
       expect(seenFrom.uid).to.deep.equal(Array(4).fill(String(FIRST_SANDBOX_USER.uid)));
     });
