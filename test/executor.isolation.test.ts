@@ -350,6 +350,24 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
       }
     });
 
+    it("isolated, and unshare refuses at a sandbox's start (after a good probe): that sandbox fails to start, the waiting run fails with the reason; never started on the relayer's network", async function () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-unshare-"));
+      fs.chmodSync(dir, 0o755);
+      const refusing = path.join(dir, "unshare");
+      fs.writeFileSync(refusing, "#!/bin/sh\necho 'unshare: unshare failed: No space left on device' >&2\nexit 1\n", { mode: 0o755 });
+      const pool = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE, network: { mode: "isolated", unshare: refusing } }) });
+      try {
+        const r = await pool.run(request("x", { mode: "network", tcp: [tcpTarget()], udp: [], abstract: [ABSTRACT] }), noHost);
+        expect(r.error).to.deep.equal({ message: "the sandbox failed to start (unshare: unshare failed: No space left on device)" });
+        expect(r.response).to.equal(null);
+        expect(seen).to.deep.equal([]);
+        expect(pool.stats()).to.include({ started: 1, sandboxes: 0 });
+      } finally {
+        await pool.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it("configuration: isolated by default when it can be had; development falls back to shared (with the reason), production and an explicit isolated refuse to start; shared only when asked", function () {
       const none = `/nonexistent-${process.pid}`; // a PATH without unshare
       expect(loadConfig(env).sandboxNetwork).to.deep.equal({ mode: "isolated", unshare: findUnshare(undefined) }); // env has no PATH: the standard directories
