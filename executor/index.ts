@@ -10,6 +10,7 @@ import { createHost } from "./host";
 import { PermissionCache, type Who } from "./permissions";
 import { makePrivateDir } from "./sandbox/host/isolation";
 import { defaultSandboxUser, processLauncher, type SandboxUser } from "./sandbox/host/launchers";
+import { probeNetwork, type SandboxNetwork } from "./sandbox/host/network";
 import { SandboxPool, type RunHooks } from "./sandbox/host/pool";
 import { paramsProblem } from "./sandbox/wire/bounds";
 import type { FairShare } from "./sandbox/host/fair-queue";
@@ -30,6 +31,8 @@ export type ExecutorOptions = {
   sandboxUser?: SandboxUser;
   /** The OS memory ceiling of each sandbox process, in MB (default DEFAULT_SANDBOX_MEMORY_MB). */
   sandboxMemoryMb?: number;
+  /** The network of each sandbox process (default: a namespace of its own when it can be had, see sandbox/host/network.ts). */
+  sandboxNetwork?: SandboxNetwork;
   /** Each account's (and key's) share of the sandbox processes and queue. */
   fairShare?: Partial<FairShare>;
   permissionPollMs: number;
@@ -70,7 +73,12 @@ export class Executor {
     );
     const user = opts.sandboxUser ?? defaultSandboxUser();
     if (!user) opts.logger.warn({ uid: process.getuid?.() }, "the relayer does not run as root: sandbox processes run as its own user, kept from its files by Node's permission model only (see Security model in the README)");
-    this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user, memoryMb: opts.sandboxMemoryMb }) });
+    const network = opts.sandboxNetwork ?? probeNetwork(process.env.PATH, user);
+    if (network.mode === "shared") {
+      const why = network.unavailable ?? "VESTA_SANDBOX_NETWORK=shared";
+      opts.logger.warn({ reason: why }, "sandbox processes share the relayer's network: code that escaped QuickJS could open sockets past the fetch egress policy (see Security model in the README)");
+    }
+    this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user, memoryMb: opts.sandboxMemoryMb, network }) });
   }
 
   start(signal: AbortSignal): Promise<void> {

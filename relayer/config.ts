@@ -6,6 +6,7 @@ import { z } from "zod";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
 import type { FairShare } from "../executor/sandbox/host/fair-queue";
 import { DEFAULT_SANDBOX_MEMORY_MB, defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
+import { chooseSandboxNetwork, probeNetwork, SANDBOX_NETWORKS, type SandboxNetwork } from "../executor/sandbox/host/network";
 import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
 import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
 import { DEFAULT_ERC1271 } from "./signed";
@@ -52,6 +53,7 @@ const EnvSchema = z
     VESTA_SANDBOX_UID: z.coerce.number().int().min(1, "VESTA_SANDBOX_UID must not be 0 (root)").max(4_294_967_294).optional(),
     VESTA_SANDBOX_GID: z.coerce.number().int().min(1, "VESTA_SANDBOX_GID must not be 0 (root)").max(4_294_967_294).optional(),
     VESTA_SANDBOX_MEMORY_MB: z.coerce.number().int().min(1).max(1_048_576).optional(),
+    VESTA_SANDBOX_NETWORK: z.enum(SANDBOX_NETWORKS, { message: "VESTA_SANDBOX_NETWORK must be isolated or shared" }).optional(),
     VESTA_RUNS_PER_ACCOUNT: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_RUNS_PER_KEY: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_RUN_QUEUE_PER_ACCOUNT: z.coerce.number().int().min(0).max(100_000).default(64),
@@ -112,6 +114,8 @@ export type RelayerConfig = {
   sandboxUser?: SandboxUser;
   /** The OS memory ceiling (RLIMIT_DATA) of each sandbox process, in MB. */
   sandboxMemoryMb: number;
+  /** The network of each sandbox process: an empty namespace of its own, or the relayer's (see executor/sandbox/host/network.ts). */
+  sandboxNetwork: SandboxNetwork;
   /** Each account's (and key's) share of the sandbox: runs at a time, runs waiting (see executor/sandbox/host/fair-queue.ts). */
   fairShare: Partial<FairShare>;
   permissionPollMs: number;
@@ -193,6 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   const leastSandboxMb = 2 * e.VESTA_ACTION_MEMORY_MB + 512;
   const sandboxMemoryMb = e.VESTA_SANDBOX_MEMORY_MB ?? Math.max(DEFAULT_SANDBOX_MEMORY_MB, leastSandboxMb);
   if (sandboxMemoryMb < leastSandboxMb) problems.push(`VESTA_SANDBOX_MEMORY_MB must be at least ${leastSandboxMb} (twice VESTA_ACTION_MEMORY_MB, plus 512 MB for the V8 heap and Node)`);
+  const network = chooseSandboxNetwork(e.VESTA_SANDBOX_NETWORK, mode === "production", () => probeNetwork(env.PATH, sandboxUser));
+  if (network.problem) problems.push(network.problem);
   const fetchAllowPrivate = e.VESTA_ACTION_FETCH_PRIVATE === "true";
   if (mode === "production") problems.push(...productionProblems({ keyProvider, attestationSource, fetchAllowPrivate }));
   const billing = loadBillingConfig(env, mode);
@@ -234,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     sandboxWorkers: e.VESTA_SANDBOX_WORKERS,
     sandboxUser,
     sandboxMemoryMb,
+    sandboxNetwork: network.network,
     fairShare: {
       perAccount: e.VESTA_RUNS_PER_ACCOUNT,
       perKey: e.VESTA_RUNS_PER_KEY,

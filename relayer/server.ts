@@ -38,6 +38,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     workers: config.sandboxWorkers,
     sandboxUser: config.sandboxUser,
     sandboxMemoryMb: config.sandboxMemoryMb,
+    sandboxNetwork: config.sandboxNetwork,
     fairShare: config.fairShare,
     permissionPollMs: config.permissionPollMs,
     fetchAllowPrivate: config.fetchAllowPrivate,
