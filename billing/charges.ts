@@ -59,17 +59,17 @@ const FREE_RUN: RunCharge = { settle: () => undefined, release: () => undefined 
 const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: () => undefined, release: () => undefined, abandon: () => undefined };
 
 /**
- * Admits an action run of `accountHash` by reserving its worst case, `worstCaseMs` (its time limit)
- * at the per-second price (402 when the balance, less the credit other work holds, does not cover
- * it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
+ * Admits an action run billed to `payer` (payerOf the run's account) by reserving its worst case,
+ * `worstCaseMs` (its time limit) at the per-second price (402 when the balance, less the credit
+ * other work holds, does not cover it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
  * and frees the rest; `release()` (or settle(undefined)) frees it all.
  */
-export async function admitRun(ctx: BillingCtx, accountHash: bigint, worstCaseMs: number): Promise<RunCharge> {
+export async function admitRun(ctx: BillingCtx, payer: Payer, worstCaseMs: number): Promise<RunCharge> {
   const billing = ctx.billing;
   const unit = billing?.config.secondCents ?? 0;
   if (!billing || unit === 0) return FREE_RUN;
   const seconds = runSeconds(worstCaseMs);
-  const r = await billing.reserve(await payerOf(ctx, accountHash), seconds * unit, `a run of up to ${seconds} s (its time limit)`, { kind: "run", detail: `up to ${seconds}s`, unitCents: unit });
+  const r = await billing.reserve(payer, seconds * unit, `a run of up to ${seconds} s (its time limit)`, { kind: "run", detail: `up to ${seconds}s`, unitCents: unit });
   return {
     settle: (durationMs) => {
       if (durationMs === undefined) return r.release();
@@ -85,7 +85,7 @@ export async function admitRun(ctx: BillingCtx, accountHash: bigint, worstCaseMs
  * cannot pay even `leastWei` of gas and the fixed price (a refusal must not cost us more than the
  * caller: no estimateGas, fee reads or key derivation for an account that cannot pay).
  */
-export async function precheckWrite(ctx: Ctx, method: string, actingKeyHash: bigint, leastWei: bigint): Promise<void> {
+export async function precheckWrite(ctx: BillingCtx, method: string, actingKeyHash: bigint, leastWei: bigint): Promise<void> {
   const billing = ctx.billing;
   if (!billing || FREE_WRITES.has(method)) return;
   const least = writeCents(leastWei, billing.config);

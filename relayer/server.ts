@@ -38,6 +38,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     workers: config.sandboxWorkers,
     sandboxUser: config.sandboxUser,
     fairShare: config.fairShare,
+    codeBytesPerPayer: config.codeBytesPerPayer,
     permissionPollMs: config.permissionPollMs,
     fetchAllowPrivate: config.fetchAllowPrivate,
   });

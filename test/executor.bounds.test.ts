@@ -196,15 +196,16 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
     });
 
     it("bounds each account's queue and the whole queue", function () {
-      const q = new FairQueue<{ owner: RunOwner; n: number }>({ perAccount: 1, perKey: 1, queuePerAccount: 2, queueTotal: 3 });
+      const q = new FairQueue<{ owner: RunOwner; n: number }>({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 2, queuePerAccount: 2, queueTotal: 3 });
       expect([1, 2, 3].map((n) => q.offer(job(owner("a"), n)))).to.deep.equal(["ok", "ok", "account"]);
       expect([4, 5].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]);
       expect(q.length).to.equal(3);
     });
 
-    it("defaults: all sandbox processes but one per account (at least one), each key as much as its account", function () {
-      expect(defaultFairShare(1)).to.deep.equal({ perAccount: 1, perKey: 1, queuePerAccount: 64, queueTotal: 1024 });
-      expect(defaultFairShare(8)).to.include({ perAccount: 7, perKey: 7 });
+    it("defaults: all sandbox processes but one per payer (at least one), each account and key as much as its payer", function () {
+      expect(defaultFairShare(1)).to.deep.equal({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 64, queuePerAccount: 64, queueTotal: 1024 });
+      expect(defaultFairShare(8)).to.include({ perPayer: 7, perAccount: 7, perKey: 7 });
+      expect(defaultFairShare(8, { perAccount: 2, queuePerPayer: 10 })).to.include({ perPayer: 7, perAccount: 2, perKey: 2, queuePerAccount: 10 });
     });
 
     it("with one account saturating its share, another account's trivial run starts at once; a full queue answers queue_full with Retry-After", async function () {

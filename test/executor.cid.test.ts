@@ -107,10 +107,10 @@ describe("computeCid (CIDv0 as `ipfs add` gives)", function () {
     it("keeps the exact bytes (BOM, NUL, CR) and reads them back", async function () {
       const bytes = Buffer.from("\uFEFFasync function main() { return '\u0000\r' }\r\n", "utf8");
       const cid = await computeCid(bytes);
-      const store = new CodeStore(path.join(dir, "actions.sqlite"));
-      store.put(cid, bytes);
+      const store = new CodeStore(path.join(dir, "actions.sqlite"), { bytesPerPayer: 1024 * 1024 });
+      store.put(cid, bytes, "account:a");
       store.close();
-      const again = new CodeStore(path.join(dir, "actions.sqlite"));
+      const again = new CodeStore(path.join(dir, "actions.sqlite"), { bytesPerPayer: 1024 * 1024 });
       expect(Buffer.from((await again.get(cid))!).equals(bytes)).to.equal(true);
       again.close();
     });
@@ -118,11 +118,11 @@ describe("computeCid (CIDv0 as `ipfs add` gives)", function () {
     /** A code store whose file already holds `rows` (cid → TEXT or BLOB), as written behind its back. */
     function storeWith(rows: [string, string | Buffer][], onMismatch?: (cid: string, problem: string) => void): CodeStore {
       const file = path.join(dir, "actions.sqlite");
-      new CodeStore(file).close();
+      new CodeStore(file, { bytesPerPayer: 1024 * 1024 }).close();
       const db = new Database(file);
       for (const [cid, code] of rows) db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(cid, code);
       db.close();
-      return new CodeStore(file, onMismatch);
+      return new CodeStore(file, { bytesPerPayer: 1024 * 1024, onMismatch });
     }
 
     it("reads a row that does not hash to its CID, or is not UTF-8, as missing, and says so", async function () {
