@@ -72,3 +72,29 @@ export function stubResolver(answers: (hostname: string, n: number) => ResolvedA
     },
   };
 }
+
+/**
+ * An HTTP server on 127.0.0.1 that holds every request until `open()`: an action that fetches it
+ * holds its sandbox until the test lets it go (no timing). `arrived` counts the held requests.
+ */
+export async function gateServer() {
+  const held: http.ServerResponse[] = [];
+  let opened = false;
+  const server = http.createServer((_req, res) => (opened ? res.end("open") : held.push(res)));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    get arrived() {
+      return held.length;
+    },
+    open() {
+      opened = true;
+      for (const res of held.splice(0)) res.end("open");
+    },
+    close() {
+      this.open();
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
