@@ -1,3 +1,5 @@
+import path from "node:path";
+import Database from "better-sqlite3";
 import { expect } from "chai";
 import { CID } from "multiformats/cid";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
@@ -71,6 +73,15 @@ describe("run admission: each refusal before the work it spares (issue 15, red t
     return apiKey;
   }
   const payerOf = (key: string) => `account:${hex32(hashKey(key))}`;
+  /** What the code store's file holds: its rows and their bytes. */
+  const storedRows = async () => {
+    const db = new Database(path.join(stack.relayerConfig.dataDir, "actions.sqlite"), { readonly: true });
+    try {
+      return db.prepare("SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(code)), 0) AS bytes FROM action_code").get();
+    } finally {
+      db.close();
+    }
+  };
 
   it("refuses with 400 an ipfs_id that is not an action's CID, before any permission, credit or code work", async function () {
     const v1 = CID.parse(bigCid).toV1().toString();
@@ -95,12 +106,13 @@ describe("run admission: each refusal before the work it spares (issue 15, red t
 
   it("no credit: 402 before the stored code is read or inline code hashed, nothing stored, nothing charged", async function () {
     const { apiKey: broke } = await newAccount(stack, "broke");
+    const stored = await storedRows();
     expectError(await run(broke, { ipfs_id: bigCid }), 402, "payment_required");
     const fresh = `async function main() { return "fresh" }\n/*${"z".repeat(2 * MiB)}*/`;
     expectError(await run(broke, { code: fresh }), 402, "payment_required");
     expect(work).to.deep.equal({ hashes: 0, reads: 0 });
+    expect(await storedRows()).to.deep.equal(stored);
     expect(stack.relayer.ctx.executor.codes.heldBy(payerOf(broke))).to.deep.equal({ bytes: 0, cids: 0 });
-    expect(await stack.relayer.ctx.executor.codes.get(await original(fresh))).to.equal(undefined);
     expect(await balance(broke)).to.equal(0);
   });
 
@@ -111,21 +123,21 @@ describe("run admission: each refusal before the work it spares (issue 15, red t
     await until(async () => (gate.arrived === 1 ? true : undefined), 60_000, "a run holding the account's one sandbox");
     held.push(gated("waiting"));
     await until(async () => (load().queued === 1 ? true : undefined), 60_000, "a second run waiting: the queue's one place");
-    const before = stack.relayer.ctx.executor.codes.heldBy(payerOf(funded));
-    Object.assign(work, { hashes: 0, reads: 0 });
+    try {
+      const stored = await storedRows();
+      Object.assign(work, { hashes: 0, reads: 0 });
+      expectError(await run(funded, { ipfs_id: bigCid }), 429, "run_queue_full");
+      const fresh = `async function main() { return "refused" }\n/*${"q".repeat(MiB)}*/`;
+      expectError(await run(funded, { code: fresh }), 429, "run_queue_full");
+      expect(await storedRows()).to.deep.equal(stored);
+      expect(work).to.deep.equal({ hashes: 0, reads: 0 });
 
-    const byCid = await run(funded, { ipfs_id: bigCid });
-    expectError(byCid, 429, "run_queue_full");
-    const fresh = `async function main() { return "refused" }\n/*${"q".repeat(MiB)}*/`;
-    expectError(await run(funded, { code: fresh }), 429, "run_queue_full");
-    expect(work).to.deep.equal({ hashes: 0, reads: 0 });
-    expect(stack.relayer.ctx.executor.codes.heldBy(payerOf(funded))).to.deep.equal(before);
-    expect(await stack.relayer.ctx.executor.codes.get(await original(fresh))).to.equal(undefined);
-
-    const other = await fundedAccount("other payer");
-    const r = await run(other, { code: "async function main() { return 'other' }" });
-    expect([r.status, r.body.response]).to.deep.equal([200, "other"]);
-    gate.open();
+      const other = await fundedAccount("other payer");
+      const r = await run(other, { code: "async function main() { return 'other' }" });
+      expect([r.status, r.body.response]).to.deep.equal([200, "other"]);
+    } finally {
+      gate.open();
+    }
     expect((await Promise.all(held)).map((h) => [h.status, h.body.response])).to.deep.equal([
       [200, "running"],
       [200, "waiting"],
