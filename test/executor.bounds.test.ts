@@ -195,6 +195,37 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       expect(q.take()?.n).to.equal(3);
     });
 
+    it("shares by payer: a payer with five accounts gets what a payer with one gets, its accounts splitting its turns", function () {
+      type J = { owner: RunOwner; n: number };
+      const q = new FairQueue<J>(defaultFairShare(4, { perPayer: 100 }));
+      const sybils = [1, 2, 3, 4, 5].map((i) => ({ payer: "wallet:0xSybil", account: `s${i}`, key: "k" }));
+      const honest = { payer: "account:h", account: "h", key: "k" };
+      for (let round = 0; round < 4; round++) for (const o of sybils) q.offer({ owner: o, n: 0 });
+      for (let i = 0; i < 20; i++) q.offer({ owner: honest, n: 0 });
+      const order = Array.from({ length: 20 }, () => q.take()!.owner.account);
+      // Payers alternate; the sybil payer's turns go round its accounts.
+      expect(order.slice(0, 10)).to.deep.equal(["s1", "h", "s2", "h", "s3", "h", "s4", "h", "s5", "h"]);
+      expect(order.filter((a) => a === "h")).to.have.length(10);
+    });
+
+    it("caps each payer's running and waiting runs over all its accounts", function () {
+      type J = { owner: RunOwner; n: number };
+      const q = new FairQueue<J>(defaultFairShare(8, { perPayer: 2, queuePerPayer: 3, queuePerAccount: 3 }));
+      const sybil = (i: number): RunOwner => ({ payer: "wallet:0xSybil", account: `s${i}`, key: "k" });
+      expect([1, 2, 3, 4, 5].map((i) => q.offer({ owner: sybil(i), n: i }))).to.deep.equal(["ok", "ok", "ok", "payer", "payer"]);
+      expect(q.offer({ owner: { payer: "account:h", account: "h", key: "k" }, n: 6 })).to.equal("ok");
+      const taken = [q.take(), q.take(), q.take(), q.take()].map((j) => j?.n);
+      expect(taken).to.deep.equal([1, 6, 2, undefined]); // the sybil payer holds 2 (its share) over two accounts; s3 waits
+      q.finished({ owner: sybil(1), n: 1 });
+      expect(q.take()?.n).to.equal(3);
+      // A held place counts as waiting until its run is queued or released.
+      const hold = q.hold(sybil(4));
+      expect(typeof hold).to.equal("object");
+      expect([q.hold(sybil(5)), q.hold(sybil(5)), q.hold(sybil(5))].filter((h) => h === "payer")).to.have.length(1);
+      if (typeof hold === "object") q.release(hold);
+      expect(typeof q.hold(sybil(6))).to.equal("object");
+    });
+
     it("bounds each account's queue and the whole queue", function () {
       const q = new FairQueue<{ owner: RunOwner; n: number }>({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 2, queuePerAccount: 2, queueTotal: 3 });
       expect([1, 2, 3].map((n) => q.offer(job(owner("a"), n)))).to.deep.equal(["ok", "ok", "account"]);

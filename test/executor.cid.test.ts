@@ -142,6 +142,39 @@ describe("computeCid (CIDv0 as `ipfs add` gives)", function () {
       store.close();
     });
 
+    it("keeps each payer within its bytes, dropping its least recently used code first; a CID another payer holds stays", async function () {
+      const store = new CodeStore(path.join(dir, "actions.sqlite"), { bytesPerPayer: 2000 });
+      const codes = await Promise.all(
+        [1, 2, 3, 4].map(async (n) => {
+          const bytes = Buffer.from(`async function main() { return ${n} }\n//${"x".repeat(900)}`, "utf8"); // ~937 bytes: two fit
+          return { bytes, cid: await computeCid(bytes) };
+        }),
+      );
+      const [a, b, c, d] = codes;
+      store.put(a.cid, a.bytes, "account:attacker");
+      store.put(b.cid, b.bytes, "account:attacker");
+      store.put(b.cid, b.bytes, "wallet:0xOther"); // the same code, stored by another payer too
+      store.touch(a.cid, "account:attacker"); // a was run again: b is now the attacker's least recently used
+      store.put(c.cid, c.bytes, "account:attacker"); // past 2000 bytes: b leaves the attacker's (stays the other's)
+      store.put(d.cid, d.bytes, "account:attacker"); // and now a goes (no one else holds it: deleted)
+      expect(store.heldBy("account:attacker")).to.deep.equal({ bytes: c.bytes.length + d.bytes.length, cids: 2 });
+      expect(store.heldBy("wallet:0xOther")).to.deep.equal({ bytes: b.bytes.length, cids: 1 });
+      const kept = await Promise.all(codes.map(async (x) => (await store.get(x.cid)) !== undefined));
+      expect(kept).to.deep.equal([false, true, true, true]);
+      store.close();
+      // An account that stores one new action after another keeps a fixed amount, and the file only that.
+      const again = new CodeStore(path.join(dir, "actions.sqlite"), { bytesPerPayer: 3000 });
+      for (let n = 0; n < 200; n++) {
+        const bytes = Buffer.from(`async function main() { return "${n}" }\n//${"y".repeat(500)}`, "utf8");
+        again.put(await computeCid(bytes), bytes, "account:flood");
+      }
+      expect(again.heldBy("account:flood").bytes).to.be.at.most(3000);
+      again.close();
+      const db = new Database(path.join(dir, "actions.sqlite"), { readonly: true });
+      expect(db.prepare("SELECT COUNT(*) AS n FROM action_code").get()).to.deep.equal({ n: 3 + 5 }); // b, c, d; and the flood's last five (about 540 bytes each)
+      db.close();
+    });
+
     it("reads rows an older version stored as text by their UTF-8 bytes", async function () {
       const code = "async function main() { return '✓' }";
       const store = storeWith([[await computeCid(code), code]]);
