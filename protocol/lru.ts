@@ -1,11 +1,17 @@
+type Node<K, V> = { key: K; value: V; weight: number; older?: Node<K, V>; newer?: Node<K, V> };
+
 /**
  * A map bounded by weight (by default one per entry) that drops its least recently used entries
- * first: a read moves an entry to the back, an insert past the bound evicts from the front (and
- * tells `onEvict`, so an index kept beside the map can forget the key too). Every operation is
- * O(1): a JavaScript Map keeps insertion order, which is the recency order here.
+ * first: a read moves an entry to the newest end, an insert past the bound evicts from the oldest
+ * end (and tells `onEvict`, so an index kept beside the map can forget the key too). Every
+ * operation is O(1): a Map finds the node, a doubly linked list keeps the recency order. (A bare
+ * Map's insertion order would do until evictions pile deleted slots at its front, which each
+ * "oldest" lookup then walks over.)
  */
 export class Lru<K, V> {
-  private readonly entries = new Map<K, { value: V; weight: number }>();
+  private readonly nodes = new Map<K, Node<K, V>>();
+  private oldest?: Node<K, V>;
+  private newest?: Node<K, V>;
   private used = 0;
 
   constructor(
@@ -16,20 +22,20 @@ export class Lru<K, V> {
 
   /** The value under `key`, now the most recently used; undefined when absent. */
   get(key: K): V | undefined {
-    const e = this.entries.get(key);
-    if (!e) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, e);
-    return e.value;
+    const node = this.nodes.get(key);
+    if (!node) return undefined;
+    this.unlink(node);
+    this.link(node);
+    return node.value;
   }
 
   /** The value under `key` without touching its recency. */
   peek(key: K): V | undefined {
-    return this.entries.get(key)?.value;
+    return this.nodes.get(key)?.value;
   }
 
   has(key: K): boolean {
-    return this.entries.has(key);
+    return this.nodes.has(key);
   }
 
   /**
@@ -40,36 +46,60 @@ export class Lru<K, V> {
     const weight = this.opts.weigh?.(value) ?? 1;
     this.delete(key);
     if (weight > this.capacity) return;
-    this.entries.set(key, { value, weight });
+    const node: Node<K, V> = { key, value, weight };
+    this.nodes.set(key, node);
+    this.link(node);
     this.used += weight;
-    while (this.used > this.capacity) {
-      const [oldest, e] = this.entries.entries().next().value!;
-      this.entries.delete(oldest);
-      this.used -= e.weight;
-      this.opts.onEvict?.(oldest, e.value);
+    while (this.used > this.capacity && this.oldest) {
+      const evicted = this.oldest;
+      this.remove(evicted);
+      this.opts.onEvict?.(evicted.key, evicted.value);
     }
   }
 
   /** Removes `key` (not an eviction: onEvict is not told). */
   delete(key: K): boolean {
-    const e = this.entries.get(key);
-    if (!e) return false;
-    this.entries.delete(key);
-    this.used -= e.weight;
+    const node = this.nodes.get(key);
+    if (!node) return false;
+    this.remove(node);
     return true;
   }
 
   clear(): void {
-    this.entries.clear();
+    this.nodes.clear();
+    this.oldest = this.newest = undefined;
     this.used = 0;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.nodes.size;
   }
 
   /** The weight held (the entry count without a `weigh`). */
   get weight(): number {
     return this.used;
+  }
+
+  private remove(node: Node<K, V>): void {
+    this.nodes.delete(node.key);
+    this.unlink(node);
+    this.used -= node.weight;
+  }
+
+  /** Makes `node` the newest. */
+  private link(node: Node<K, V>): void {
+    node.older = this.newest;
+    node.newer = undefined;
+    if (this.newest) this.newest.newer = node;
+    this.newest = node;
+    this.oldest ??= node;
+  }
+
+  private unlink(node: Node<K, V>): void {
+    if (node.older) node.older.newer = node.newer;
+    else this.oldest = node.newer;
+    if (node.newer) node.newer.older = node.older;
+    else this.newest = node.older;
+    node.older = node.newer = undefined;
   }
 }
