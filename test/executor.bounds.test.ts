@@ -208,29 +208,35 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       expect(order.filter((a) => a === "h")).to.have.length(10);
     });
 
-    it("caps each payer's running and waiting runs over all its accounts", function () {
+    it("caps each payer's runs over all its accounts: its share running, its queue waiting or being prepared", function () {
       type J = { owner: RunOwner; n: number };
       const q = new FairQueue<J>(defaultFairShare(8, { perPayer: 2, queuePerPayer: 3, queuePerAccount: 3 }));
       const sybil = (i: number): RunOwner => ({ payer: "wallet:0xSybil", account: `s${i}`, key: "k" });
-      expect([1, 2, 3, 4, 5].map((i) => q.offer({ owner: sybil(i), n: i }))).to.deep.equal(["ok", "ok", "ok", "payer", "payer"]);
-      expect(q.offer({ owner: { payer: "account:h", account: "h", key: "k" }, n: 6 })).to.equal("ok");
+      // 2 (its share) + 3 (its queue) over five accounts; the sixth, from any account, is refused.
+      expect([1, 2, 3, 4, 5, 6].map((i) => q.offer({ owner: sybil(i), n: i }))).to.deep.equal(["ok", "ok", "ok", "ok", "ok", "payer"]);
+      expect(q.offer({ owner: { payer: "account:h", account: "h", key: "k" }, n: 7 })).to.equal("ok");
       const taken = [q.take(), q.take(), q.take(), q.take()].map((j) => j?.n);
-      expect(taken).to.deep.equal([1, 6, 2, undefined]); // the sybil payer holds 2 (its share) over two accounts; s3 waits
+      expect(taken).to.deep.equal([1, 7, 2, undefined]); // the sybil payer holds 2 (its share) over two accounts; s3 waits
+      expect(q.offer({ owner: sybil(1), n: 8 })).to.equal("payer"); // still 2 running + 3 waiting
       q.finished({ owner: sybil(1), n: 1 });
       expect(q.take()?.n).to.equal(3);
-      // A held place counts as waiting until its run is queued or released.
-      const hold = q.hold(sybil(4));
+      // A held place counts until its run is queued or released.
+      q.finished({ owner: sybil(2), n: 2 });
+      const hold = q.hold(sybil(9)); // 1 running + 2 waiting + this one
       expect(typeof hold).to.equal("object");
-      expect([q.hold(sybil(5)), q.hold(sybil(5)), q.hold(sybil(5))].filter((h) => h === "payer")).to.have.length(1);
+      expect([q.hold(sybil(9)), q.hold(sybil(9))].map((h) => (typeof h === "string" ? h : "held"))).to.deep.equal(["held", "payer"]);
       if (typeof hold === "object") q.release(hold);
-      expect(typeof q.hold(sybil(6))).to.equal("object");
+      expect(typeof q.hold(sybil(10))).to.equal("object");
     });
 
     it("bounds each account's queue and the whole queue", function () {
-      const q = new FairQueue<{ owner: RunOwner; n: number }>({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 2, queuePerAccount: 2, queueTotal: 3 });
-      expect([1, 2, 3].map((n) => q.offer(job(owner("a"), n)))).to.deep.equal(["ok", "ok", "account"]);
-      expect([4, 5].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]);
-      expect(q.length).to.equal(3);
+      const q = new FairQueue<{ owner: RunOwner; n: number }>({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 2, queuePerAccount: 2, queueTotal: 4 });
+      // one may run (its share) and two wait (its queue): the fourth is refused
+      expect([1, 2, 3, 4].map((n) => q.offer(job(owner("a"), n)))).to.deep.equal(["ok", "ok", "ok", "account"]);
+      expect([5, 6].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]); // four places in all
+      expect(q.take()?.n).to.equal(1);
+      expect([7, 8].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]);
+      expect(q.length).to.equal(4);
     });
 
     it("defaults: all sandbox processes but one per payer (at least one), each account and key as much as its payer", function () {

@@ -51,21 +51,22 @@ describe("fair share by payer over HTTP: accounts billed to one wallet share one
     const runs = [start(blocker, "blocker")];
     await until(async () => (gate.arrived === 1 ? true : undefined), 60_000, "the blocker holding the one sandbox");
     for (const [i, s] of sybils.entries()) runs.push(start(s, `s${i + 1}a`), start(s, `s${i + 1}b`));
-    await until(async () => (queued() === 10 ? true : undefined), 60_000, "the five accounts' ten runs waiting");
-    // The payer's queue holds ten over all its accounts: an eleventh, from any of them, is refused.
+    runs.push(start(sybils[0], "s1c"));
+    await until(async () => (queued() === 11 ? true : undefined), 60_000, "the five accounts' eleven runs waiting");
+    // The payer's share (1) and queue (10) hold eleven runs over all its accounts: a twelfth, from any of them, is refused.
     expectError(await start(sybils[2], "s3c"), 429, "run_queue_full", "billed to this payer");
-    for (let i = 1; i <= 10; i++) runs.push(start(honest, `h${i}`));
-    await until(async () => (queued() === 20 ? true : undefined), 60_000, "the honest account's ten runs waiting too");
+    for (let i = 1; i <= 11; i++) runs.push(start(honest, `h${i}`));
+    await until(async () => (queued() === 22 ? true : undefined), 60_000, "the honest account's eleven runs waiting too");
     gate.open();
     const answers = await Promise.all(runs);
-    expect(answers.map((a) => a.status)).to.deep.equal(Array(21).fill(200));
+    expect(answers.map((a) => a.status)).to.deep.equal(Array(23).fill(200));
 
     const order = gate.paths.slice(1).map((p) => p.slice(1)); // the start order after the blocker
-    expect(order).to.have.length(20);
+    expect(order).to.have.length(22);
     // Payers take turns: the honest payer's runs start every other time while the other payer has runs waiting.
     expect(order.slice(0, 10).filter((l) => l.startsWith("h"))).to.have.length(5);
     expect(order.slice(0, 10).filter((l, i) => l.startsWith("h") !== (i % 2 === 1))).to.deep.equal([]);
-    // And the five accounts split their payer's turns in turn.
-    expect(order.filter((l) => l.startsWith("s")).slice(0, 5)).to.deep.equal(["s1a", "s2a", "s3a", "s4a", "s5a"]);
+    // And the five accounts split their payer's turns in turn: each starts one before any starts a second.
+    expect(new Set(order.filter((l) => l.startsWith("s")).slice(0, 5).map((l) => l.slice(0, 2))).size).to.equal(5);
   });
 });

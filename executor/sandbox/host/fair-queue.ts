@@ -72,11 +72,17 @@ export class FairQueue<J extends Owned> {
     return this.places.of(bound === "account" ? accountOf(owner) : payerOf(owner));
   }
 
-  /** Takes a place for one run of `owner`, or answers which bound refused it. */
+  /**
+   * Takes a place for one run of `owner`, or answers which bound refused it: an account (a payer)
+   * has at most its share running plus its queue waiting or being prepared, and all places in the
+   * queue are at most queueTotal. (A burst of runs is admitted up to the share plus the queue even
+   * before any starts: those within the share may start at once.)
+   */
   hold(owner: RunOwner): Hold | QueueBound {
+    const full = (k: string, share: number, queue: number) => this.places.of(k) + this.running.of(k) >= share + queue;
     if (this.length >= this.share.queueTotal) return "total";
-    if (this.places.of(accountOf(owner)) >= this.share.queuePerAccount) return "account";
-    if (this.places.of(payerOf(owner)) >= this.share.queuePerPayer) return "payer";
+    if (full(accountOf(owner), this.share.perAccount, this.share.queuePerAccount)) return "account";
+    if (full(payerOf(owner), this.share.perPayer, this.share.queuePerPayer)) return "payer";
     this.count(owner, 1);
     this.holds++;
     return { owner, state: "held" };
