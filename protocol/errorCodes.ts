@@ -73,6 +73,7 @@ export const ERROR_CODES = {
   // 429: slow down
   rate_limited: { status: 429, meaning: "Too many requests of this kind from this address; Retry-After says when to try again." },
   run_queue_full: { status: 429, meaning: "The share of the sandbox of the account (or of its payer) and its queue are full; Retry-After says when to try again." },
+  write_queue_full: { status: 429, meaning: "The relayed writes billed to this payer fill its share of the service's payers and its queue; Retry-After says when to try again." },
   trigger_queue_full: { status: 429, meaning: "Triggers: the trigger has as many runs waiting as allowed; Retry-After says when to try again." },
   // 5xx: our side
   internal_error: { status: 500, meaning: "The service failed; it has been logged, and nothing about it is shown." },

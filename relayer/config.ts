@@ -59,6 +59,7 @@ const EnvSchema = z
     VESTA_RUN_QUEUE_PER_PAYER: z.coerce.number().int().min(0).max(100_000).default(64),
     VESTA_RUN_QUEUE_PER_ACCOUNT: z.coerce.number().int().min(0).max(100_000).optional(),
     VESTA_RUN_QUEUE_MAX: z.coerce.number().int().min(0).max(1_000_000).default(1024),
+    VESTA_WRITE_QUEUE_PER_PAYER: z.coerce.number().int().min(0).max(100_000).default(64),
     VESTA_CODE_STORE_BYTES_PER_PAYER: z.coerce.number().int().min(1024).default(DEFAULT_CODE_BYTES_PER_PAYER),
     VESTA_PERMISSION_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
     VESTA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -121,6 +122,8 @@ export type RelayerConfig = {
   fairShare: Partial<FairShare>;
   /** The most action code one payer keeps stored (executor/codeStore.ts). */
   codeBytesPerPayer: number;
+  /** Relayed writes one billing payer may keep waiting for the payer wallets (relayer/chain/payers.ts). */
+  writeQueuePerPayer: number;
   permissionPollMs: number;
   fetchAllowPrivate: boolean;
   attestation: AttestationConfig;
@@ -242,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
       queueTotal: e.VESTA_RUN_QUEUE_MAX,
     },
     codeBytesPerPayer: e.VESTA_CODE_STORE_BYTES_PER_PAYER,
+    writeQueuePerPayer: e.VESTA_WRITE_QUEUE_PER_PAYER,
     permissionPollMs: e.VESTA_PERMISSION_POLL_MS,
     fetchAllowPrivate,
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },

@@ -208,6 +208,17 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       expect(order.filter((a) => a === "h")).to.have.length(10);
     });
 
+    it("a newcomer goes ahead of the flood it found running: it never waits for the flood's second turn", function () {
+      type J = { owner: RunOwner; n: number };
+      const q = new FairQueue<J>(defaultFairShare(4, { perPayer: 100 }));
+      const flood = { payer: "account:f", account: "f", key: "k" };
+      for (let n = 1; n <= 5; n++) q.offer({ owner: flood, n });
+      expect(q.take()?.n).to.equal(1);
+      q.offer({ owner: { payer: "account:v", account: "v", key: "k" }, n: 6 });
+      q.offer({ owner: { payer: "account:w", account: "w", key: "k" }, n: 7 }); // and another after it, still ahead of the flood
+      expect([q.take(), q.take(), q.take(), q.take()].map((j) => j?.n)).to.deep.equal([6, 7, 2, 3]);
+    });
+
     it("caps each payer's runs over all its accounts: its share running, its queue waiting or being prepared", function () {
       type J = { owner: RunOwner; n: number };
       const q = new FairQueue<J>(defaultFairShare(8, { perPayer: 2, queuePerPayer: 3, queuePerAccount: 3 }));

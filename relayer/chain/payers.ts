@@ -1,17 +1,33 @@
 import { Transaction, Wallet, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
 import type { Logger } from "pino";
 import { AppError } from "../errors";
+import { defaultFairShare, FairQueue, type QueueBound } from "../../executor/sandbox/host/fair-queue";
+import type { RunOwner } from "../../executor/sandbox/types";
 
-type Payer = { wallet: Wallet; nonce: number | null; pending: number; tail: Promise<unknown> };
+type Payer = { wallet: Wallet; nonce: number | null; busy: boolean };
+type Decode = (err: unknown) => unknown;
+type Job = { owner: RunOwner; tx: TransactionRequest; decode?: Decode; onSigned?: (hash: string) => void; resolve: (r: TransactionReceipt) => void; reject: (err: unknown) => void };
+
+/** Whose write it is, for the payers' fair share: the billing payer of the acting key's account (see relayWrite). */
+export type WriteOwner = RunOwner;
+
+/** A write's place in the payers' queue (PayerPool.admit): send it once, or release it. */
+export type WritePlace = {
+  send(tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void): Promise<TransactionReceipt>;
+  release(): void;
+};
 
 /**
- * A pool of payer wallets. Each payer has its own queue: its transactions go out one at a time,
- * each after the previous one is mined, with a nonce kept locally and read back from the chain
- * at start and after any send error. Writes spread over the payers with the fewest pending.
+ * A pool of payer wallets. Each payer sends one transaction at a time, the next once the previous
+ * one is mined, with a nonce kept locally and read back from the chain at start and after any send
+ * error. Writes wait for a free payer in a fair queue by who pays for them (fair-queue.ts): billing
+ * payers take turns, each holds at most all payers but one at a time, and each may keep
+ * `queuePerPayer` writes waiting (429 write_queue_full past it, before the write is simulated), so
+ * one account's flood of writes never holds another's for longer than a write takes to mine.
  */
 export class PayerPool {
   private readonly payers: Payer[];
-  private next = 0;
+  private readonly queue: FairQueue<Job>;
 
   constructor(
     keys: string[],
@@ -19,40 +35,72 @@ export class PayerPool {
     private readonly logger: Logger,
     private readonly txTimeoutMs: number,
     private readonly receiptPollMs = 100,
+    queuePerPayer = 64,
   ) {
-    this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, pending: 0, tail: Promise.resolve() }));
+    this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, busy: false }));
+    this.queue = new FairQueue(defaultFairShare(this.payers.length, { queuePerPayer }));
   }
 
   addresses(): string[] {
     return this.payers.map((p) => p.wallet.address);
   }
 
+  /** Payers sending a write now, and writes waiting for one. */
+  stats(): { sending: number; waiting: number } {
+    return { sending: this.payers.filter((p) => p.busy).length, waiting: this.queue.waiting };
+  }
+
   /**
-   * Sends `tx` from the least busy payer and resolves with its receipt once mined. `decode` turns a
-   * send error that carries revert data (some nodes, Hardhat's among them, mine a reverting
-   * transaction and report the revert at send time) into the answer to give. `onSigned` hears the
-   * hash of each signed transaction before it is broadcast (billing records it, to find its cost).
+   * Holds a place for one write of `owner`, before anything is done for it: throws 429
+   * write_queue_full when the owner's payer (or account) has its share sending and its queue full.
    */
-  async send(tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
-    const payer = this.pick();
-    payer.pending++;
-    const run = payer.tail.then(() => this.sendNow(payer, tx, decode, onSigned));
-    payer.tail = run.catch(() => undefined);
+  admit(owner: WriteOwner): WritePlace {
+    const hold = this.queue.hold(owner);
+    if (typeof hold === "string") throw this.queueFull(hold);
+    return {
+      send: (tx, decode, onSigned) =>
+        new Promise((resolve, reject) => {
+          this.queue.enqueue(hold, { owner, tx, decode, onSigned, resolve, reject });
+          this.dispatch();
+        }),
+      release: () => this.queue.release(hold),
+    };
+  }
+
+  /**
+   * Sends `tx` from a free payer once it is `owner`'s turn and resolves with its receipt once mined.
+   * `decode` turns a send error that carries revert data (some nodes, Hardhat's among them, mine a
+   * reverting transaction and report the revert at send time) into the answer to give. `onSigned`
+   * hears the hash of each signed transaction before it is broadcast (billing records it, to find its cost).
+   */
+  send(tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void, owner: WriteOwner = { account: "-", key: "-" }): Promise<TransactionReceipt> {
     try {
-      return await run;
-    } finally {
-      payer.pending--;
+      return this.admit(owner).send(tx, decode, onSigned);
+    } catch (err) {
+      return Promise.reject(err);
     }
   }
 
-  private pick(): Payer {
-    let best = this.payers[this.next % this.payers.length];
-    for (let i = 0; i < this.payers.length; i++) {
-      const p = this.payers[(this.next + i) % this.payers.length];
-      if (p.pending < best.pending) best = p;
+  private dispatch(): void {
+    for (const payer of this.payers) {
+      if (payer.busy) continue;
+      const job = this.queue.take();
+      if (!job) return;
+      payer.busy = true;
+      this.sendNow(payer, job.tx, job.decode, job.onSigned)
+        .then(job.resolve, job.reject)
+        .finally(() => {
+          payer.busy = false;
+          this.queue.finished(job);
+          this.dispatch();
+        });
     }
-    this.next++;
-    return best;
+  }
+
+  private queueFull(bound: QueueBound): AppError {
+    const share = this.queue.share;
+    const who = bound === "total" ? `the relay queue is full (${share.queueTotal} writes waiting)` : `the writes billed to this payer already fill its share (${share.perPayer} sending, ${share.queuePerPayer} waiting)`;
+    return new AppError(429, "write_queue_full", `${who}; nothing was sent, retry in a few seconds`, undefined, { "retry-after": "5" });
   }
 
   private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void, retried = false): Promise<TransactionReceipt> {

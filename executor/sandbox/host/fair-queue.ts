@@ -40,7 +40,7 @@ export type Hold = { readonly owner: RunOwner; state: "held" | "queued" | "relea
 
 type Owned = { owner: RunOwner };
 /** A payer's waiting runs: by account, and its accounts with waiting runs in turn order. */
-type PayerQueue<J> = { accounts: Map<string, J[]>; turns: string[] };
+type PayerQueue<J> = { accounts: Map<string, J[]>; turns: string[]; last?: string };
 
 const payerOf = (o: RunOwner) => `p/${o.payer ?? o.account}`;
 const accountOf = (o: RunOwner) => `a/${o.account}`;
@@ -50,6 +50,8 @@ export class FairQueue<J extends Owned> {
   private readonly payers = new Map<string, PayerQueue<J>>();
   /** Payers with waiting runs, in turn order. */
   private turns: string[] = [];
+  /** The payer (and, per payer, the account) that had the last turn. */
+  private lastPayer?: string;
   /** Places held or waiting, by payer and by account. */
   private readonly places = new Counts();
   private readonly running = new Counts();
@@ -135,6 +137,8 @@ export class FairQueue<J extends Owned> {
         const i = queue.findIndex((j) => this.running.of(keyOf(j.owner)) < this.share.perKey);
         if (i < 0) continue;
         const [job] = queue.splice(i, 1);
+        p.last = account;
+        this.lastPayer = payer;
         rotate(p.turns, u, queue.length > 0); // its next run waits for the payer's other accounts
         if (queue.length === 0) p.accounts.delete(account);
         rotate(this.turns, t, p.turns.length > 0); // and the payer's next run for the other payers
@@ -168,13 +172,13 @@ export class FairQueue<J extends Owned> {
     let p = this.payers.get(payer);
     if (!p) {
       this.payers.set(payer, (p = { accounts: new Map(), turns: [] }));
-      join(this.turns, payer, front);
+      join(this.turns, payer, front, this.lastPayer);
     }
     const account = job.owner.account;
     let queue = p.accounts.get(account);
     if (!queue) {
       p.accounts.set(account, (queue = []));
-      join(p.turns, account, front);
+      join(p.turns, account, front, p.last);
     }
     if (front) queue.unshift(job);
     else queue.push(job);
@@ -214,7 +218,13 @@ function rotate(turns: string[], i: number, again: boolean): void {
   if (again) turns.push(who);
 }
 
-function join(turns: string[], who: string, front: boolean): void {
+/**
+ * Adds a newcomer to the turns: at the front when put back, else last in this round, that is,
+ * ahead of the one that just had its turn (it went last), so a newcomer never waits for a second
+ * turn of a flood it found running.
+ */
+function join(turns: string[], who: string, front: boolean, lastServed: string | undefined): void {
   if (front) turns.unshift(who);
+  else if (lastServed !== undefined && turns[turns.length - 1] === lastServed) turns.splice(turns.length - 1, 0, who);
   else turns.push(who);
 }
