@@ -21,9 +21,9 @@ export type WritePlace = {
  * A pool of payer wallets. Each payer sends one transaction at a time, the next once the previous
  * one is mined, with a nonce kept locally and read back from the chain at start and after any send
  * error. Writes wait for a free payer in a fair queue by who pays for them (fair-queue.ts): billing
- * payers take turns, each holds at most all payers but one at a time, and each may keep
+ * payers take turns (a newcomer ahead of a flood it finds sending), and each may keep
  * `queuePerPayer` writes waiting (429 write_queue_full past it, before the write is simulated), so
- * one account's flood of writes never holds another's for longer than a write takes to mine.
+ * one account's flood of writes holds another's for about one write.
  */
 export class PayerPool {
   private readonly payers: Payer[];
@@ -38,7 +38,9 @@ export class PayerPool {
     queuePerPayer = 64,
   ) {
     this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, busy: false }));
-    this.queue = new FairQueue(defaultFairShare(this.payers.length, { queuePerPayer }));
+    // Every wallet may serve one billing payer when no one else waits (a write holds one for a block
+    // or so): fairness comes from the turns, and a newcomer waits for about one write.
+    this.queue = new FairQueue(defaultFairShare(this.payers.length, { perPayer: this.payers.length, queuePerPayer }));
   }
 
   addresses(): string[] {
