@@ -2,7 +2,7 @@ import express, { type Express, type Request, type Router } from "express";
 import swaggerUi from "swagger-ui-express";
 import type { Ctx } from "./context";
 import { errorMiddleware, notFoundRoute } from "./errors";
-import { perClientLimit } from "./http/rateLimits";
+import { allClientsLimit, perClientLimit } from "./http/rateLimits";
 import { authenticateBeforeBody } from "./http/auth";
 import { jsonBody } from "../protocol/jsonBody";
 import { newRegistry, openApiDocument } from "./openapi";
@@ -63,6 +63,7 @@ export function createApp(ctx: Ctx): Express {
   const largeBody = (req: Request) => Number(req.get("content-length") ?? Infinity) > LARGE_CID_BODY;
   v1.use(cidRoutes, perClientLimit(ctx.config.cidRateLimitPerMinute, "CID computations"));
   v1.use(cidRoutes, perClientLimit(ctx.config.cidLargeRateLimitPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
+  v1.use(cidRoutes, allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
   v1.use(cidRoutes, jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true }));
   v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
   v1.use(jsonBody({ limit: ctx.config.bodyLimit, maxDepth, anyValue: true, type: ["application/json", "application/*+json"] }));

@@ -42,6 +42,8 @@ describe("run admission: each refusal before the work it spares (issue 15, red t
         VESTA_ACTION_MAX_CODE_BYTES: String(MAX_CODE),
         VESTA_CID_RATE_LIMIT: "4",
         VESTA_CID_LARGE_RATE_LIMIT: "2",
+        VESTA_CID_LARGE_TOTAL_RATE_LIMIT: "3",
+        VESTA_TRUST_PROXY: "loopback", // the CID test names its clients in X-Forwarded-For
       },
     });
     funded = await fundedAccount("storer");
@@ -160,14 +162,17 @@ describe("run admission: each refusal before the work it spares (issue 15, red t
   });
 
   // Last: it spends this client's CID-route budget for the minute.
-  it("get_action_ipfs_id: a body past the code limit is 413, and each client is limited per minute, bodies over 1 MiB more", async function () {
-    const cidOf = (code: string) => call(stack, "POST", "/get_action_ipfs_id", { rawBody: JSON.stringify(code) });
-    expectError(await cidOf("x".repeat(MAX_CODE + 65 * 1024)), 413, "body_too_large");
+  it("get_action_ipfs_id: a body past the code limit is 413; each client is limited per minute, bodies over 1 MiB more, and those from all clients together", async function () {
+    const cidOf = (code: string, client: string) => call(stack, "POST", "/get_action_ipfs_id", { rawBody: JSON.stringify(code), headers: { "x-forwarded-for": client } });
+    const [a, b, c] = ["203.0.113.1", "203.0.113.2", "203.0.113.3"];
+    expectError(await cidOf("x".repeat(MAX_CODE + 65 * 1024), a), 413, "body_too_large");
     const large = `async function main() {}\n/*${"l".repeat(1.5 * MiB)}*/`;
-    const first = await cidOf(large);
+    const first = await cidOf(large, a);
     expect([first.status, first.body]).to.deep.equal([200, await original(large)]);
-    expectError(await cidOf(large), 429, "rate_limited", "over 1 MiB");
-    expect((await cidOf("async function main() {}")).status).to.equal(200);
-    expectError(await cidOf("async function main() {}"), 429, "rate_limited", "CID computations");
+    expectError(await cidOf(large, a), 429, "rate_limited", "over 1 MiB from this address");
+    expect((await cidOf(large, b)).status).to.equal(200); // another client: its own budget; the third large body of all
+    expectError(await cidOf(large, c), 429, "rate_limited", "over 1 MiB from all clients together");
+    expect((await cidOf("async function main() {}", a)).status).to.equal(200); // small bodies: a's fourth call
+    expectError(await cidOf("async function main() {}", a), 429, "rate_limited", "CID computations from this address");
   });
 });

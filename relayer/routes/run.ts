@@ -102,7 +102,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       path,
       tag: "Actions",
       summary:
-        "The IPFS CID (CIDv0, as `ipfs add` gives) of the action code sent as a JSON string body. Unauthenticated: rate limited per client (VESTA_CID_RATE_LIMIT a minute; VESTA_CID_LARGE_RATE_LIMIT for bodies over 1 MiB).",
+        "The IPFS CID (CIDv0, as `ipfs add` gives) of the action code sent as a JSON string body. Unauthenticated: rate limited per client (VESTA_CID_RATE_LIMIT a minute; VESTA_CID_LARGE_RATE_LIMIT for bodies over 1 MiB) and, for bodies over 1 MiB, over all clients (VESTA_CID_LARGE_TOTAL_RATE_LIMIT).",
       auth: "none",
       body: z.string().openapi({ description: "The action's JavaScript source, as a JSON string (at most VESTA_ACTION_MAX_CODE_BYTES + 64 KiB of JSON)." }),
       errors: ["invalid_code", "code_too_large", "rate_limited"],
