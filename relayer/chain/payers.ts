@@ -6,14 +6,17 @@ import type { RunOwner } from "../../executor/sandbox/types";
 
 type Payer = { wallet: Wallet; nonce: number | null; busy: boolean };
 type Decode = (err: unknown) => unknown;
-type Job = { owner: RunOwner; tx: TransactionRequest; decode?: Decode; onSigned?: (hash: string) => void; resolve: (r: TransactionReceipt) => void; reject: (err: unknown) => void };
+/** Sends one transaction from the payer wallet a write was given, and resolves with its receipt once mined. */
+export type Sender = (tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void) => Promise<TransactionReceipt>;
+type Job = { owner: RunOwner; start: (payer: Payer) => Promise<void> };
 
 /** Whose write it is, for the payers' fair share: the billing payer of the acting key's account (see relayWrite). */
 export type WriteOwner = RunOwner;
 
-/** A write's place in the payers' queue (PayerPool.admit): send it once, or release it. */
+/** A write's place in the payers' queue (PayerPool.admit): run it once, or release it. */
 export type WritePlace = {
-  send(tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void): Promise<TransactionReceipt>;
+  /** Runs `work` once it is this write's turn, with a payer wallet of its own until `work` settles: `send` sends from it. */
+  run<T>(work: (send: Sender) => Promise<T>): Promise<T>;
   release(): void;
 };
 
@@ -22,8 +25,9 @@ export type WritePlace = {
  * one is mined, with a nonce kept locally and read back from the chain at start and after any send
  * error. Writes wait for a free payer in a fair queue by who pays for them (fair-queue.ts): billing
  * payers take turns (a newcomer ahead of a flood it finds sending), and each may keep
- * `queuePerPayer` writes waiting (429 write_queue_full past it, before the write is simulated), so
- * one account's flood of writes holds another's for about one write.
+ * `queuePerPayer` writes waiting (429 write_queue_full past it, before anything is simulated). A
+ * write is simulated, priced and sent in its turn, with its wallet: one account's flood of writes
+ * reaches the chain no faster than the wallets send, and holds another's for about one write.
  */
 export class PayerPool {
   private readonly payers: Payer[];
@@ -60,9 +64,10 @@ export class PayerPool {
     const hold = this.queue.hold(owner);
     if (typeof hold === "string") throw this.queueFull(hold);
     return {
-      send: (tx, decode, onSigned) =>
-        new Promise((resolve, reject) => {
-          this.queue.enqueue(hold, { owner, tx, decode, onSigned, resolve, reject });
+      run: <T>(work: (send: Sender) => Promise<T>) =>
+        new Promise<T>((resolve, reject) => {
+          const start = (payer: Payer) => work((tx, decode, onSigned) => this.sendNow(payer, tx, decode, onSigned)).then(resolve, reject);
+          this.queue.enqueue(hold, { owner, start });
           this.dispatch();
         }),
       release: () => this.queue.release(hold),
@@ -77,7 +82,7 @@ export class PayerPool {
    */
   send(tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void, owner: WriteOwner = { account: "-", key: "-" }): Promise<TransactionReceipt> {
     try {
-      return this.admit(owner).send(tx, decode, onSigned);
+      return this.admit(owner).run((send) => send(tx, decode, onSigned));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -89,13 +94,11 @@ export class PayerPool {
       const job = this.queue.take();
       if (!job) return;
       payer.busy = true;
-      this.sendNow(payer, job.tx, job.decode, job.onSigned)
-        .then(job.resolve, job.reject)
-        .finally(() => {
-          payer.busy = false;
-          this.queue.finished(job);
-          this.dispatch();
-        });
+      void job.start(payer).finally(() => {
+        payer.busy = false;
+        this.queue.finished(job);
+        this.dispatch();
+      });
     }
   }
 

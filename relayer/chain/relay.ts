@@ -95,29 +95,34 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
   const place = ctx.payers.admit(await writeOwner(ctx, args[0] as bigint)); // 429 before anything is simulated
   let receipt: TransactionReceipt;
   try {
-    let gas: bigint;
-    try {
-      gas = await ctx.chain.provider.estimateGas({ to, data, from });
-    } catch (err) {
-      throw decodeRevert(contract.interface, err);
-    }
-    if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
-    const gasLimit = gasLimitOf(gas);
-    const fees = await feesOf(ctx);
-    const charge = await admitWrite(ctx, method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
-    let hash: string | undefined;
-    try {
-      receipt = await place.send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
-        hash = signed;
-        charge.noteTx(signed);
-      });
-    } catch (err) {
-      await chargeFailedSend(ctx, charge, hash, err);
-      throw err;
-    }
-    charge.settle(receipt.fee);
+    // In its turn, with a payer wallet of its own: simulated, priced, admitted (402), sent.
+    receipt = await place.run(async (send) => {
+      let gas: bigint;
+      try {
+        gas = await ctx.chain.provider.estimateGas({ to, data, from });
+      } catch (err) {
+        throw decodeRevert(contract.interface, err);
+      }
+      if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
+      const gasLimit = gasLimitOf(gas);
+      const fees = await feesOf(ctx);
+      const charge = await admitWrite(ctx, method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
+      let hash: string | undefined;
+      let mined: TransactionReceipt;
+      try {
+        mined = await send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
+          hash = signed;
+          charge.noteTx(signed);
+        });
+      } catch (err) {
+        await chargeFailedSend(ctx, charge, hash, err);
+        throw err;
+      }
+      charge.settle(mined.fee);
+      return mined;
+    });
   } finally {
-    place.release(); // a write refused before it was sent gives its place back (no-op once sent)
+    place.release(); // a write refused before its turn gives its place back (no-op once queued)
   }
   if (receipt.status !== 1) {
     try {
