@@ -21,7 +21,7 @@ import { healthRoute } from "./health";
 import { headerAuthCors, requestContext } from "../protocol/http";
 
 /** A get_action_ipfs_id body over this (or of unknown length) counts against the large-body limit too. */
-export const LARGE_CID_BODY = 1024 * 1024;
+const LARGE_CID_BODY = 1024 * 1024;
 
 /**
  * Registers every `/core/v1` endpoint on `router` and returns the OpenAPI document they make (the
