@@ -72,7 +72,7 @@ export function text(rules: TextRules) {
   if (maxChars !== Infinity) s = s.max(maxChars, rules.maxBytes !== undefined && maxChars === rules.maxBytes ? `at most ${rules.maxBytes} bytes of UTF-8` : `at most ${maxChars} characters`);
   return s.superRefine((v, ctx) => {
     const problem = textProblem(v, rules.kind);
-    if (problem) ctx.addIssue({ code: "custom", message: problem, params: { errorCode } }); // the code the API answers it with (read by parseOrThrow)
+    if (problem) ctx.addIssue({ code: "custom", message: problem, params: { errorCode }, fatal: true }); // the code the API answers it with (read by parseOrThrow); fatal: no later check reads a malformed string
     else if (rules.maxBytes !== undefined && v.length <= maxChars && utf8Length(v) > rules.maxBytes) ctx.addIssue({ code: "custom", message: `at most ${rules.maxBytes} bytes of UTF-8` });
   });
 }

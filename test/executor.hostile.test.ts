@@ -203,6 +203,20 @@ describe("execution path under attack (issue 15)", function () {
     });
   });
 
+  describe("one action cannot take the host's memory (red team, critical)", function () {
+    it("ethers.zeroPadValue to 3 GB answers the memory limit at once, allocates nothing, and the next run succeeds", async function () {
+      const code = `async function main() { try { ethers.zeroPadValue("0x01", 3e9); return "allocated" } catch (e) { return e.message } }`;
+      const rss = process.memoryUsage().rss;
+      const t = Date.now();
+      const r = await run(apiKey, { code });
+      expect(Date.now() - t, "refused before any allocation").to.be.below(5000);
+      expect([r.status, r.body.has_error, r.body.response]).to.deep.equal([200, true, "ethers.zeroPadValue: memory limit exceeded: the action may use at most 64 MB (memoryBytes)"]);
+      expect(r.body.error).to.equal("memory limit exceeded: the action may use at most 64 MB (memoryBytes)");
+      expect(process.memoryUsage().rss - rss, "the relayer's own memory").to.be.below(200 * 1024 * 1024);
+      await stillServing();
+    });
+  });
+
   describe("host calls are counted", function () {
     it("counts getLitActionPublicKey and getLitActionWalletAddress against the key budget (10 per run)", async function () {
       const code = `async function main() {

@@ -1,100 +1,85 @@
 import { expect } from "chai";
-import { ethers, network } from "hardhat";
-import { call, newAccount, type Reply } from "./helpers/relayer";
-import { expectError, suiteStack } from "./helpers/relayerChecks";
-import { hashOf } from "./helpers/accountConfig";
-import { WriteShare, type WriteOwner, type WriteTicket } from "../relayer/chain/writeShare";
+import { ethers } from "hardhat";
+import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { until } from "./helpers/triggers";
+import { expectError } from "./helpers/relayerChecks";
+import { hashKey } from "../relayer/http/auth";
 
-const owner = (account: string, payer = account): WriteOwner => ({ account, payer });
-
-describe("relayed writes: each account's fair share (WriteShare)", function () {
-  it("holds at most perAccount writes of an account, perPayer of a payer and total in all, queued or in flight, until released", function () {
-    const share = new WriteShare<string>({ perAccount: 2, perPayer: 3, total: 5 });
-    const a1 = share.admit(owner("a1", "wallet")) as WriteTicket;
-    share.admit(owner("a1", "wallet"));
-    expect(share.admit(owner("a1", "wallet"))).to.equal("account");
-    share.admit(owner("a2", "wallet")); // another account of the same payer
-    expect(share.admit(owner("a3", "wallet")), "the payer's share is full").to.equal("payer");
-    share.admit(owner("b"));
-    expect(share.admit(owner("c"))).to.not.be.a("string");
-    expect(share.admit(owner("d")), "the service's").to.equal("total");
-    a1.release();
-    a1.release(); // twice: released once
-    expect(share.holding(owner("a1", "wallet"))).to.deep.equal({ account: 1, payer: 2, total: 4 });
-    expect(share.admit(owner("a3", "wallet"))).to.not.be.a("string");
-    expect(share.admit(owner("d"))).to.equal("total");
+describe("relayed writes: the payers shared by who pays (red team round 2: one account's flood of writes)", function () {
+  this.timeout(300_000);
+  let stack: Stack;
+  before(async () => {
+    // One payer wallet: each billing payer may keep it busy with one write and keep 20 waiting.
+    stack = await startStack({ payerCount: 1, env: { VESTA_WRITE_QUEUE_PER_PAYER: "20" } });
+  });
+  after(async () => {
+    await ethers.provider.send("evm_setAutomine", [true]);
+    await stack?.stop();
   });
 
-  it("gives payers turns: a payer with many writes waiting delays another's by one turn, and each payer's writes keep their order", function () {
-    const share = new WriteShare<string>({ perAccount: 100, perPayer: 100, total: 100 });
-    const busy = share.admit(owner("busy")) as WriteTicket;
-    for (let i = 1; i <= 5; i++) share.wait(busy, `busy ${i}`);
-    const quiet = share.admit(owner("quiet")) as WriteTicket;
-    share.wait(quiet, "quiet 1");
-    share.wait(quiet, "quiet 2");
-    const third = share.admit(owner("third account", "busy")) as WriteTicket; // paid by "busy" too: shares its turns
-    share.wait(third, "busy's other account");
-    expect(share.waitingCount()).to.equal(8);
-    const order = Array.from({ length: 8 }, () => share.next());
-    expect(order).to.deep.equal(["busy 1", "quiet 1", "busy 2", "quiet 2", "busy 3", "busy 4", "busy 5", "busy's other account"]);
-    expect(share.next()).to.equal(undefined);
-  });
-});
+  const addGroup = (key: string, name: string) => call(stack, "POST", "/add_group", { key, body: { group_name: name } });
+  const credit = async (key: string) => (await call(stack, "GET", "/billing/balance", { key })).body.credit_cents as number;
 
-describe("relayed writes: fair share over HTTP", function () {
-  this.timeout(180_000);
-  // one payer wallet: every write goes through one nonce queue
-  const stack = suiteStack({ payerCount: 1, env: { VESTA_WRITES_PER_ACCOUNT: "4", VESTA_WRITES_PER_PAYER: "8" } });
-
-  /** Transactions waiting in the node's pool (automine off). */
-  const pending = async () => ((await ethers.provider.send("eth_getBlockByNumber", ["pending", false])) as { transactions: string[] }).transactions.length;
-
-  it("refuses an account's writes past its share (429 write_queue_full, Retry-After) and lets another account's write through after at most one turn", async function () {
-    const attacker = (await newAccount(stack(), "attacker")).apiKey;
-    const victim = (await newAccount(stack(), "victim")).apiKey;
-    const share = stack().relayer.ctx.payers.share;
-    const fromBlock = await ethers.provider.getBlockNumber();
-    await network.provider.send("evm_setAutomine", [false]);
+  it("another account's write goes next while one account floods writes; past its share and queue, 429 write_queue_full, nothing sent or charged", async function () {
+    const attacker = (await newAccount(stack, "attacker")).apiKey;
+    const victim = (await newAccount(stack, "victim")).apiKey;
+    const from = (await ethers.provider.getBlockNumber()) + 1;
+    await ethers.provider.send("evm_setAutomine", [false]); // nothing is mined until the queue is built
+    let floods: ReturnType<typeof addGroup>[] = [];
     try {
-      const replies: (Reply & { retryAfter?: string | null })[] = [];
-      const write = async (key: string, name: string) => {
-        const res = await fetch(`${stack().api}/add_group`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify({ group_name: name }) });
-        const reply = { status: res.status, body: await res.json(), retryAfter: res.headers.get("retry-after") };
-        replies.push(reply);
-        return reply;
-      };
-      const flood = Array.from({ length: 10 }, (_, i) => write(attacker, `a${i}`));
-      // one write in flight (sent, not mined), three waiting, six refused at once
-      await until(async () => replies.length === 6 && (await pending()) === 1 && share.waitingCount() === 3, 30_000, "the flood to be admitted and refused");
-      for (const r of replies) {
-        expectError(r, 429, "write_queue_full", "VESTA_WRITES_PER_ACCOUNT");
-        expect(Number(r.retryAfter)).to.be.at.least(1);
-      }
-      const victimWrite = write(victim, "v");
-      await until(async () => share.waitingCount() === 4, 30_000, "the victim's write to wait for its turn");
-      for (let mined = 0; mined < 5; mined++) {
-        await until(async () => (await pending()) === 1, 30_000, "the next write to be sent");
-        await network.provider.send("evm_mine", []);
-      }
-      expect((await victimWrite).status).to.equal(200);
-      expect((await Promise.all(flood)).map((r) => r.status).sort()).to.deep.equal([200, 200, 200, 200, 429, 429, 429, 429, 429, 429]);
-      // whose write each block holds, in order
-      const iface = stack().config.interface;
-      const names = new Map([
-        [hashOf(attacker), "attacker"],
-        [hashOf(victim), "victim"],
-      ]);
-      const order: string[] = [];
-      for (let b = fromBlock + 1; b <= (await ethers.provider.getBlockNumber()); b++) {
-        for (const tx of (await ethers.provider.getBlock(b, true))!.prefetchedTransactions) order.push(names.get(BigInt(iface.decodeFunctionData("addGroup", tx.data)[0])) ?? "?");
-      }
-      expect(order, "the victim waits one turn, not the attacker's whole queue").to.deep.equal(["attacker", "attacker", "victim", "attacker", "attacker"]);
+      floods = Array.from({ length: 21 }, (_, i) => addGroup(attacker, `flood ${i}`));
+      await until(async () => (stack.relayer.ctx.payers.stats().waiting === 20 ? true : undefined), 60_000, "one write sending, twenty waiting");
+      const before = await credit(attacker);
+      expectError(await addGroup(attacker, "one too many"), 429, "write_queue_full", "billed to this payer");
+      expect(await credit(attacker)).to.equal(before);
+      const mine = addGroup(victim, "mine");
+      await until(async () => (stack.relayer.ctx.payers.stats().waiting === 21 ? true : undefined), 60_000, "the victim's write waiting too");
+      await ethers.provider.send("evm_setAutomine", [true]);
+      await ethers.provider.send("evm_mine", []); // the write already sent
+      expect((await mine).status).to.equal(200);
     } finally {
-      await network.provider.send("evm_setAutomine", [true]);
+      await ethers.provider.send("evm_setAutomine", [true]);
     }
-    // the share is free again
-    expect(share.holding({ account: "any", payer: "any" }).total).to.equal(0);
-    expect((await call(stack(), "POST", "/add_group", { key: attacker, body: { group_name: "after" } })).status).to.equal(200);
+    expect((await Promise.all(floods)).map((r) => r.status)).to.deep.equal(Array(21).fill(200));
+    // The order the groups landed in: the victim's right after the attacker's write that was being sent.
+    const logs = await stack.config.queryFilter(stack.config.filters.GroupCreated(), from);
+    const owners = logs.map((l) => (BigInt(l.args.apiKeyHash) === hashKey(victim) ? "victim" : BigInt(l.args.apiKeyHash) === hashKey(attacker) ? "attacker" : "other"));
+    expect(owners).to.have.length(22);
+    expect(owners.indexOf("victim")).to.equal(1);
+    expect(logs.map((l) => l.args.name)).to.not.include("one too many");
+  });
+
+  it("a burst of one account's writes: its share and queue admitted, exactly the rest refused at once (429, Retry-After), and every place given back once they land", async function () {
+    const flooder = (await newAccount(stack, "flooder")).apiKey;
+    const from = (await ethers.provider.getBlockNumber()) + 1;
+    const refused: { status: number; body: any; retryAfter: string | null }[] = [];
+    const write = async (name: string) => {
+      const res = await fetch(`${stack.api}/add_group`, { method: "POST", headers: { "x-api-key": flooder, "content-type": "application/json" }, body: JSON.stringify({ group_name: name }) });
+      const reply = { status: res.status, body: await res.json(), retryAfter: res.headers.get("retry-after") };
+      if (res.status !== 200) refused.push(reply);
+      return reply;
+    };
+    await ethers.provider.send("evm_setAutomine", [false]);
+    let burst: ReturnType<typeof write>[] = [];
+    try {
+      burst = Array.from({ length: 30 }, (_, i) => write(`burst ${i}`));
+      // one sending and twenty waiting: the other nine are refused before any is mined
+      await until(async () => (refused.length === 9 && stack.relayer.ctx.payers.stats().waiting === 20 ? true : undefined), 60_000, "nine refused, twenty waiting");
+      for (const r of refused) {
+        expectError(r, 429, "write_queue_full", "billed to this payer");
+        expect(Number(r.retryAfter)).to.be.a("number").and.to.be.at.least(1).and.at.most(60);
+      }
+    } finally {
+      await ethers.provider.send("evm_setAutomine", [true]);
+    }
+    await ethers.provider.send("evm_mine", []); // the write already sent
+    const replies = await Promise.all(burst);
+    expect(replies.filter((r) => r.status === 200)).to.have.length(21);
+    expect(replies.filter((r) => r.status === 429)).to.have.length(9);
+    // exactly the admitted writes landed, and the places are free again
+    const logs = await stack.config.queryFilter(stack.config.filters.GroupCreated(), from);
+    expect(logs.filter((l) => BigInt(l.args.apiKeyHash) === hashKey(flooder))).to.have.length(21);
+    expect(stack.relayer.ctx.payers.stats()).to.deep.equal({ sending: 0, waiting: 0 });
+    expect((await addGroup(flooder, "after the burst")).status).to.equal(200);
   });
 });

@@ -2,10 +2,27 @@ import { Transaction, Wallet, type JsonRpcProvider, type TransactionReceipt, typ
 import type { Logger } from "pino";
 import { AppError } from "../errors";
 import { CHAIN_RETRY_AFTER_SECONDS, chainOutage } from "../../protocol/chainErrors";
-import { DEFAULT_WRITE_LIMITS, WriteShare, type WriteLimits, type WriteOwner, type WriteTicket } from "./writeShare";
+import { defaultFairShare, FairQueue, type QueueBound } from "../../executor/sandbox/host/fair-queue";
+import type { RunOwner } from "../../executor/sandbox/types";
 
 type Payer = { wallet: Wallet; nonce: number | null; busy: boolean };
-type Job = (payer: Payer) => Promise<void>;
+type Decode = (err: unknown) => unknown;
+/** Sends one transaction from the payer wallet a write was given, and resolves with its receipt once mined. */
+export type Sender = (tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void) => Promise<TransactionReceipt>;
+type Job = { owner: RunOwner; start: (payer: Payer) => Promise<void> };
+
+/**
+ * Whose write it is, for the payers' fair share: the billing payer of the acting key's account (see
+ * relayWrite); a new account's write is the asking client's.
+ */
+export type WriteOwner = RunOwner;
+
+/** A write's place in the payers' queue (PayerPool.admit): run it once, or release it. */
+export type WritePlace = {
+  /** Runs `work` once it is this write's turn, with a payer wallet of its own until `work` settles: `send` sends from it. */
+  run<T>(work: (send: Sender) => Promise<T>): Promise<T>;
+  release(): void;
+};
 
 /**
  * A write that never reached the chain: its transaction was signed but not delivered (the node
@@ -18,16 +35,19 @@ export class TxNotSent extends AppError {
 }
 
 /**
- * A pool of payer wallets. Each payer sends one transaction at a time, each after the previous one
- * is mined, with a nonce kept locally and read back from the chain at start and after any send
- * error. Writes are admitted against their fair share (writeShare.ts: bounded per account, per
- * billing payer and in all) and wait for a free payer wallet in turns: billing payers take turns,
- * each one's writes in order.
+ * A pool of payer wallets. Each payer sends one transaction at a time, the next once the previous
+ * one is mined, with a nonce kept locally and read back from the chain at start and after any send
+ * error. Writes wait for a free payer in a fair queue by who pays for them (fair-queue.ts): billing
+ * payers take turns (a newcomer ahead of a flood it finds sending), then a payer's accounts, and
+ * each may keep `queuePerPayer` writes waiting (429 write_queue_full past it, or past the queue's
+ * total, before anything is simulated, with a Retry-After from the measured time of a write). A
+ * write is simulated, priced and sent in its turn, with its wallet: one account's flood of writes
+ * reaches the chain no faster than the wallets send, and holds another's for about one write.
  */
 export class PayerPool {
   private readonly payers: Payer[];
-  readonly share: WriteShare<Job>;
-  /** Recent time from a write's turn to its receipt (ms, moving average), for Retry-After. */
+  private readonly queue: FairQueue<Job>;
+  /** Recent time of a write's turn, from its start to its end (ms, moving average), for Retry-After. */
   private writeMs = 2_000;
 
   constructor(
@@ -36,63 +56,82 @@ export class PayerPool {
     private readonly logger: Logger,
     private readonly txTimeoutMs: number,
     private readonly receiptPollMs = 100,
-    limits?: WriteLimits,
+    queuePerPayer = 64,
   ) {
     this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, busy: false }));
-    this.share = new WriteShare(limits ?? DEFAULT_WRITE_LIMITS);
+    // Every wallet may serve one billing payer when no one else waits (a write holds one for a block
+    // or so): fairness comes from the turns, and a newcomer waits for about one write.
+    this.queue = new FairQueue(defaultFairShare(this.payers.length, { perPayer: this.payers.length, queuePerPayer }));
   }
 
   addresses(): string[] {
     return this.payers.map((p) => p.wallet.address);
   }
 
-  /**
-   * A ticket for a write of `owner`, held until `release()`; 429 write_queue_full (with Retry-After:
-   * about as long as the writes it holds take, spread over the payer wallets) past its share.
-   */
-  admit(owner: WriteOwner): WriteTicket {
-    const verdict = this.share.admit(owner);
-    if (typeof verdict !== "string") return verdict;
-    const { limits } = this.share;
-    const held = this.share.holding(owner)[verdict];
-    const retryAfter = Math.min(60, Math.max(1, Math.ceil((held * this.writeMs) / this.payers.length / 1000)));
-    const message = {
-      account: `this account has ${limits.perAccount} relayed writes queued or in flight, its share (VESTA_WRITES_PER_ACCOUNT); nothing was sent, retry in ${retryAfter} s`,
-      payer: `the payer of this account has ${limits.perPayer} relayed writes queued or in flight, its share (VESTA_WRITES_PER_PAYER); nothing was sent, retry in ${retryAfter} s`,
-      total: `the service has ${limits.total} relayed writes queued or in flight (VESTA_WRITE_QUEUE_MAX); nothing was sent, retry in ${retryAfter} s`,
-    }[verdict];
-    throw new AppError(429, "write_queue_full", message, { bound: verdict }, { "retry-after": String(retryAfter) });
+  /** Payers sending a write now, and writes waiting for one. */
+  stats(): { sending: number; waiting: number } {
+    return { sending: this.payers.filter((p) => p.busy).length, waiting: this.queue.waiting };
   }
 
   /**
-   * Sends `tx` of the write holding `ticket`, when its payer's turn comes and a payer wallet is free,
-   * and resolves with its receipt once mined. `decode` turns a send error that carries revert data
-   * (some nodes, Hardhat's among them, mine a reverting transaction and report the revert at send
-   * time) into the answer to give. `onSigned` hears the hash of each signed transaction before it is
-   * broadcast (billing records it, to find its cost). A transaction that surely did not reach the
-   * chain rejects with TxNotSent.
+   * Holds a place for one write of `owner`, before anything is done for it: throws 429
+   * write_queue_full when the owner's payer (or account) has its share sending and its queue full.
    */
-  send(tx: TransactionRequest, ticket: WriteTicket, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
-    return new Promise((resolve, reject) => {
-      this.share.wait(ticket, (payer) => this.sendNow(payer, tx, decode, onSigned).then(resolve, reject));
-      this.pump();
-    });
+  admit(owner: WriteOwner): WritePlace {
+    const hold = this.queue.hold(owner);
+    if (typeof hold === "string") throw this.queueFull(owner, hold);
+    return {
+      run: <T>(work: (send: Sender) => Promise<T>) =>
+        new Promise<T>((resolve, reject) => {
+          const start = (payer: Payer) => work((tx, decode, onSigned) => this.sendNow(payer, tx, decode, onSigned)).then(resolve, reject);
+          this.queue.enqueue(hold, { owner, start });
+          this.dispatch();
+        }),
+      release: () => this.queue.release(hold),
+    };
   }
 
-  /** Gives each free payer wallet the next write in turn. */
-  private pump(): void {
+  /**
+   * Sends `tx` from a free payer once it is `owner`'s turn and resolves with its receipt once mined.
+   * `decode` turns a send error that carries revert data (some nodes, Hardhat's among them, mine a
+   * reverting transaction and report the revert at send time) into the answer to give. `onSigned`
+   * hears the hash of each signed transaction before it is broadcast (billing records it, to find its
+   * cost). A transaction that surely did not reach the chain rejects with TxNotSent.
+   */
+  send(tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void, owner: WriteOwner = { account: "-", key: "-" }): Promise<TransactionReceipt> {
+    try {
+      return this.admit(owner).run((send) => send(tx, decode, onSigned));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private dispatch(): void {
     for (const payer of this.payers) {
       if (payer.busy) continue;
-      const job = this.share.next();
+      const job = this.queue.take();
       if (!job) return;
       payer.busy = true;
       const started = Date.now();
-      void job(payer).finally(() => {
+      void job.start(payer).finally(() => {
         payer.busy = false;
         this.writeMs = 0.8 * this.writeMs + 0.2 * (Date.now() - started);
-        this.pump();
+        this.queue.finished(job);
+        this.dispatch();
       });
     }
+  }
+
+  /** 429 write_queue_full, with Retry-After: about as long as the writes ahead take, spread over the payer wallets. */
+  private queueFull(owner: WriteOwner, bound: QueueBound): AppError {
+    const share = this.queue.share;
+    const ahead = bound === "total" ? this.queue.length : this.queue.queuedFor(owner, bound);
+    const retryAfter = Math.min(60, Math.max(1, Math.ceil((ahead * this.writeMs) / this.payers.length / 1000)));
+    const who =
+      bound === "total"
+        ? `the relay queue is full (${share.queueTotal} writes waiting)`
+        : `the writes billed to this payer already fill its share (${share.perPayer} sending, ${share.queuePerPayer} waiting: VESTA_WRITE_QUEUE_PER_PAYER)`;
+    return new AppError(429, "write_queue_full", `${who}; nothing was sent, retry in ${retryAfter} s`, { bound }, { "retry-after": String(retryAfter) });
   }
 
   private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void, retried = false): Promise<TransactionReceipt> {

@@ -4,8 +4,7 @@ import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import type { ErrorCode } from "../../protocol/errors";
 import { decodeRevert } from "./revert";
-import { TxNotSent } from "./payers";
-import type { WriteOwner, WriteTicket } from "./writeShare";
+import { TxNotSent, type WriteOwner } from "./payers";
 import { admitWrite, payerOf, precheckWrite, type WriteCharge } from "../../billing/charges";
 import { hex32 } from "../../protocol/usageKeyShape";
 import { writeCents } from "../../billing/pricing";
@@ -20,6 +19,7 @@ type WriteName = string;
  */
 export const WRITE_ERRORS: ErrorCode[] = [
   "invalid_api_key",
+  "write_queue_full",
   "payment_required",
   "missing_scope",
   "owner_only",
@@ -69,61 +69,66 @@ const LEAST_WRITE_GAS = 45_000n;
 export const precheckRelayedWrite = (ctx: Ctx, method: WriteName, actingKeyHash: bigint): Promise<void> =>
   precheckWrite(ctx, method, actingKeyHash, LEAST_WRITE_GAS * (lastPrice.get(ctx) ?? 0n));
 
-/** Whose write this is, for the fair share (writeShare.ts): the acting key's account, and who pays for it. */
-async function ownerOf(ctx: Ctx, actingKeyHash: bigint): Promise<WriteOwner> {
+/**
+ * Whose write it is, for the payers' fair share: the billing payer of the acting key's account
+ * (payerOf). An account whose own hash acts (a wallet-owned account's usage keys) is its own;
+ * new_account gives its owner itself (the client asking).
+ */
+async function writeOwner(ctx: Ctx, actingKeyHash: bigint): Promise<WriteOwner> {
   const resolved = (await ctx.executor.permissions.resolve(actingKeyHash)).accountHash;
-  const accountHash = resolved === 0n ? actingKeyHash : resolved; // a wallet-owned account has no key (the contract refuses its writes)
-  return { account: hex32(accountHash), payer: (await payerOf(ctx, accountHash)).key };
+  const accountHash = resolved === 0n ? actingKeyHash : resolved;
+  return { payer: (await payerOf(ctx, accountHash)).key, account: hex32(accountHash), key: hex32(actingKeyHash) };
 }
 
 /**
- * Relays one AccountConfig write through the payer pool. It takes its place in the fair share of
- * writes first (429 when its account or payer holds too many), then is simulated (estimateGas from
- * a payer), so a write the contract rejects answers with its decoded error and costs nothing; then
- * the acting key's account reserves the write's worst case (its fixed price and gas limit x max
- * fee; 402 without credit), it waits for its turn, is signed (its hash recorded with the
- * reservation), sent, and once mined the account is charged the gas it used at the price it paid,
- * also when it reverted on chain (e.g. it raced an identical write): the payers paid for it either
- * way. A write that did not reach the chain costs nothing. `owner` is given for a write that acts
- * for no account yet (new_account); otherwise it is the acting key's (args[0]).
+ * Relays one AccountConfig write through the payer pool. It takes its place in the payers' fair
+ * queue first (429 write_queue_full when its payer's share is full); in its turn, with a payer wallet
+ * of its own, it is simulated (estimateGas), so a write the contract rejects answers with its
+ * decoded error and costs nothing; then the acting key's account reserves the write's worst case
+ * (its fixed price and gas limit x max fee; 402 without credit), it is signed (its hash recorded
+ * with the reservation), sent, and once mined the account is charged the gas it used at the price
+ * it paid, also when it reverted on chain (e.g. it raced an identical write): the payers paid for it
+ * either way. A write that did not reach the chain (TxNotSent) costs nothing. `owner` is given for a
+ * write that acts for no account yet (new_account); otherwise it is the acting key's (args[0]).
  */
 export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], owner?: WriteOwner): Promise<TransactionReceipt> {
-  await precheckRelayedWrite(ctx, method, args[0] as bigint); // 402 before anything is simulated
-  const ticket = ctx.payers.admit(owner ?? (await ownerOf(ctx, args[0] as bigint))); // 429 before anything is simulated
-  try {
-    return await relayAdmitted(ctx, method, args, ticket);
-  } finally {
-    ticket.release();
-  }
-}
-
-async function relayAdmitted(ctx: Ctx, method: WriteName, args: unknown[], ticket: WriteTicket): Promise<TransactionReceipt> {
   const contract = ctx.chain.accountConfig;
   const to = await contract.getAddress();
   const data = contract.interface.encodeFunctionData(method as never, args as never);
   const from = ctx.payers.addresses()[0];
-  let gas: bigint;
-  try {
-    gas = await ctx.chain.provider.estimateGas({ to, data, from });
-  } catch (err) {
-    throw decodeRevert(contract.interface, err);
-  }
-  if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
-  const gasLimit = gasLimitOf(gas);
-  const fees = await feesOf(ctx);
-  const charge = await admitWrite(ctx, method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
-  let hash: string | undefined;
+  await precheckRelayedWrite(ctx, method, args[0] as bigint); // 402 before anything is simulated
+  const place = ctx.payers.admit(owner ?? (await writeOwner(ctx, args[0] as bigint))); // 429 before anything is simulated
   let receipt: TransactionReceipt;
   try {
-    receipt = await ctx.payers.send({ to, data, gasLimit, ...fees.fields }, ticket, (err) => decodeRevert(contract.interface, err), (signed) => {
-      hash = signed;
-      charge.noteTx(signed);
+    // In its turn, with a payer wallet of its own: simulated, priced, admitted (402), sent.
+    receipt = await place.run(async (send) => {
+      let gas: bigint;
+      try {
+        gas = await ctx.chain.provider.estimateGas({ to, data, from });
+      } catch (err) {
+        throw decodeRevert(contract.interface, err);
+      }
+      if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
+      const gasLimit = gasLimitOf(gas);
+      const fees = await feesOf(ctx);
+      const charge = await admitWrite(ctx, method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
+      let hash: string | undefined;
+      let mined: TransactionReceipt;
+      try {
+        mined = await send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
+          hash = signed;
+          charge.noteTx(signed);
+        });
+      } catch (err) {
+        await chargeFailedSend(ctx, charge, hash, err);
+        throw err;
+      }
+      charge.settle(mined.fee);
+      return mined;
     });
-  } catch (err) {
-    await chargeFailedSend(ctx, charge, hash, err);
-    throw err;
+  } finally {
+    place.release(); // a write refused before its turn gives its place back (no-op once queued)
   }
-  charge.settle(receipt.fee);
   if (receipt.status !== 1) {
     const rejected = new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
     const why = await ctx.chain.provider.call({ to, data, from }).then(

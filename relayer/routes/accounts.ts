@@ -38,7 +38,7 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
       const admin = await deriveWallet(ctx.keys, paths.accountAdmin(apiKeyHash));
       // The account does not exist yet: its write takes the fair share of the client asking for it.
       const client = `client:${ipKeyGenerator(req.ip ?? "unknown")}`;
-      await relayWrite(ctx, "newAccount", [apiKeyHash, admin.address, body.account_name, body.account_description], { account: client, payer: client });
+      await relayWrite(ctx, "newAccount", [apiKeyHash, admin.address, body.account_name, body.account_description], { account: client, payer: client, key: "-" });
       (req.log ?? ctx.logger).info({ account: `0x${apiKeyHash.toString(16)}`, admin: admin.address }, "account created");
       return { api_key: apiKey, wallet_address: admin.address };
     },

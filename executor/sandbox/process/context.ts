@@ -33,6 +33,7 @@ export function freshContext(qjs: QuickJSWASMModule, sources: GuestSources): Fre
     sleep: (id, ms) => host().sleep(id, ms),
     cancel: (id) => host().cancel(id),
     fail: (message, stack) => host().fail(message, stack),
+    ethers: (name, args) => host().ethers(name, args),
   };
   try {
     const api = installGuestApi(ctx, forward, sources);

@@ -3,10 +3,15 @@
  * real ethers v6, run in the sandbox process (they hold no secret and ask the relayer nothing).
  * Inputs and outputs are JSON text with two tags, {$bigint: "123"} and {$bytes: "0x.."}, so no
  * object of this process ever reaches the QuickJS heap. Keys used here are only those the action
- * passes in (which it got from the relayer through a host call).
+ * passes in (which it got from the relayer through a host call). What a call may cost this process
+ * (outside QuickJS's memory limit) is bounded by ethers-bounds.ts before ethers runs, and its answer
+ * by the run's memory after.
  */
 import * as ethers from "ethers";
 import type { TransactionLike, TypedDataField } from "ethers";
+import { limitMessage, SandboxLimitError } from "../errors";
+import type { RunLimits } from "../types";
+import { checkArgs, checkArgsText } from "./ethers-bounds";
 
 type Op = (...args: any[]) => unknown;
 
@@ -108,14 +113,25 @@ function encodeResult(value: unknown): string {
   return json === undefined ? "null" : json;
 }
 
-/** Runs one shim operation: `name` from the guest, `argsJson` the tagged JSON array of arguments. */
-export function callEthers(name: string, argsJson: string): string {
+/**
+ * Runs one shim operation: `name` from the guest, `argsJson` the tagged JSON array of arguments.
+ * Throws SandboxLimitError("memoryBytes") for a call past what the run may handle (see
+ * ethers-bounds.ts), an Error naming the operation otherwise.
+ */
+export function callEthers(name: string, argsJson: string, limits: RunLimits): string {
   const op = Object.prototype.hasOwnProperty.call(OPS, name) ? OPS[name] : undefined;
   if (!op) throw new TypeError(`ethers shim: ${name} is not supported in the sandbox`);
+  const label = LABELS[name] ?? `ethers.${name}`;
   try {
-    return encodeResult(op(...decodeArgs(argsJson)));
+    checkArgsText(argsJson, limits);
+    const args = decodeArgs(argsJson);
+    checkArgs(name, args, limits);
+    const json = encodeResult(op(...args));
+    if (json.length > limits.memoryBytes) throw new SandboxLimitError("memoryBytes", limitMessage("memoryBytes", limits));
+    return json;
   } catch (err) {
+    if (err instanceof SandboxLimitError) throw new SandboxLimitError(err.limit, `${label}: ${err.message}`);
     const e = err as { shortMessage?: string; message?: string };
-    throw new Error(`${LABELS[name] ?? `ethers.${name}`}: ${e.shortMessage ?? e.message ?? String(err)}`);
+    throw new Error(`${label}: ${e.shortMessage ?? e.message ?? String(err)}`);
   }
 }

@@ -11,7 +11,6 @@ import fs from "node:fs";
 import path from "node:path";
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten";
 import { MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
-import { callEthers } from "./ethers-calls";
 
 /** The guest modules' sources (guest/*.js), read once per process. */
 export type GuestSources = { track: string; modules: ReadonlyMap<string, string> };
@@ -46,6 +45,8 @@ export interface GuestHost {
   cancel(id: number): void;
   /** An uncaught error outside the main promise (e.g. in a timer callback): ends the run. */
   fail(message: string, stack: string): void;
+  /** One ethers shim operation (ethers-calls.ts): tagged JSON arguments in, tagged JSON out. */
+  ethers(name: string, argsJson: string): string;
 }
 
 export type GuestApi = {
@@ -128,7 +129,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     sleep: (id, ms) => host.sleep(num(id, "id"), num(ms, "ms")),
     cancel: (id) => void host.cancel(num(id, "id")),
     fail: (message, stack) => void host.fail(str(message, "message"), str(stack, "stack")),
-    ethers: (name, args) => ctx.newString(callEthers(str(name, "name"), str(args, "args"))),
+    ethers: (name, args) => ctx.newString(host.ethers(str(name, "name"), str(args, "args"))),
     load: (name) => load(str(name, "name")).dup(),
   };
   for (const [name, impl] of Object.entries(fns)) {

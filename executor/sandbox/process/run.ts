@@ -5,7 +5,8 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
 import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "../wire/bounds";
 import type { FreshContext } from "./context";
-import { limitError, type RunError } from "../errors";
+import { limitError, SandboxLimitError, type RunError } from "../errors";
+import { callEthers } from "./ethers-calls";
 import { GuestException, type GuestHost } from "./guest-bindings";
 import type { HostAnswer } from "../wire/messages";
 import { actionStack, buildResult, describeThrown, LogBuffer, readString } from "./run-output";
@@ -202,6 +203,16 @@ export class ActionRun implements GuestHost {
 
   fail(message: string, stack: string): void {
     this.fatal ??= boundError({ message, stack: actionStack(stack) });
+  }
+
+  /** A call past what the run may handle throws its limit to the action (which may catch it) and marks the run with it. */
+  ethers(name: string, argsJson: string): string {
+    try {
+      return callEthers(name, argsJson, this.limits);
+    } catch (err) {
+      if (err instanceof SandboxLimitError) this.marked ??= limitError(err.limit, this.limits);
+      throw err;
+    }
   }
 
   // ---- the end of a run -----------------------------------------------------------------
