@@ -24,8 +24,8 @@
   async function fetch(input, init) {
     const request = new http.Request(input, init);
     const signal = request.signal;
-    if (signal.aborted) throw aborted(signal);
     const args = { url: request.url, method: request.method, headers: headerRecord(request.headers), body: await bodyText(request) };
+    if (signal.aborted) throw aborted(signal); // before the call: the host never sees it
     const answer = lib.call("fetch", args);
     // An abort rejects at once; the host's request still ends by its own deadline and is ignored.
     const answered = await new Promise((resolve, reject) => {
