@@ -62,17 +62,17 @@ const FREE_RUN: RunCharge = { started: () => undefined, settle: () => undefined,
 const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: () => undefined, release: () => undefined, abandon: () => undefined };
 
 /**
- * Admits an action run of `accountHash` by reserving its worst case, `worstCaseMs` (its time limit)
- * at the per-second price (402 when the balance, less the credit other work holds, does not cover
- * it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
+ * Admits an action run billed to `payer` (payerOf the run's account) by reserving its worst case,
+ * `worstCaseMs` (its time limit) at the per-second price (402 when the balance, less the credit
+ * other work holds, does not cover it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
  * and frees the rest; `release()` (or settle(undefined)) frees it all.
  */
-export async function admitRun(ctx: BillingCtx, accountHash: bigint, worstCaseMs: number): Promise<RunCharge> {
+export async function admitRun(ctx: BillingCtx, payer: Payer, worstCaseMs: number): Promise<RunCharge> {
   const billing = ctx.billing;
   const unit = billing?.config.secondCents ?? 0;
   if (!billing || unit === 0) return FREE_RUN;
   const seconds = runSeconds(worstCaseMs);
-  const r = await billing.reserve(await payerOf(ctx, accountHash), seconds * unit, `a run of up to ${seconds} s (its time limit)`, { kind: "run", detail: `up to ${seconds}s`, unitCents: unit });
+  const r = await billing.reserve(payer, seconds * unit, `a run of up to ${seconds} s (its time limit)`, { kind: "run", detail: `up to ${seconds}s`, unitCents: unit });
   return {
     started: () => r.noteStart(),
     settle: (durationMs) => {

@@ -72,8 +72,9 @@ export const ERROR_CODES = {
   unsupported_encoding: { status: 415, meaning: "The body's content or character encoding is not supported." },
   // 429: slow down
   rate_limited: { status: 429, meaning: "Too many requests of this kind from this address; Retry-After says when to try again." },
-  run_queue_full: { status: 429, meaning: "The account's share of the sandbox and its queue are full; Retry-After says when to try again." },
-  trigger_queue_full: { status: 429, meaning: "Triggers: this trigger already has as many runs waiting as allowed (TRIGGERS_MAX_QUEUED_PER_TRIGGER)." },
+  run_queue_full: { status: 429, meaning: "The share of the sandbox of the account (or of its payer) and its queue are full; Retry-After says when to try again." },
+  write_queue_full: { status: 429, meaning: "The relayed writes billed to this payer fill its share of the service's payers and its queue; Retry-After says when to try again." },
+  trigger_queue_full: { status: 429, meaning: "Triggers: the trigger has as many runs waiting as allowed; Retry-After says when to try again." },
   // 5xx: our side
   internal_error: { status: 500, meaning: "The service failed; it has been logged, and nothing about it is shown." },
   action_failed: {

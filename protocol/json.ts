@@ -31,26 +31,6 @@ export function jsonDeeperThan(value: unknown, max: number): boolean {
 }
 
 /**
- * Whether JSON text nests more than `max` levels deep, without parsing it (brackets outside
- * strings are counted). For text that is about to be handed on as is.
- */
-export function jsonTextDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
-
-/**
  * How many values JSON `text` holds, counted without parsing it and given up past `max` (then
  * `max + 1` is answered): 1 plus every comma and opening bracket outside strings, an upper bound
  * (an empty array or object counts twice). Strings are skipped with `indexOf`, so long text inside

@@ -275,16 +275,65 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       expect(q.take()?.n).to.equal(3);
     });
 
-    it("bounds each account's queue and the whole queue", function () {
-      const q = new FairQueue<{ owner: RunOwner; n: number }>({ perAccount: 1, perKey: 1, queuePerAccount: 2, queueTotal: 3 });
-      expect([1, 2, 3].map((n) => q.offer(job(owner("a"), n)))).to.deep.equal(["ok", "ok", "account"]);
-      expect([4, 5].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]);
-      expect(q.length).to.equal(3);
+    it("shares by payer: a payer with five accounts gets what a payer with one gets, its accounts splitting its turns", function () {
+      type J = { owner: RunOwner; n: number };
+      const q = new FairQueue<J>(defaultFairShare(4, { perPayer: 100 }));
+      const sybils = [1, 2, 3, 4, 5].map((i) => ({ payer: "wallet:0xSybil", account: `s${i}`, key: "k" }));
+      const honest = { payer: "account:h", account: "h", key: "k" };
+      for (let round = 0; round < 4; round++) for (const o of sybils) q.offer({ owner: o, n: 0 });
+      for (let i = 0; i < 20; i++) q.offer({ owner: honest, n: 0 });
+      const order = Array.from({ length: 20 }, () => q.take()!.owner.account);
+      // Payers alternate; the sybil payer's turns go round its accounts.
+      expect(order.slice(0, 10)).to.deep.equal(["s1", "h", "s2", "h", "s3", "h", "s4", "h", "s5", "h"]);
+      expect(order.filter((a) => a === "h")).to.have.length(10);
     });
 
-    it("defaults: all sandbox processes but one per account (at least one), each key as much as its account", function () {
-      expect(defaultFairShare(1)).to.deep.equal({ perAccount: 1, perKey: 1, queuePerAccount: 64, queueTotal: 1024 });
-      expect(defaultFairShare(8)).to.include({ perAccount: 7, perKey: 7 });
+    it("a newcomer goes ahead of the flood it found running: it never waits for the flood's second turn", function () {
+      type J = { owner: RunOwner; n: number };
+      const q = new FairQueue<J>(defaultFairShare(4, { perPayer: 100 }));
+      const flood = { payer: "account:f", account: "f", key: "k" };
+      for (let n = 1; n <= 5; n++) q.offer({ owner: flood, n });
+      expect(q.take()?.n).to.equal(1);
+      q.offer({ owner: { payer: "account:v", account: "v", key: "k" }, n: 6 });
+      q.offer({ owner: { payer: "account:w", account: "w", key: "k" }, n: 7 }); // and another after it, still ahead of the flood
+      expect([q.take(), q.take(), q.take(), q.take()].map((j) => j?.n)).to.deep.equal([6, 7, 2, 3]);
+    });
+
+    it("caps each payer's runs over all its accounts: its share running, its queue waiting or being prepared", function () {
+      type J = { owner: RunOwner; n: number };
+      const q = new FairQueue<J>(defaultFairShare(8, { perPayer: 2, queuePerPayer: 3, queuePerAccount: 3 }));
+      const sybil = (i: number): RunOwner => ({ payer: "wallet:0xSybil", account: `s${i}`, key: "k" });
+      // 2 (its share) + 3 (its queue) over five accounts; the sixth, from any account, is refused.
+      expect([1, 2, 3, 4, 5, 6].map((i) => q.offer({ owner: sybil(i), n: i }))).to.deep.equal(["ok", "ok", "ok", "ok", "ok", "payer"]);
+      expect(q.offer({ owner: { payer: "account:h", account: "h", key: "k" }, n: 7 })).to.equal("ok");
+      const taken = [q.take(), q.take(), q.take(), q.take()].map((j) => j?.n);
+      expect(taken).to.deep.equal([1, 7, 2, undefined]); // the sybil payer holds 2 (its share) over two accounts; s3 waits
+      expect(q.offer({ owner: sybil(1), n: 8 })).to.equal("payer"); // still 2 running + 3 waiting
+      q.finished({ owner: sybil(1), n: 1 });
+      expect(q.take()?.n).to.equal(3);
+      // A held place counts until its run is queued or released.
+      q.finished({ owner: sybil(2), n: 2 });
+      const hold = q.hold(sybil(9)); // 1 running + 2 waiting + this one
+      expect(typeof hold).to.equal("object");
+      expect([q.hold(sybil(9)), q.hold(sybil(9))].map((h) => (typeof h === "string" ? h : "held"))).to.deep.equal(["held", "payer"]);
+      if (typeof hold === "object") q.release(hold);
+      expect(typeof q.hold(sybil(10))).to.equal("object");
+    });
+
+    it("bounds each account's queue and the whole queue", function () {
+      const q = new FairQueue<{ owner: RunOwner; n: number }>({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 2, queuePerAccount: 2, queueTotal: 4 });
+      // one may run (its share) and two wait (its queue): the fourth is refused
+      expect([1, 2, 3, 4].map((n) => q.offer(job(owner("a"), n)))).to.deep.equal(["ok", "ok", "ok", "account"]);
+      expect([5, 6].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]); // four places in all
+      expect(q.take()?.n).to.equal(1);
+      expect([7, 8].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]);
+      expect(q.length).to.equal(4);
+    });
+
+    it("defaults: all sandbox processes but one per payer (at least one), each account and key as much as its payer", function () {
+      expect(defaultFairShare(1)).to.deep.equal({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 64, queuePerAccount: 64, queueTotal: 1024 });
+      expect(defaultFairShare(8)).to.include({ perPayer: 7, perAccount: 7, perKey: 7 });
+      expect(defaultFairShare(8, { perAccount: 2, queuePerPayer: 10 })).to.include({ perPayer: 7, perAccount: 2, perKey: 2, queuePerAccount: 10 });
     });
 
     it("with one account saturating its share, another account's trivial run starts at once; a full queue answers queue_full with Retry-After", async function () {

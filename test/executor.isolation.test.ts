@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
+import dgram from "node:dgram";
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -12,7 +13,9 @@ import { makePrivateDir, socketOpenToOthers } from "../executor/sandbox/host/iso
 import { DEFAULT_SANDBOX_MEMORY_MB, FIRST_SANDBOX_USER, processLauncher, slotUser, type SandboxLauncher } from "../executor/sandbox/host/launchers";
 import { backoffDelay, DEFAULT_BACKOFF } from "../executor/sandbox/host/respawn-backoff";
 import { SandboxPool } from "../executor/sandbox/host/pool";
+import { chooseSandboxNetwork, findUnshare, probeNetwork, type SandboxNetwork } from "../executor/sandbox/host/network";
 import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
+import { hostFetch } from "../executor/sandbox/host/fetch";
 import { DEFAULT_LIMITS, type Host, type RunResult } from "../executor/sandbox/types";
 import { loadConfig } from "../relayer/config";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
@@ -44,6 +47,11 @@ function sandboxChildren(): number[] {
 }
 
 const statusField = (pid: number, name: string) => new RegExp(`^${name}:\\t?(.*)$`, "m").exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1].trim().split(/\s+/).filter(Boolean);
+
+/** The network interfaces of `pid`'s network namespace, and whether any is up (its routes, which are none when all are down). */
+const interfacesOf = (pid: number) =>
+  fs.readFileSync(`/proc/${pid}/net/dev`, "utf8").split("\n").slice(2).map((l) => l.split(":")[0].trim()).filter(Boolean);
+const routesOf = (pid: number) => fs.readFileSync(`/proc/${pid}/net/route`, "utf8").split("\n").slice(1).filter(Boolean);
 
 /** Waits until `check` holds (polling), or fails with `what`. */
 async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
@@ -88,6 +96,8 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
         expect(statusField(pid, "Uid")).to.deep.equal(Array(4).fill(String(USER.uid)));
         expect(statusField(pid, "Gid")).to.deep.equal(Array(4).fill(String(USER.gid)));
         expect(statusField(pid, "Groups")).to.deep.equal([]);
+        expect(fs.readlinkSync(`/proc/${pid}/ns/net`), "a network namespace of its own").to.not.equal(fs.readlinkSync("/proc/self/ns/net"));
+        expect(interfacesOf(pid)).to.deep.equal(["lo"]); // and in it, only a loopback that is down
         const args = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
         const files = sandboxFiles();
         expect(args).to.include.members(["--experimental-permission", "--no-addons", "--disallow-code-generation-from-strings"]);
@@ -190,8 +200,8 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
         eval: "EvalError",
         // Node's permission model does not cover unix sockets: the user does (another user may not write a 0755 socket).
         agentSocket: "EACCES",
-        // Not blocked: the sandbox process may open network connections (it holds no credential to use them; see the README's Security model).
-        tcp: "connected",
+        // Its network namespace is its own and empty (network.ts): no route, not even to loopback.
+        tcp: "ENETUNREACH",
       });
       expect(agentConnections).to.deep.equal([]);
       expect(fs.readdirSync(dataDir).sort()).to.deep.equal(["actions.sqlite", "billing.sqlite", "root-secret"]); // nothing written
@@ -227,6 +237,159 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
       } finally {
         fs.rmSync(open, { recursive: true, force: true });
       }
+    });
+  });
+
+  describe("a network namespace of its own: code that escaped QuickJS opens no socket (VESTA_SANDBOX_NETWORK)", function () {
+    const ABSTRACT = `vesta-netns-test-${process.pid}`;
+    let tcp: net.Server;
+    let abstract: net.Server;
+    let web: http.Server;
+    let udp: dgram.Socket;
+    const seen: string[] = [];
+    const udpTarget = () => `127.0.0.1:${udp.address().port}`;
+    const tcpTarget = () => `127.0.0.1:${(tcp.address() as net.AddressInfo).port}`;
+    /** Runs the stand-in's "network" probe in a pool on `network`; returns what it reached, its pid's namespace and user. */
+    const probeOn = async (network: SandboxNetwork) => {
+      const pool = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE, network }) });
+      try {
+        const isolated = network.mode === "isolated"; // the addresses past the test's own servers only where they fail fast
+        const tcpTargets = [tcpTarget(), ...(isolated ? [`::1:${(tcp.address() as net.AddressInfo).port}`, "169.254.169.254:80", "10.0.0.1:5432"] : [])];
+        const r = await pool.run(request("x", { mode: "network", tcp: tcpTargets, udp: [udpTarget()], abstract: [ABSTRACT] }), noHost);
+        expect(r.hasError, r.logs).to.equal(false);
+        const [{ pid }] = pool.processes();
+        return { reached: r.response, pid, netns: fs.readlinkSync(`/proc/${pid}/ns/net`), uid: statusField(pid, "Uid"), routes: routesOf(pid), dataLimit: /^Max data size\s+(\S+)/m.exec(fs.readFileSync(`/proc/${pid}/limits`, "utf8"))?.[1] };
+      } finally {
+        await pool.close();
+      }
+    };
+
+    before(async () => {
+      tcp = net.createServer((c) => {
+        seen.push("tcp");
+        c.destroy();
+      });
+      abstract = net.createServer((c) => {
+        seen.push("abstract");
+        c.destroy();
+      });
+      web = http.createServer((_req, res) => res.end("fetched by the relayer"));
+      udp = dgram.createSocket("udp4").on("message", () => seen.push("udp"));
+      await Promise.all([
+        new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve)),
+        new Promise<void>((resolve) => tcp.listen(0, "127.0.0.1", resolve)),
+        new Promise<void>((resolve) => abstract.listen(`\0${ABSTRACT}`, resolve)),
+        new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve)),
+      ]);
+    });
+    after(async () => {
+      await Promise.all([tcp, abstract, web].map((s) => new Promise((resolve) => s.close(resolve))));
+      udp.close();
+    });
+    beforeEach(() => void seen.splice(0));
+
+    it("isolated (the default here): a loopback TCP server (IPv4 and IPv6), a loopback UDP socket, cloud metadata, the private network and an abstract unix socket of the host are out of reach; the process keeps its slot user and memory ceiling", async function () {
+      const network = probeNetwork(process.env.PATH, FIRST_SANDBOX_USER);
+      expect(network.mode, JSON.stringify(network)).to.equal("isolated");
+      const seenFrom = await probeOn(network);
+      expect(seenFrom.reached).to.deep.equal({
+        tcp: { [tcpTarget()]: "ENETUNREACH", [`::1:${(tcp.address() as net.AddressInfo).port}`]: "EADDRNOTAVAIL" /* no IPv6 address at all */, "169.254.169.254:80": "ENETUNREACH", "10.0.0.1:5432": "ENETUNREACH" },
+        udp: { [udpTarget()]: "ENETUNREACH" },
+        abstract: { [ABSTRACT]: "ECONNREFUSED" }, // its own abstract namespace, where no one listens
+      });
+      expect(seen, "connections the host's servers accepted").to.deep.equal([]);
+      expect(seenFrom.netns).to.not.equal(fs.readlinkSync("/proc/self/ns/net"));
+      expect(seenFrom.routes).to.deep.equal([]);
+      expect(seenFrom.uid, "unshare switched to the slot's user after it made the namespace").to.deep.equal(Array(4).fill(String(FIRST_SANDBOX_USER.uid)));
+      expect(seenFrom.dataLimit).to.equal(String(DEFAULT_SANDBOX_MEMORY_MB * 1024 * 1024));
+    });
+
+    it("shared (the control: the same probe would see the host's network): it reaches all three, as the same user", async function () {
+      const seenFrom = await probeOn({ mode: "shared" });
+      expect(seenFrom.reached).to.deep.equal({ tcp: { [tcpTarget()]: "connected" }, udp: { [udpTarget()]: "sent" }, abstract: { [ABSTRACT]: "connected" } });
+      await until(() => seen.length === 3, "the host's servers to see all three");
+      expect(seen.sort()).to.deep.equal(["abstract", "tcp", "udp"]);
+      expect(seenFrom.netns).to.equal(fs.readlinkSync("/proc/self/ns/net"));
+      expect(seenFrom.uid).to.deep.equal(Array(4).fill(String(FIRST_SANDBOX_USER.uid)));
+    });
+
+    it("isolated: actions still run, and their fetch still goes out, through the relayer's egress", async function () {
+      const pool = new SandboxPool({ size: 1 });
+      const calls: string[] = [];
+      const host: Host = async (call) => {
+        calls.push(call.op);
+        if (call.op !== "fetch") throw new Error(`unexpected ${call.op}`);
+        return hostFetch(call, limits, { allowPrivateNetworks: true }); // the test's server is on loopback
+      };
+      try {
+        const url = `http://127.0.0.1:${(web.address() as net.AddressInfo).port}/`;
+        const r = await pool.run(request(`async function main({ url }) { const res = await fetch(url); return [res.status, await res.text()] }`, { url }), host);
+        expect(r.hasError, r.logs).to.equal(false);
+        expect(r.response).to.deep.equal([200, "fetched by the relayer"]);
+        expect(calls).to.deep.equal(["fetch"]);
+        expect((await pool.run(request("async function main() { return 'hello' }"), noHost)).response).to.equal("hello");
+        const [{ pid }] = pool.processes();
+        expect(fs.readlinkSync(`/proc/${pid}/ns/net`)).to.not.equal(fs.readlinkSync("/proc/self/ns/net"));
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it("the probe: unshare missing or refused gives the relayer's network with the reason, never isolated", function () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-unshare-"));
+      try {
+        expect(probeNetwork(dir, FIRST_SANDBOX_USER)).to.deep.equal({ mode: "shared", unavailable: `no unshare binary (util-linux) on PATH (${dir})` });
+        // What a container without CAP_SYS_ADMIN (or under Docker's default seccomp profile) answers.
+        fs.writeFileSync(path.join(dir, "unshare"), "#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n", { mode: 0o755 });
+        expect(probeNetwork(`${dir}:/usr/bin:/bin`, FIRST_SANDBOX_USER)).to.deep.equal({
+          mode: "shared",
+          unavailable: `${dir}/unshare --net failed (unshare: unshare failed: Operation not permitted): the relayer needs CAP_SYS_ADMIN and a seccomp profile that allows unshare`,
+        });
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("isolated, and unshare refuses at a sandbox's start (after a good probe): that sandbox fails to start, the waiting run fails with the reason; never started on the relayer's network", async function () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-unshare-"));
+      fs.chmodSync(dir, 0o755);
+      const refusing = path.join(dir, "unshare");
+      fs.writeFileSync(refusing, "#!/bin/sh\necho 'unshare: unshare failed: No space left on device' >&2\nexit 1\n", { mode: 0o755 });
+      const pool = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE, network: { mode: "isolated", unshare: refusing } }) });
+      try {
+        const r = await pool.run(request("x", { mode: "network", tcp: [tcpTarget()], udp: [], abstract: [ABSTRACT] }), noHost);
+        expect(r.error).to.deep.equal({ message: "the sandbox failed to start (unshare: unshare failed: No space left on device)" });
+        expect(r.response).to.equal(null);
+        expect(seen).to.deep.equal([]);
+        expect(pool.stats()).to.include({ started: 1, sandboxes: 0 });
+      } finally {
+        await pool.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("configuration: isolated by default when it can be had; development falls back to shared (with the reason), production and an explicit isolated refuse to start; shared only when asked", function () {
+      const none = `/nonexistent-${process.pid}`; // a PATH without unshare
+      expect(loadConfig(env).sandboxNetwork).to.deep.equal({ mode: "isolated", unshare: findUnshare(undefined) }); // env has no PATH: the standard directories
+      expect(loadConfig({ ...env, VESTA_SANDBOX_NETWORK: "shared" }).sandboxNetwork).to.deep.equal({ mode: "shared" });
+      expect(loadConfig({ ...env, PATH: none }).sandboxNetwork).to.deep.equal({ mode: "shared", unavailable: `no unshare binary (util-linux) on PATH (${none})` });
+      const refused = `sandbox processes cannot get a network namespace of their own: no unshare binary (util-linux) on PATH (${none}). Set VESTA_SANDBOX_NETWORK=shared to run them on the relayer's network`;
+      expect(() => loadConfig({ ...env, PATH: none, VESTA_SANDBOX_NETWORK: "isolated" })).to.throw(`VESTA_SANDBOX_NETWORK=isolated: ${refused}`);
+      expect(() => loadConfig({ ...env, VESTA_SANDBOX_NETWORK: "none" })).to.throw("VESTA_SANDBOX_NETWORK must be isolated or shared");
+      // Production: the same failure stops the start (among production's other refusals of this development environment), unless shared is asked for.
+      const production = { ...env, VESTA_MODE: "production", PATH: none };
+      expect(() => loadConfig(production)).to.throw(`VESTA_SANDBOX_NETWORK (isolated, the production default): ${refused}`);
+      try {
+        loadConfig({ ...production, VESTA_SANDBOX_NETWORK: "shared" });
+        expect.fail("production refuses this environment (no guest agent, no Stripe keys)");
+      } catch (err) {
+        expect((err as Error).message).to.include("STRIPE_SECRET_KEY: required with VESTA_MODE=production").and.not.include("VESTA_SANDBOX_NETWORK");
+      }
+      // The decision alone: shared is never chosen in production without being asked for; the probe is not run for shared.
+      const refusedProbe = (): SandboxNetwork => ({ mode: "shared", unavailable: "refused" });
+      expect(chooseSandboxNetwork(undefined, true, refusedProbe).problem).to.match(/^VESTA_SANDBOX_NETWORK \(isolated, the production default\): /);
+      expect(chooseSandboxNetwork(undefined, false, refusedProbe)).to.deep.equal({ network: { mode: "shared", unavailable: "refused" } });
+      expect(chooseSandboxNetwork("shared", true, () => expect.fail("probed"))).to.deep.equal({ network: { mode: "shared" } });
     });
   });
 

@@ -87,10 +87,55 @@ describe("X-Wallet-Auth (billing identity)", function () {
 
   it("falls back to API-key auth when the header is not well-formed", async function () {
     const { apiKey } = await newAccount(stack);
-    for (const bad of ["not base64 !", Buffer.from("not json").toString("base64"), Buffer.from('{"typed_data":{}}').toString("base64"), Buffer.from("[1,2]").toString("base64")]) {
+    const valid = await signedHeader(wallet);
+    const envelope = JSON.parse(Buffer.from(valid, "base64").toString("utf8"));
+    const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64");
+    // A valid envelope, padded with JSON whitespace: within 16 KiB it is read (below), past it not.
+    const padded = (bytes: number) => {
+      const text = JSON.stringify(envelope);
+      return b64(text.slice(0, -1) + " ".repeat(bytes - text.length) + "}");
+    };
+    const over = padded(12 * 1024 + 3); // 16,388 characters of base64
+    const notWellFormed: [string, string][] = [
+      ["not base64", "not base64 !"],
+      ["a valid envelope after a character base64 does not have", `!${valid}`],
+      ["a valid envelope before a character base64 does not have", `${valid}!`],
+      ["longer than 16 KiB", over],
+      ["not JSON", b64("not json")],
+      ["JSON null", b64("null")],
+      ["a JSON string", b64('"typed_data signature"')],
+      ["a JSON array", b64("[1,2]")],
+      ["no signature", b64({ typed_data: envelope.typed_data })],
+      ["no typed_data", b64({ signature: envelope.signature })],
+      ["another field", b64({ ...envelope, account: "0x1" })],
+      ["nested past the JSON depth limit", b64({ ...envelope, typed_data: { ...envelope.typed_data, message: { ...envelope.typed_data.message, deep: JSON.parse("[".repeat(70) + "]".repeat(70)) } } })],
+    ];
+    expect(over.length).to.be.greaterThan(16 * 1024);
+    for (const [what, bad] of notWellFormed) {
       const who = await identity({ "x-wallet-auth": bad, "x-api-key": apiKey });
-      expect(who).to.include({ via: "api_key", accountHash: hashOf(apiKey), isAccountKey: true });
+      expect(who, what).to.include({ via: "api_key", accountHash: hashOf(apiKey), isAccountKey: true });
       await rejected(identity({ "x-wallet-auth": bad }), 401, "invalid_api_key", /^a valid API key is required/);
+    }
+    // the same envelope within the size limit, or wrapped in whitespace, is read as the header
+    const within = padded(12 * 1024 - 3);
+    expect(within.length).to.be.at.most(16 * 1024);
+    for (const header of [within, `  ${valid} `]) {
+      expect(await identity({ "x-wallet-auth": header, "x-api-key": apiKey })).to.include({ via: "wallet", wallet: await wallet.getAddress() });
+    }
+  });
+
+  it("answers 401 to an api_key_hash that is not a uint256", async function () {
+    const envelope = JSON.parse(Buffer.from(await signedHeader(wallet), "base64").toString("utf8"));
+    const why = /^X-Wallet-Auth: api_key_hash must be a uint256 \(decimal or 0x hex\)$/;
+    const max = (1n << 256n) - 1n;
+    for (const h of ["0x", "0xzz", `0x${"1".repeat(65)}`, "1".repeat(79), "9".repeat(78), (max + 1n).toString(), "-1", "1e3", " 1", "1 ", 1.5, true, null, ["1"], { h: 1 }]) {
+      const header = Buffer.from(JSON.stringify({ ...envelope, api_key_hash: h })).toString("base64");
+      await rejected(identity({ "x-wallet-auth": header }), 401, "invalid_wallet_auth", why);
+    }
+    // the widest forms it takes: 64 hex digits, 2^256 - 1 in 78 decimal digits (naming accounts the wallet does not administer)
+    for (const h of [`0x${"f".repeat(64)}`, max.toString(), 7]) {
+      const header = Buffer.from(JSON.stringify({ ...envelope, api_key_hash: h })).toString("base64");
+      await rejected(identity({ "x-wallet-auth": header }), 401, "invalid_wallet_auth", /is not the admin wallet of account/);
     }
   });
 

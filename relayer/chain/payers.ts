@@ -1,17 +1,37 @@
 import { Transaction, Wallet, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
 import type { Logger } from "pino";
 import { AppError } from "../errors";
+import { defaultFairShare, FairQueue, type QueueBound } from "../../executor/sandbox/host/fair-queue";
+import type { RunOwner } from "../../executor/sandbox/types";
 
-type Payer = { wallet: Wallet; nonce: number | null; pending: number; tail: Promise<unknown> };
+type Payer = { wallet: Wallet; nonce: number | null; busy: boolean };
+type Decode = (err: unknown) => unknown;
+/** Sends one transaction from the payer wallet a write was given, and resolves with its receipt once mined. */
+export type Sender = (tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void) => Promise<TransactionReceipt>;
+type Job = { owner: RunOwner; start: (payer: Payer) => Promise<void> };
+
+/** Whose write it is, for the payers' fair share: the billing payer of the acting key's account (see relayWrite). */
+export type WriteOwner = RunOwner;
+
+/** A write's place in the payers' queue (PayerPool.admit): run it once, or release it. */
+export type WritePlace = {
+  /** Runs `work` once it is this write's turn, with a payer wallet of its own until `work` settles: `send` sends from it. */
+  run<T>(work: (send: Sender) => Promise<T>): Promise<T>;
+  release(): void;
+};
 
 /**
- * A pool of payer wallets. Each payer has its own queue: its transactions go out one at a time,
- * each after the previous one is mined, with a nonce kept locally and read back from the chain
- * at start and after any send error. Writes spread over the payers with the fewest pending.
+ * A pool of payer wallets. Each payer sends one transaction at a time, the next once the previous
+ * one is mined, with a nonce kept locally and read back from the chain at start and after any send
+ * error. Writes wait for a free payer in a fair queue by who pays for them (fair-queue.ts): billing
+ * payers take turns (a newcomer ahead of a flood it finds sending), and each may keep
+ * `queuePerPayer` writes waiting (429 write_queue_full past it, before anything is simulated). A
+ * write is simulated, priced and sent in its turn, with its wallet: one account's flood of writes
+ * reaches the chain no faster than the wallets send, and holds another's for about one write.
  */
 export class PayerPool {
   private readonly payers: Payer[];
-  private next = 0;
+  private readonly queue: FairQueue<Job>;
 
   constructor(
     keys: string[],
@@ -19,40 +39,73 @@ export class PayerPool {
     private readonly logger: Logger,
     private readonly txTimeoutMs: number,
     private readonly receiptPollMs = 100,
+    queuePerPayer = 64,
   ) {
-    this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, pending: 0, tail: Promise.resolve() }));
+    this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, busy: false }));
+    // Every wallet may serve one billing payer when no one else waits (a write holds one for a block
+    // or so): fairness comes from the turns, and a newcomer waits for about one write.
+    this.queue = new FairQueue(defaultFairShare(this.payers.length, { perPayer: this.payers.length, queuePerPayer }));
   }
 
   addresses(): string[] {
     return this.payers.map((p) => p.wallet.address);
   }
 
+  /** Payers sending a write now, and writes waiting for one. */
+  stats(): { sending: number; waiting: number } {
+    return { sending: this.payers.filter((p) => p.busy).length, waiting: this.queue.waiting };
+  }
+
   /**
-   * Sends `tx` from the least busy payer and resolves with its receipt once mined. `decode` turns a
-   * send error that carries revert data (some nodes, Hardhat's among them, mine a reverting
-   * transaction and report the revert at send time) into the answer to give. `onSigned` hears the
-   * hash of each signed transaction before it is broadcast (billing records it, to find its cost).
+   * Holds a place for one write of `owner`, before anything is done for it: throws 429
+   * write_queue_full when the owner's payer (or account) has its share sending and its queue full.
    */
-  async send(tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
-    const payer = this.pick();
-    payer.pending++;
-    const run = payer.tail.then(() => this.sendNow(payer, tx, decode, onSigned));
-    payer.tail = run.catch(() => undefined);
+  admit(owner: WriteOwner): WritePlace {
+    const hold = this.queue.hold(owner);
+    if (typeof hold === "string") throw this.queueFull(hold);
+    return {
+      run: <T>(work: (send: Sender) => Promise<T>) =>
+        new Promise<T>((resolve, reject) => {
+          const start = (payer: Payer) => work((tx, decode, onSigned) => this.sendNow(payer, tx, decode, onSigned)).then(resolve, reject);
+          this.queue.enqueue(hold, { owner, start });
+          this.dispatch();
+        }),
+      release: () => this.queue.release(hold),
+    };
+  }
+
+  /**
+   * Sends `tx` from a free payer once it is `owner`'s turn and resolves with its receipt once mined.
+   * `decode` turns a send error that carries revert data (some nodes, Hardhat's among them, mine a
+   * reverting transaction and report the revert at send time) into the answer to give. `onSigned`
+   * hears the hash of each signed transaction before it is broadcast (billing records it, to find its cost).
+   */
+  send(tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void, owner: WriteOwner = { account: "-", key: "-" }): Promise<TransactionReceipt> {
     try {
-      return await run;
-    } finally {
-      payer.pending--;
+      return this.admit(owner).run((send) => send(tx, decode, onSigned));
+    } catch (err) {
+      return Promise.reject(err);
     }
   }
 
-  private pick(): Payer {
-    let best = this.payers[this.next % this.payers.length];
-    for (let i = 0; i < this.payers.length; i++) {
-      const p = this.payers[(this.next + i) % this.payers.length];
-      if (p.pending < best.pending) best = p;
+  private dispatch(): void {
+    for (const payer of this.payers) {
+      if (payer.busy) continue;
+      const job = this.queue.take();
+      if (!job) return;
+      payer.busy = true;
+      void job.start(payer).finally(() => {
+        payer.busy = false;
+        this.queue.finished(job);
+        this.dispatch();
+      });
     }
-    this.next++;
-    return best;
+  }
+
+  private queueFull(bound: QueueBound): AppError {
+    const share = this.queue.share;
+    const who = bound === "total" ? `the relay queue is full (${share.queueTotal} writes waiting)` : `the writes billed to this payer already fill its share (${share.perPayer} sending, ${share.queuePerPayer} waiting)`;
+    return new AppError(429, "write_queue_full", `${who}; nothing was sent, retry in a few seconds`, undefined, { "retry-after": "5" });
   }
 
   private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void, retried = false): Promise<TransactionReceipt> {

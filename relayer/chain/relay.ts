@@ -4,7 +4,9 @@ import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import type { ErrorCode } from "../../protocol/errors";
 import { decodeRevert } from "./revert";
-import { admitWrite, precheckWrite, type WriteCharge } from "../../billing/charges";
+import { admitWrite, payerOf, precheckWrite, type WriteCharge } from "../../billing/charges";
+import { hex32 } from "../../protocol/usageKeyShape";
+import type { WriteOwner } from "./payers";
 import { writeCents } from "../../billing/pricing";
 import type { ReservationRow } from "../../billing/reservations";
 import type { WriteOutcome } from "../../billing/recovery";
@@ -17,6 +19,7 @@ type WriteName = string;
  */
 export const WRITE_ERRORS: ErrorCode[] = [
   "invalid_api_key",
+  "write_queue_full",
   "payment_required",
   "missing_scope",
   "owner_only",
@@ -66,6 +69,16 @@ export const precheckRelayedWrite = (ctx: Ctx, method: WriteName, actingKeyHash:
   precheckWrite(ctx, method, actingKeyHash, LEAST_WRITE_GAS * (lastPrice.get(ctx) ?? 0n));
 
 /**
+ * Whose write it is, for the payers' fair share: the billing payer of the acting key's account
+ * (payerOf); a key of no account yet (new_account creates it) writes in one shared lane.
+ */
+async function writeOwner(ctx: Ctx, actingKeyHash: bigint): Promise<WriteOwner> {
+  const { accountHash } = await ctx.executor.permissions.resolve(actingKeyHash);
+  if (accountHash === 0n) return { payer: "new-accounts", account: "new-accounts", key: "-" };
+  return { payer: (await payerOf(ctx, accountHash)).key, account: hex32(accountHash), key: hex32(actingKeyHash) };
+}
+
+/**
  * Relays one AccountConfig write through the payer pool. The write is first simulated
  * (estimateGas from a payer), so a write the contract rejects answers with its decoded error and
  * costs nothing; then the acting key's account reserves the write's worst case (its fixed price and
@@ -79,28 +92,38 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[]): 
   const data = contract.interface.encodeFunctionData(method as never, args as never);
   const from = ctx.payers.addresses()[0];
   await precheckRelayedWrite(ctx, method, args[0] as bigint); // 402 before anything is simulated
-  let gas: bigint;
-  try {
-    gas = await ctx.chain.provider.estimateGas({ to, data, from });
-  } catch (err) {
-    throw decodeRevert(contract.interface, err);
-  }
-  if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
-  const gasLimit = gasLimitOf(gas);
-  const fees = await feesOf(ctx);
-  const charge = await admitWrite(ctx, method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
-  let hash: string | undefined;
+  const place = ctx.payers.admit(await writeOwner(ctx, args[0] as bigint)); // 429 before anything is simulated
   let receipt: TransactionReceipt;
   try {
-    receipt = await ctx.payers.send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
-      hash = signed;
-      charge.noteTx(signed);
+    // In its turn, with a payer wallet of its own: simulated, priced, admitted (402), sent.
+    receipt = await place.run(async (send) => {
+      let gas: bigint;
+      try {
+        gas = await ctx.chain.provider.estimateGas({ to, data, from });
+      } catch (err) {
+        throw decodeRevert(contract.interface, err);
+      }
+      if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
+      const gasLimit = gasLimitOf(gas);
+      const fees = await feesOf(ctx);
+      const charge = await admitWrite(ctx, method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
+      let hash: string | undefined;
+      let mined: TransactionReceipt;
+      try {
+        mined = await send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
+          hash = signed;
+          charge.noteTx(signed);
+        });
+      } catch (err) {
+        await chargeFailedSend(ctx, charge, hash, err);
+        throw err;
+      }
+      charge.settle(mined.fee);
+      return mined;
     });
-  } catch (err) {
-    await chargeFailedSend(ctx, charge, hash, err);
-    throw err;
+  } finally {
+    place.release(); // a write refused before its turn gives its place back (no-op once queued)
   }
-  charge.settle(receipt.fee);
   if (receipt.status !== 1) {
     try {
       await ctx.chain.provider.call({ to, data, from });

@@ -112,7 +112,8 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
         if (method === "post" && hasContent && !req.is(["application/json", "application/*+json"])) {
           throw new AppError(415, "unsupported_media_type", "send the body as JSON with Content-Type: application/json");
         }
-        const auth = spec.auth === "none" || spec.auth === "billing" ? (undefined as unknown as Auth) : await authenticate(ctx, req, spec.auth);
+        const early = spec.auth === "key" ? (res.locals.auth as Auth | undefined) : undefined; // authenticateBeforeBody
+        const auth = spec.auth === "none" || spec.auth === "billing" ? (undefined as unknown as Auth) : (early ?? (await authenticate(ctx, req, spec.auth)));
         const identity = spec.auth === "billing" ? await billingIdentity(ctx, req) : (undefined as unknown as BillingIdentity);
         // No body at all counts as {}; a JSON `null` (or any non-object where an object is expected) is a bad body.
         const source = method === "get" ? req.query : req.body === undefined ? {} : req.body;

@@ -11,7 +11,7 @@ import { TtlCache } from "./ttlCache";
 import type { Ctx } from "../context";
 
 /** A short identity of one signed envelope (typed data and signature), for caches of what was verified or used. */
-export const envelopeKey = (typedData: unknown, signature: unknown): string => crypto.createHash("sha256").update(JSON.stringify([typedData, signature]) ?? "").digest("hex");
+export const envelopeKey = (typedData: unknown, signature: unknown): string => crypto.createHash("sha256").update(JSON.stringify([typedData, signature])).digest("hex");
 
 /** Verified BillingAuth envelopes per relayer, until they expire (their issuedAt window); at most this many. */
 const VERIFIED_MAX = 10_000;
@@ -55,7 +55,8 @@ export async function billingIdentity(ctx: Ctx, req: Request): Promise<BillingId
   let accountHash = own;
   if (header.api_key_hash !== undefined) {
     const h = header.api_key_hash;
-    if ((typeof h !== "string" && typeof h !== "number") || !/^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/.test(String(h))) {
+    // 78 decimal digits can pass 2^256 - 1: the value is checked, not only its form.
+    if ((typeof h !== "string" && typeof h !== "number") || !/^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/.test(String(h)) || BigInt(h) >> 256n !== 0n) {
       throw new AppError(401, "invalid_wallet_auth", "X-Wallet-Auth: api_key_hash must be a uint256 (decimal or 0x hex)");
     }
     accountHash = BigInt(h);

@@ -12,6 +12,9 @@
  *     allocation of the process (V8 heap, buffers, WASM memory) counts, so one that no other bound
  *     caught fails (or kills that process) instead of taking the host's memory. RLIMIT_AS would not
  *     do: V8 and WASM reserve tens of GB of address space they never use;
+ *   - its own empty network namespace when the platform allows it (network.ts: `unshare --net`
+ *     first in the exec chain, which then switches to the slot's user): no route to any address,
+ *     no abstract unix socket of the host's; Node's permission model has no network control;
  *   - stdin and stdout closed, stderr read by the relayer (bounded), and one socket pair on fd 3
  *     that carries the protocol as bounded frames; no other descriptor is inherited (Node opens
  *     everything close-on-exec);
@@ -26,6 +29,7 @@ import type { Socket } from "node:net";
 import { Worker } from "node:worker_threads";
 import { encodeFrame, FrameReader } from "../wire/frames";
 import type { SandboxConfig, ToSandbox } from "../wire/messages";
+import { networkCommand, probeNetwork, type SandboxNetwork } from "./network";
 import { sandboxFiles } from "./sandbox-files";
 
 /** How a sandbox ended: exit code or signal, and whether it ran out of (V8) memory. */
@@ -80,6 +84,8 @@ export type ProcessLauncherOptions = {
   memoryMb?: number;
   /** Another script to start the same way (tests: probes and misbehaving sandboxes). */
   entry?: string;
+  /** The network of each process (network.ts); default: a namespace of its own when `probeNetwork` finds it can be had, else the relayer's. */
+  network?: SandboxNetwork;
 };
 
 /** Bytes of a sandbox's stderr kept for the log and the exit diagnosis. */
@@ -138,16 +144,18 @@ export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLaunc
   const first = opts.user ?? defaultSandboxUser();
   const heapMb = opts.heapMb ?? 256;
   const memoryMb = opts.memoryMb ?? DEFAULT_SANDBOX_MEMORY_MB;
+  const network = opts.network ?? probeNetwork(process.env.PATH, first);
   const files = sandboxFiles(); // built now (at the relayer's start), not on the first run's path
   return ({ wasmMaxBytes, slot }, frameBytes, events) => {
     const config: SandboxConfig = { wasmMaxBytes, wasmFile: files.wasmFile, guestDir: files.guestDir };
     const user = first && slotUser(first, slot);
-    const command = ceilingCommand(memoryMb, process.execPath, sandboxArgs(opts.entry ?? files.entry, config, heapMb));
+    // unshare (isolated network) switches to the user itself, after it made the namespace; else spawn does.
+    const command = networkCommand(network, user, ceilingCommand(memoryMb, process.execPath, sandboxArgs(opts.entry ?? files.entry, config, heapMb)));
     const child = spawn(command.file, command.args, {
       env: {},
       cwd: "/",
       stdio: ["ignore", "ignore", "pipe", "pipe"],
-      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+      ...(command.user ? { uid: command.user.uid, gid: command.user.gid } : {}),
     });
     let ended = false;
     let stderr = "";

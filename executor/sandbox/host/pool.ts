@@ -17,7 +17,7 @@ import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type Host, type RunLimits, type RunOwne
 import { boundResult, codeText, failedResult, MAX_CID_CHARS, MAX_HOST_CALLS_PER_RUN, paramsProblem, sandboxFrameBytes } from "../wire/bounds";
 import { readFromSandbox, type DoneMessage, type HostAnswer, type ToSandbox } from "../wire/messages";
 import { HostChannel } from "./call-channel";
-import { defaultFairShare, FairQueue, type FairShare } from "./fair-queue";
+import { defaultFairShare, FairQueue, type FairShare, type QueueBound } from "./fair-queue";
 import { processLauncher, type Sandbox, type SandboxExit, type SandboxLauncher } from "./launchers";
 import { RespawnBackoff, type BackoffOptions } from "./respawn-backoff";
 
@@ -48,6 +48,8 @@ export type RunHooks = {
 export type SandboxPoolStats = { sandboxes: number; busy: number; queued: number; started: number; replaced: number };
 
 type Job = { req: RunRequest; host: Host; owner: RunOwner; hooks: RunHooks; resolve: (result: RunResult) => void };
+/** A run's place in the fair queue (SandboxPool.admit): run it once, or release it. */
+export type Place = { run(req: RunRequest, host: Host, hooks?: RunHooks): Promise<RunResult>; release(): void };
 type Current = { runId: number; job: Job; channel: HostChannel; killTimer: NodeJS.Timeout; startedAt: number; calls: number };
 type Slot = { index: number; sandbox: Sandbox; ready: boolean; exited: boolean; current?: Current };
 
@@ -94,20 +96,49 @@ export class SandboxPool {
    * ("queue_full") when the owner's share and queue are full.
    */
   run(req: RunRequest, host: Host, owner: RunOwner = this.nobody(), hooks: RunHooks = {}): Promise<RunResult> {
-    if (this.closed) return Promise.reject(new Error("SandboxPool is closed"));
-    const limits: RunLimits = { ...DEFAULT_LIMITS, ...req.limits, timeoutMs: Math.min(req.limits?.timeoutMs ?? DEFAULT_LIMITS.timeoutMs, MAX_TIMEOUT_MS) };
-    const problem = requestProblem(req, limits);
-    if (problem) return Promise.resolve(failedResult(problem, limits));
-    return new Promise((resolve, reject) => {
-      const verdict = this.queue.offer({ req: { ...req, limits }, host, owner, hooks, resolve });
-      if (verdict !== "ok") return reject(this.queueFull(owner, verdict));
-      this.dispatch();
-    });
+    let place: Place;
+    try {
+      place = this.admit(owner);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return place.run(req, host, hooks);
+  }
+
+  /**
+   * Holds a place in the fair queue for one run of `owner`, before anything is done for that run:
+   * throws RunRefused("queue_full") when the owner's (its payer's, its account's) share and queue are
+   * full, and an Error when the pool is closed. The place is the run's until `run` (once) or `release`.
+   */
+  admit(owner: RunOwner = this.nobody()): Place {
+    if (this.closed) throw new Error("SandboxPool is closed");
+    const hold = this.queue.hold(owner);
+    if (typeof hold === "string") throw this.queueFull(owner, hold);
+    return {
+      run: (req, host, hooks = {}) => {
+        if (hold.state !== "held") return Promise.reject(new Error("SandboxPool: this place was used or released"));
+        if (this.closed) {
+          this.queue.release(hold);
+          return Promise.reject(new Error("SandboxPool is closed"));
+        }
+        const limits: RunLimits = { ...DEFAULT_LIMITS, ...req.limits, timeoutMs: Math.min(req.limits?.timeoutMs ?? DEFAULT_LIMITS.timeoutMs, MAX_TIMEOUT_MS) };
+        const problem = requestProblem(req, limits);
+        if (problem) {
+          this.queue.release(hold);
+          return Promise.resolve(failedResult(problem, limits));
+        }
+        return new Promise((resolve) => {
+          this.queue.enqueue(hold, { req: { ...req, limits }, host, owner, hooks, resolve });
+          this.dispatch();
+        });
+      },
+      release: () => this.queue.release(hold),
+    };
   }
 
   stats(): SandboxPoolStats {
     const busy = [...this.slots].filter((s) => s.current).length;
-    return { sandboxes: this.slots.size, busy, queued: this.queue.length, started: this.started, replaced: this.replaced };
+    return { sandboxes: this.slots.size, busy, queued: this.queue.waiting, started: this.started, replaced: this.replaced };
   }
 
   /** The live sandbox processes (none for thread sandboxes), and whether each holds a run. */
@@ -132,14 +163,17 @@ export class SandboxPool {
     return { account: `-${++this.anonymous}`, key: "-" };
   }
 
-  private queueFull(owner: RunOwner, bound: "account" | "total"): RunRefused {
+  private queueFull(owner: RunOwner, bound: QueueBound): RunRefused {
     const share = this.queue.share;
-    const waiting = bound === "account" ? this.queue.queuedFor(owner.account) / share.perAccount : this.queue.length / this.size;
+    const waiting =
+      bound === "account" ? this.queue.queuedFor(owner, "account") / share.perAccount : bound === "payer" ? this.queue.queuedFor(owner, "payer") / share.perPayer : this.queue.length / this.size;
     const retryAfter = Math.min(60, Math.max(1, Math.ceil(((waiting + 1) * this.averageRunMs) / 1000)));
     const message =
       bound === "account"
         ? `this account already has ${share.perAccount} run(s) in the sandbox and ${share.queuePerAccount} waiting (its share); retry in ${retryAfter} s`
-        : `the sandbox queue is full (${share.queueTotal} runs waiting); retry in ${retryAfter} s`;
+        : bound === "payer"
+          ? `the accounts billed to this payer already have ${share.perPayer} run(s) in the sandbox and ${share.queuePerPayer} waiting (their share); retry in ${retryAfter} s`
+          : `the sandbox queue is full (${share.queueTotal} runs waiting); retry in ${retryAfter} s`;
     return new RunRefused("queue_full", message, retryAfter);
   }
 
@@ -154,7 +188,7 @@ export class SandboxPool {
     // Start sandboxes for what is still queued, plus one spare: a run of another account must not wait
     // for a sandbox to boot while one account's runs hold the others (each takes a job once it is ready).
     let available = [...this.slots].filter((s) => !s.exited && (!s.ready || !s.current)).length;
-    while (available < this.queue.length + 1 && this.slots.size < this.size) {
+    while (available < this.queue.waiting + 1 && this.slots.size < this.size) {
       if (!this.backoff.mayStart() || !this.spawn()) break;
       available++;
     }
