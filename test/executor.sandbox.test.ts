@@ -527,6 +527,18 @@ describe("executor sandbox", function () {
       expect([r.hasError, r.error?.limit]).to.deep.equal([true, "memoryBytes"]);
     });
 
+    it("bounds what the crypto.subtle operations under way hold in all (the run's memory), marking the run", async () => {
+      const r = await run(`async function main() {
+        const data = new Uint8Array(300 * 1024);
+        const ops = [];
+        for (let i = 0; i < 10; i++) ops.push(crypto.subtle.digest("SHA-256", data).then((d) => d.byteLength, (e) => e.message));
+        return await Promise.all(ops);
+      }`, {}, { memoryBytes: 4 * 1024 * 1024, timeoutMs: 20_000 });
+      const refused = "crypto.subtle.digest: the operations under way hold too much: memory limit exceeded: the action may use at most 4 MB (memoryBytes)";
+      expect(r.response, JSON.stringify(r.error)).to.deep.equal([32, 32, 32, 32, 32, 32, refused, refused, refused, refused]);
+      expect([r.hasError, r.error?.limit]).to.deep.equal([true, "memoryBytes"]);
+    });
+
     it("bounds URL: inputs longer than 64 KB are a RangeError; an invalid URL is a TypeError", async () => {
       const r = await run(`async function main() {
         const out = [];

@@ -3,10 +3,16 @@
 (function (lib) {
   "use strict";
   const HEX = "0123456789abcdef";
+  const PAIRS = Array.from({ length: 256 }, (_, b) => HEX[b >> 4] + HEX[b & 15]);
+  // In chunks, so a large array costs its text and little more (no array of a string per byte).
   function toHex(u8) {
-    const parts = [];
-    for (let i = 0; i < u8.length; i++) parts.push(HEX[u8[i] >> 4] + HEX[u8[i] & 15]);
-    return "0x" + parts.join("");
+    const chunks = [];
+    for (let i = 0; i < u8.length; i += 8192) {
+      let s = "";
+      for (let j = i, end = Math.min(u8.length, i + 8192); j < end; j++) s += PAIRS[u8[j]];
+      chunks.push(s);
+    }
+    return "0x" + chunks.join("");
   }
   function fromHex(h) {
     const out = new Uint8Array((h.length - 2) / 2);

@@ -5,7 +5,7 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
 import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "../wire/bounds";
 import type { FreshContext } from "./context";
-import { limitError, SandboxLimitError, type RunError } from "../errors";
+import { limitError, limitMessage, SandboxLimitError, type RunError } from "../errors";
 import { callEthers } from "./ethers-calls";
 import { callSubtle } from "./subtle-calls";
 import { callWeb } from "./web-calls";
@@ -46,6 +46,8 @@ export class ActionRun implements GuestHost {
   private readonly calls = new Map<number, QuickJSDeferredPromise>();
   /** crypto.subtle operations under way in this process (not host calls: nothing leaves the process). */
   private readonly local = new Set<QuickJSDeferredPromise>();
+  /** Characters of arguments the crypto.subtle operations under way hold: at most memoryBytes in all. */
+  private localChars = 0;
   private readonly timers: GuestTimers;
   private lastCallId = 0;
   private deadlineTimer?: NodeJS.Timeout;
@@ -228,6 +230,13 @@ export class ActionRun implements GuestHost {
    */
   subtle(op: string, argsJson: string): QuickJSHandle {
     if (this.local.size >= MAX_PENDING_SUBTLE) throw new RangeError(`crypto.subtle: at most ${MAX_PENDING_SUBTLE} operations may be under way at once`);
+    // Their arguments live in this process's heap until they settle: all of them together within the run's memory.
+    if (this.localChars + argsJson.length > this.limits.memoryBytes) {
+      this.marked ??= limitError("memoryBytes", this.limits);
+      throw new SandboxLimitError("memoryBytes", `crypto.subtle.${op}: the operations under way hold too much: ${limitMessage("memoryBytes", this.limits)}`);
+    }
+    const chars = argsJson.length;
+    this.localChars += chars;
     let work: Promise<string>;
     try {
       work = callSubtle(op, argsJson, this.limits);
@@ -236,6 +245,7 @@ export class ActionRun implements GuestHost {
     }
     const deferred = this.ctx.newPromise();
     this.local.add(deferred);
+    void work.finally(() => (this.localChars -= chars)).catch(() => {});
     work.then(
       (json) => this.settleLocal(deferred, () => this.ctx.newString(json).consume((h) => deferred.resolve(h))),
       (err: Error) => {
