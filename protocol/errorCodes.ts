@@ -77,6 +77,11 @@ export const ERROR_CODES = {
   trigger_queue_full: { status: 429, meaning: "Triggers: the trigger has as many runs waiting as allowed; Retry-After says when to try again." },
   // 5xx: our side
   internal_error: { status: 500, meaning: "The service failed; it has been logged, and nothing about it is shown." },
+  action_failed: {
+    status: 500,
+    meaning:
+      "The action ran and failed: it threw, ended at one of its limits, or its sandbox died (Chipotle answers 500 too). The body keeps the run's answer beside the error: `response`, `logs`, `has_error: true`, `ipfs_id`; `error` holds the message and the JavaScript stack. The run may have acted (sent a transaction, fetched) before it failed: do not retry it blindly.",
+  },
   chain_unavailable: { status: 503, meaning: "The chain did not answer (no gas price, the transaction could not be sent); nothing changed." },
   payer_not_authorized: { status: 503, meaning: "The service's payer is not authorized on the contract; the operator has been told." },
   payment_provider_unavailable: { status: 503, meaning: "The payment provider failed; nothing was done." },
