@@ -70,6 +70,12 @@ export const ERROR_CODES = {
   // 415: wrong media type
   unsupported_media_type: { status: 415, meaning: "The body is not sent as JSON (Content-Type: application/json)." },
   unsupported_encoding: { status: 415, meaning: "The body's content or character encoding is not supported." },
+  // 422: the action ran and failed
+  action_failed: {
+    status: 422,
+    meaning:
+      "The action ran and failed: it threw, ended at one of its limits, or its sandbox died (Chipotle answers 500; Vesta a 4xx, which clients do not retry as a server fault). The body keeps the run's answer beside the error: `response`, `logs`, `has_error: true`, `ipfs_id`; `error` holds the message and the JavaScript stack. The run may have acted (sent a transaction, fetched) before it failed: do not retry it blindly.",
+  },
   // 429: slow down
   rate_limited: { status: 429, meaning: "Too many requests of this kind from this address; Retry-After says when to try again." },
   run_queue_full: { status: 429, meaning: "The share of the sandbox of the account (or of its payer) and its queue are full; Retry-After says when to try again." },
@@ -77,11 +83,6 @@ export const ERROR_CODES = {
   trigger_queue_full: { status: 429, meaning: "Triggers: the trigger has as many runs waiting as allowed; Retry-After says when to try again." },
   // 5xx: our side
   internal_error: { status: 500, meaning: "The service failed; it has been logged, and nothing about it is shown." },
-  action_failed: {
-    status: 500,
-    meaning:
-      "The action ran and failed: it threw, ended at one of its limits, or its sandbox died (Chipotle answers 500 too). The body keeps the run's answer beside the error: `response`, `logs`, `has_error: true`, `ipfs_id`; `error` holds the message and the JavaScript stack. The run may have acted (sent a transaction, fetched) before it failed: do not retry it blindly.",
-  },
   chain_unavailable: { status: 503, meaning: "The chain did not answer (no gas price, the transaction could not be sent); nothing changed." },
   payer_not_authorized: { status: 503, meaning: "The service's payer is not authorized on the contract; the operator has been told." },
   payment_provider_unavailable: { status: 503, meaning: "The payment provider failed; nothing was done." },

@@ -65,7 +65,7 @@ async function callCore(ctx: TriggersCtx, code: string, params: Record<string, u
   }
   const { status } = res.response;
   const failedRun = res.error as { has_error?: unknown; error?: unknown } | undefined;
-  // The action ran and failed (500 action_failed, as on Chipotle): final, with its stack; never retried (it may have acted).
+  // The action ran and failed (422 action_failed, as on Chipotle): final, with its stack; never retried (it may have acted).
   if (failedRun && typeof failedRun === "object" && failedRun.has_error === true) {
     return { status: "failed", response: storedResponse(ctx, failedRun, textOf(failedRun)), error: errorText(String(failedRun.error ?? "the action failed")) };
   }

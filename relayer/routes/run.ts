@@ -69,7 +69,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       path,
       tag: "Actions",
       summary:
-        "Runs an action with the key's permissions: {code?, ipfs_id?, js_params?} → {response, logs, has_error}. A run that fails (the action threw, a limit, its sandbox died) answers 500 `action_failed` with the same fields, has_error true and error (message and stack).",
+        "Runs an action with the key's permissions: {code?, ipfs_id?, js_params?} → {response, logs, has_error}. A run that fails (the action threw, a limit, its sandbox died) answers 422 `action_failed` with the same fields, has_error true and error (message and stack).",
       auth: "key",
       body: RunBody,
       response: RunResponse,
@@ -91,7 +91,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
         }
         const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };
         if (!r.hasError) return answer;
-        // A failed run is a failed request, as on Chipotle (500): the run's answer stays in the body, beside the error body's fields.
+        // A failed run is a failed request, as on Chipotle (which answers 500; Vesta 422, a client error no client retries as a server fault): the run's answer stays in the body, beside the error body's fields.
         const error = r.error ? (r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message) : "the action failed";
         res.status(statusOf("action_failed"));
         return { ...answer, error, code: "action_failed", message: error };

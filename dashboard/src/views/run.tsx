@@ -29,7 +29,7 @@ export function RunView({ backend }: { backend: Backend }) {
       setResult(undefined);
       const client = createVestaClient({ baseUrl: serviceBase(), apiKey: key.trim() });
       const call = client.POST("/core/v1/lit_action", { body: { code, js_params: params.trim() ? JSON.parse(params) : undefined } });
-      // A failed run answers 500 action_failed with the run's response and logs: shown as a failed run, not as a service error.
+      // A failed run answers 422 action_failed with the run's response and logs: shown as a failed run, not as a service error.
       const failed = (await call.catch(() => undefined))?.error as (Schemas["RunActionResponse"] & { code?: string }) | undefined;
       if (failed && typeof failed === "object" && failed.code === "action_failed") return setResult(failed);
       setResult(await unwrap(call));
