@@ -1,4 +1,4 @@
-import { getAddress, keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
+import { getAddress, keccak256, SigningKey, toUtf8Bytes, ZeroAddress } from "ethers";
 import type { AccountConfig } from "../typechain-types";
 import { deriveWallet, paths, type DerivedWallet, type KeyProvider } from "./keys/provider";
 import { encrypt, decrypt } from "./encryption";
@@ -87,7 +87,8 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
       case "getLitActionPrivateKey":
         return (await actionWallet(cid)).privateKey;
       case "getLitActionPublicKey":
-        return (await actionWallet(call.ipfsId)).publicKey;
+        // Chipotle's format: 0x + the 33-byte compressed SEC1 key.
+        return SigningKey.computePublicKey((await actionWallet(call.ipfsId)).publicKey, true);
       case "getLitActionWalletAddress":
         return (await actionWallet(call.ipfsId)).address;
       case "encrypt":

@@ -71,6 +71,12 @@ export const ERROR_CODES = {
   // 415: wrong media type
   unsupported_media_type: { status: 415, meaning: "The body is not sent as JSON (Content-Type: application/json)." },
   unsupported_encoding: { status: 415, meaning: "The body's content or character encoding is not supported." },
+  // 422: the action ran and failed
+  action_failed: {
+    status: 422,
+    meaning:
+      "The action ran and failed: it threw, ended at one of its limits, or its sandbox died (Chipotle answers 500; Vesta a 4xx, which clients do not retry as a server fault). The body keeps the run's answer beside the error: `response`, `logs`, `has_error: true`, `ipfs_id`; `error` holds the message and the JavaScript stack. The run may have acted (sent a transaction, fetched) before it failed: do not retry it blindly.",
+  },
   // 429: slow down
   rate_limited: { status: 429, meaning: "Too many requests of this kind from this address; Retry-After says when to try again." },
   run_queue_full: { status: 429, meaning: "The share of the sandbox of the account (or of its payer) and its queue are full; Retry-After says when to try again." },

@@ -18,6 +18,7 @@ import {
   createWallet,
   expectError,
   expectRejected,
+  failedRun,
   hashCid,
   newCid,
   ok,
@@ -110,7 +111,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       const key = `usage-key-${Date.now()}-${Math.random()}`;
       const keyHash = usageKeyOf(key);
       await (await a.config.setUsageApiKey(a.hash, keyHash, 0n, 0n, "runner", "", perms({ executeInGroups: [1] }), await proofFor(a.config, a.hash, keyHash))).wait();
-      const r = await ok(runSign(key, first.wallet_address));
+      const r = await failedRun(runSign(key, first.wallet_address));
       expect(r.has_error).to.equal(true);
       expect(JSON.stringify(r)).to.match(/not a wallet this service derived/);
     });

@@ -3,6 +3,7 @@ import type { Router } from "express";
 import { z } from "../schemas/common";
 import { text } from "../../protocol/textSchema";
 import { RUN_REFUSAL_CODES } from "../http/runRefusals";
+import { statusOf } from "../../protocol/errors";
 import { route } from "../http/route";
 import { actionCode } from "../../executor/code";
 import { admitRun, payerOf } from "../../billing/charges";
@@ -71,12 +72,13 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       method: "post",
       path,
       tag: "Actions",
-      summary: "Runs an action with the key's permissions: {code?, ipfs_id?, js_params?} → {response, logs, has_error}.",
+      summary:
+        "Runs an action with the key's permissions: {code?, ipfs_id?, js_params?} → {response, logs, has_error}. A run that fails (the action threw, a limit, its sandbox died) answers 422 `action_failed` with the same fields, has_error true and error (message and stack).",
       auth: "key",
       body: RunBody,
       response: RunResponse,
-      errors: [...RUN_REFUSAL_CODES, "payment_required"],
-      handler: async ({ auth, body }) => {
+      errors: [...RUN_REFUSAL_CODES, "payment_required", "action_failed"],
+      handler: async ({ auth, body, res }) => {
         // Each refusal before the work it spares: what needs no code first (403 for a named CID), then
         // credit (402), then a place in the payer's share (429); only then is code hashed or read.
         const run = await ctx.executor.prepare(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params }); // 400/403/413
@@ -91,13 +93,12 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
         } finally {
           charge.settle(r?.durationMs); // undefined (never started, or refused): the reservation is released
         }
-        return {
-          response: r.response ?? null,
-          logs: r.logs,
-          has_error: r.hasError,
-          ...(r.hasError && r.error ? { error: r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message } : {}),
-          ipfs_id: r.ipfsId,
-        };
+        const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };
+        if (!r.hasError) return answer;
+        // A failed run is a failed request, as on Chipotle (which answers 500; Vesta 422, a client error no client retries as a server fault): the run's answer stays in the body, beside the error body's fields.
+        const error = r.error ? (r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message) : "the action failed";
+        res.status(statusOf("action_failed"));
+        return { ...answer, error, code: "action_failed", message: error };
       },
     });
   }
