@@ -218,7 +218,7 @@ describe("X-Wallet-Auth (billing identity)", function () {
       }
     });
 
-    it("isValidContractSignature: a call that fails is exactly false, and its timer is cleared when it answers", async function () {
+    it("isValidContractSignature: a refusal, a revert and no code are each exactly false, and its timer is cleared when it answers", async function () {
       const provider = stack.relayer.ctx.chain.provider;
       const digest = `0x${"11".repeat(32)}`;
       const timeoutMs = 4_321; // tells its timer from any other
@@ -236,14 +236,15 @@ describe("X-Wallet-Auth (billing identity)", function () {
       let answers: unknown[];
       try {
         answers = [
-          await isValidContractSignature(provider, burner, digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // runs out of gas: the call fails
+          await isValidContractSignature(provider, burner, digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // answers bytes4(0)
+          await isValidContractSignature(provider, await stack.config.getAddress(), digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // no such function: the call reverts
           await isValidContractSignature(provider, await wallet.getAddress(), digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // no code
         ];
       } finally {
         Object.assign(globalThis, { setTimeout: realSet, clearTimeout: realClear });
       }
-      expect(answers).to.deep.equal([false, false]);
-      expect(made).to.have.length(2);
+      expect(answers).to.deep.equal([false, false, false]);
+      expect(made).to.have.length(3);
       expect(made.filter((t) => cleared.includes(t))).to.deep.equal(made);
     });
 
