@@ -341,9 +341,9 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       }
     });
 
-    it("refuses a signature that is not 0x-prefixed hex (400)", async function () {
+    it("refuses a signature that is not 0x-prefixed hex of whole bytes (400)", async function () {
       for (const e of ENDPOINTS) {
-        for (const signature of ["0xzz", "ab".repeat(65), "0x", ""]) {
+        for (const signature of ["0xzz", "ab".repeat(65), "0x", "", `0x${"ab".repeat(65)}0`]) {
           await refused(`${e.path} ${JSON.stringify(signature)}`, () => post(e.path, envelope(e.primaryType), signature), 400, "invalid_typed_data", "signature must be");
         }
       }

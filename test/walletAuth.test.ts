@@ -9,7 +9,8 @@ import { chainSecuredHash, hashOf } from "./helpers/accountConfig";
 import { deploySafeInfrastructure, safeSignTypedData } from "./helpers/safe";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { expectError } from "./helpers/relayerChecks";
-import { DEFAULT_ERC1271 } from "../relayer/signed";
+import { DEFAULT_ERC1271, SignedRequestError } from "../relayer/signed";
+import { isValidContractSignature } from "../relayer/signed/erc1271";
 import { startRelayer } from "../relayer/server";
 import pino from "pino";
 
@@ -117,8 +118,8 @@ describe("X-Wallet-Auth (billing identity)", function () {
       await rejected(identity({ "x-wallet-auth": bad }), 401, "invalid_api_key", /^a valid API key is required/);
     }
     // the same envelope within the size limit, or wrapped in whitespace, is read as the header
-    const within = padded(12 * 1024 - 3);
-    expect(within.length).to.be.at.most(16 * 1024);
+    const within = padded(12 * 1024); // exactly 16 KiB of base64
+    expect(within.length).to.equal(16 * 1024);
     for (const header of [within, `  ${valid} `]) {
       expect(await identity({ "x-wallet-auth": header, "x-api-key": apiKey })).to.include({ via: "wallet", wallet: await wallet.getAddress() });
     }
@@ -206,6 +207,59 @@ describe("X-Wallet-Auth (billing identity)", function () {
       } finally {
         stack.relayer.ctx.config.erc1271 = bounds;
       }
+    });
+
+    it("makes no contract call for a signature that does not recover to an address without code (an EOA)", async function () {
+      const td = buildTypedData("BillingAuth", { chainId: 31337, address: await wallet.getAddress(), issuedAt: now() });
+      const { EIP712Domain: _d, ...types } = td.types;
+      for (const signature of [await stranger.signTypedData(td.domain, types, td.message), "0x00", `0x${"ab".repeat(200)}`]) {
+        const calls = await watchCalls(() => rejected(identity({ "x-wallet-auth": walletAuthHeader(td, signature) }), 401, "invalid_wallet_auth", /does not prove/));
+        expect(calls, signature.slice(0, 10)).to.deep.equal([]);
+      }
+    });
+
+    it("isValidContractSignature: a refusal, a revert and no code are each exactly false, and its timer is cleared when it answers", async function () {
+      const provider = stack.relayer.ctx.chain.provider;
+      const digest = `0x${"11".repeat(32)}`;
+      const timeoutMs = 4_321; // tells its timer from any other
+      const { setTimeout: realSet, clearTimeout: realClear } = globalThis;
+      const made: unknown[] = [];
+      const cleared: unknown[] = [];
+      Object.assign(globalThis, {
+        setTimeout: (fn: () => void, ms?: number) => {
+          const t = realSet(fn, ms);
+          if (ms === timeoutMs) made.push(t);
+          return t;
+        },
+        clearTimeout: (t: NodeJS.Timeout) => (cleared.push(t), realClear(t)),
+      });
+      let answers: unknown[];
+      try {
+        answers = [
+          await isValidContractSignature(provider, burner, digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // answers bytes4(0)
+          await isValidContractSignature(provider, await stack.config.getAddress(), digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // no such function: the call reverts
+          await isValidContractSignature(provider, await wallet.getAddress(), digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // no code
+        ];
+      } finally {
+        Object.assign(globalThis, { setTimeout: realSet, clearTimeout: realClear });
+      }
+      expect(answers).to.deep.equal([false, false, false]);
+      expect(made).to.have.length(3);
+      expect(made.filter((t) => cleared.includes(t))).to.deep.equal(made);
+    });
+
+    it("isValidContractSignature: a call that does not answer in time is a 401 invalid_signature", async function () {
+      const provider = stack.relayer.ctx.chain.provider;
+      let err: unknown;
+      await watchCalls(async () => {
+        err = await isValidContractSignature(provider, burner, `0x${"11".repeat(32)}`, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs: 100 }).then(
+          (v) => expect.fail(`answered ${v}`),
+          (e: unknown) => e,
+        );
+      }, 1_000);
+      expect(err).to.be.instanceOf(SignedRequestError);
+      const { status, code, message } = err as SignedRequestError;
+      expect({ status, code, message }).to.deep.equal({ status: 401, code: "invalid_signature", message: `the contract at ${burner} did not answer isValidSignature within 100 ms` });
     });
 
     it("refuses a signature larger than 4096 bytes before any call", async function () {

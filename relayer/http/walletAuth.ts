@@ -25,16 +25,17 @@ export type BillingIdentity =
 /** The decoded X-Wallet-Auth header, or undefined when it is not well-formed. */
 function decodeHeader(raw: string): { typed_data: unknown; signature: unknown; api_key_hash?: unknown } | undefined {
   if (raw.length > 16 * 1024 || !/^[A-Za-z0-9+/=_-]+$/.test(raw)) return undefined;
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(Buffer.from(raw, "base64").toString("utf8"));
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || !("typed_data" in parsed) || !("signature" in parsed)) return undefined;
-    if (jsonDeeperThan(parsed, DEFAULT_MAX_JSON_DEPTH)) return undefined; // measured before anything walks it
-    if (firstMalformedString(parsed)) return undefined; // a lone surrogate: nothing to hash or verify
-    const extra = Object.keys(parsed).filter((k) => !["typed_data", "signature", "api_key_hash"].includes(k));
-    return extra.length ? undefined : parsed;
+    parsed = JSON.parse(Buffer.from(raw, "base64").toString("utf8"));
   } catch {
-    return undefined;
+    return undefined; // not JSON; only the parse is guarded, so a fault in the checks below surfaces instead of reading as "no header"
   }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || !("typed_data" in parsed) || !("signature" in parsed)) return undefined;
+  if (jsonDeeperThan(parsed, DEFAULT_MAX_JSON_DEPTH)) return undefined; // measured before anything walks it
+  if (firstMalformedString(parsed)) return undefined; // a lone surrogate: nothing to hash or verify
+  const extra = Object.keys(parsed).filter((k) => !["typed_data", "signature", "api_key_hash"].includes(k));
+  return extra.length ? undefined : (parsed as { typed_data: unknown; signature: unknown; api_key_hash?: unknown });
 }
 
 /**
