@@ -20,8 +20,18 @@ import { DEFAULT_LIMITS, type Host, type RunResult } from "../executor/sandbox/t
 import { loadConfig } from "../relayer/config";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 
-const DOUBLE = path.join(__dirname, "fixtures", "sandbox-double.js");
-const CRASHING = path.join(__dirname, "fixtures", "sandbox-crashing.js");
+/** The stand-ins, copied out of the checkout: it may be closed to the sandbox's user (a private clone), as the service's own files are (sandbox-files.ts). */
+const STAND_INS = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-stand-ins-"));
+fs.chmodSync(STAND_INS, 0o755);
+const standIn = (name: string) => {
+  const file = path.join(STAND_INS, name);
+  fs.copyFileSync(path.join(__dirname, "fixtures", name), file);
+  fs.chmodSync(file, 0o444);
+  return file;
+};
+const DOUBLE = standIn("sandbox-double.js");
+const CRASHING = standIn("sandbox-crashing.js");
+process.once("exit", () => fs.rmSync(STAND_INS, { recursive: true, force: true }));
 const SECRET_ENV = "VESTA_TEST_SECRET_IN_RELAYER_ENV";
 const noHost: Host = async () => {
   throw new Error("no host calls expected");
