@@ -103,7 +103,8 @@ export const requireBearer = (ctx: TriggersCtx): RequestHandler => async (req, _
   next();
 };
 
-const Login = z.object({ email: text({ kind: "label", maxChars: 320 }).email(), next: text({ kind: "label", maxChars: 2000 }).optional() });
+// `next`: any well-formed text (a control character in it is no reason to refuse a login): safeNext sends what is not ours to "/".
+const Login = z.object({ email: text({ kind: "label", maxChars: 320 }).email(), next: text({ kind: "code", maxChars: 2000 }).optional() });
 
 /**
  * The mailbox an address delivers to, for the per-address limit: lower-cased, without a subaddress
