@@ -1,6 +1,7 @@
 import { ethers } from "hardhat";
 import { Wallet } from "ethers";
-import { deployAccountConfig, hashOf, perms, proofFor, usageKeyOf } from "../test/helpers/accountConfig";
+import { authorize, deployAccountConfig, flat, hashOf, perms } from "../test/helpers/accountConfig";
+import { usageKeySeal } from "../relayer/usageKeySeal";
 import { printWorstCaseGas } from "./gasLimits";
 
 /** Reference gas per write of the public Chipotle contract (a diamond), from the foundation issue. */
@@ -32,25 +33,24 @@ export async function benchGas(groupsForScale = 1000): Promise<{ rows: Row[]; ch
 
   const account = hashOf("bench-account-key");
   const admin = Wallet.createRandom().address;
-  await measure("newAccount", c.newAccount(account, admin, "bench account", "an account for the gas bench"));
+  await measure("newAccount", c.newAccount(account, true, "bench account", "an account for the gas bench", admin));
   const pkp = Wallet.createRandom().address;
   await measure("registerWalletDerivation", c.registerWalletDerivation(account, pkp, 123456789n, "wallet", "a wallet"));
   await measure("addGroup", c.addGroup(account, "group", "a group", [], []));
   const cid = hashOf("QmBenchCid");
-  await measure("addAction", c.addAction(account, cid, "action", "an action"));
+  await measure("addAction", c.addAction(account, "action", "an action", cid));
   await measure("addActionToGroup", c.addActionToGroup(account, 1, cid));
   await measure("addPkpToGroup", c.addPkpToGroup(account, 1, pkp));
-  const usage = usageKeyOf("bench-usage-key");
-  await measure(
-    "setUsageApiKey (execute on one group)",
-    c.setUsageApiKey(account, usage, 0, 0, "usage", "a usage key", perms({ executeInGroups: [1] }), await proofFor(c, account, usage)),
-  );
+  const usage = hashOf("bench-usage-key");
+  await measure("authorizeUsageApiKey", c.authorizeUsageApiKey(account, usageKeySeal(usage)));
+  await measure("setUsageApiKey (execute on one group)", c.setUsageApiKey(account, usage, 0, 0, "usage", "a usage key", ...flat(perms({ executeInGroups: [1] }))));
   await measure("removeUsageApiKey", c.removeUsageApiKey(account, usage));
 
   // The same writes relayed for a usage key holding the scope on group 1 (more scope reads).
-  const scoped = usageKeyOf("bench-scoped-key");
+  const scoped = hashOf("bench-scoped-key");
   const scopes = perms({ canCreateGroups: true, canCreatePkps: true, manageIpfsIdsInGroups: [1], addPkpToGroups: [1] });
-  await (await c.setUsageApiKey(account, scoped, 0, 0, "scoped", "", scopes, await proofFor(c, account, scoped))).wait();
+  await authorize(c, account, scoped);
+  await (await c.setUsageApiKey(account, scoped, 0, 0, "scoped", "", ...flat(scopes))).wait();
   const pkp2 = Wallet.createRandom().address;
   await measure("registerWalletDerivation [usage key]", c.registerWalletDerivation(scoped, pkp2, 987654321n, "wallet", "a wallet"));
   await measure("addGroup [usage key]", c.addGroup(scoped, "group", "a group", [], []));
@@ -59,9 +59,9 @@ export async function benchGas(groupsForScale = 1000): Promise<{ rows: Row[]; ch
 
   // Execution check: a usage key with execute on the last group, which lists the CID and the PKP.
   const checkAt = async (groups: number) => {
-    const key = usageKeyOf(`bench-check-key-${groups}`);
+    const key = hashOf(`bench-check-key-${groups}`);
     const acct = hashOf(`bench-check-account-${groups}`);
-    await (await c.newAccount(acct, admin, "a", "")).wait();
+    await (await c.newAccount(acct, true, "a", "", admin)).wait();
     const wallet = Wallet.createRandom().address;
     await (await c.registerWalletDerivation(acct, wallet, 42n, "w", "")).wait();
     for (let i = 1; i <= groups; i++) {
@@ -70,7 +70,8 @@ export async function benchGas(groupsForScale = 1000): Promise<{ rows: Row[]; ch
     }
     await (await c.addPkpToGroup(acct, groups, wallet)).wait();
     await (await c.addActionToGroup(acct, groups, cid)).wait();
-    await (await c.setUsageApiKey(acct, key, 0, 0, "k", "", perms({ executeInGroups: [0] }), await proofFor(c, acct, key))).wait();
+    await authorize(c, acct, key);
+    await (await c.setUsageApiKey(acct, key, 0, 0, "k", "", ...flat(perms({ executeInGroups: [0] })))).wait();
     const [allowed, witness] = await config.findExecutionGroup(key, cid, wallet);
     if (!allowed || witness !== BigInt(groups)) throw new Error(`findExecutionGroup gave ${allowed}/${witness}`);
     if (!(await config.canExecute(key, cid, wallet, witness))) throw new Error("canExecute denied a permitted run");

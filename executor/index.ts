@@ -1,7 +1,7 @@
 import path from "node:path";
 import { keccak256, toUtf8Bytes, ZeroAddress, type JsonRpcProvider } from "ethers";
 import type { Logger } from "pino";
-import type { AccountConfig } from "../typechain-types";
+import type { IAccountConfig } from "../typechain-types";
 import { jsonDeeperThan, tooDeepMessage } from "../protocol/json";
 import { actionCode } from "./code";
 import { CodeStore } from "./codeStore";
@@ -17,7 +17,7 @@ import type { RunLimits, RunResult } from "./sandbox/types";
 
 export type ExecutorOptions = {
   keys: KeyProvider;
-  accountConfig: AccountConfig;
+  accountConfig: IAccountConfig;
   provider: JsonRpcProvider;
   logger: Logger;
   dataDir: string;

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { AccountConfig } from "../typechain-types";
+import type { IAccountConfig } from "../typechain-types";
 import type { JsonRpcProvider } from "ethers";
 
 export type Who = { keyHash: bigint; accountHash: bigint; isAccountKey: boolean };
@@ -29,7 +29,7 @@ export class PermissionCache {
   private stopped = false;
 
   constructor(
-    private readonly accountConfig: AccountConfig,
+    private readonly accountConfig: IAccountConfig,
     private readonly provider: JsonRpcProvider,
     private readonly logger: Logger,
     private readonly pollMs: number,

@@ -106,10 +106,10 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       const a = await walletAccount();
       const [first, second] = [await mint(a), await mint(a)];
       await (await a.config.registerWalletDerivation(a.hash, first.wallet_address, second.derivation_path, "mismatched", "")).wait();
-      await (await a.config.addGroup(a.hash, "signers", "", [first.wallet_address], [hashCid(await computeCid(SIGN_ACTION))])).wait();
+      await (await a.config.addGroup(a.hash, "signers", "", [hashCid(await computeCid(SIGN_ACTION))], [first.wallet_address])).wait();
       const key = `usage-key-${Date.now()}-${Math.random()}`;
-      const keyHash = usageKeyOf(key);
-      await (await a.config.setUsageApiKey(a.hash, keyHash, 0n, 0n, "runner", "", perms({ executeInGroups: [1] }), await proofFor(a.config, a.hash, keyHash))).wait();
+      const keyHash = hashOf(key);
+      await (await a.config.setUsageApiKey(a.hash, keyHash, 0n, 0n, "runner", "", ...flat(perms({ executeInGroups: [1] })))).wait();
       const r = await ok(runSign(key, first.wallet_address));
       expect(r.has_error).to.equal(true);
       expect(JSON.stringify(r)).to.match(/not a wallet this service derived/);
@@ -136,7 +136,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       const a = await walletAccount();
       const { wallet_address: pkp, derivation_path } = await mint(a);
       await (await a.config.registerWalletDerivation(a.hash, pkp, derivation_path, "pkp", "")).wait();
-      await (await a.config.addGroup(a.hash, "signers", "", [pkp], [hashCid(await computeCid(SIGN_ACTION))])).wait();
+      await (await a.config.addGroup(a.hash, "signers", "", [hashCid(await computeCid(SIGN_ACTION))], [pkp])).wait();
 
       const minted = await ok(call(stack(), "POST", ADD_KEY, { body: await signedRequest(a.wallet, "AddUsageApiKey", chainId) }));
       expect(minted).to.have.all.keys("usage_api_key", "usage_api_key_hash", "usage_api_key_proof", "wallet_address", "derivation_path");
@@ -232,7 +232,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       for (const next of [Wallet.createRandom(), admin]) {
         await expectRejected(stack(), [m.owner], () => convert(m.owner, next), 409, "already_chain_secured");
       }
-      await (await stack().config.connect(admin).addGroup(m.owner.hash, "direct", "", [m.pkp], [])).wait();
+      await (await stack().config.connect(admin).addGroup(m.owner.hash, "direct", "", [], [m.pkp])).wait();
       await stack().relayer.ctx.executor.permissions.sync();
       expect((await ok(m.owner.get("/list_groups"))).map((g: { name: string }) => g.name)).to.deep.equal(["signers", "direct"]);
     });

@@ -9,7 +9,7 @@
 import crypto from "node:crypto";
 import { expect } from "chai";
 import { JsonRpcProvider, solidityPackedKeccak256, verifyMessage, Wallet } from "ethers";
-import { usageKeyHash } from "../relayer/usageKeyProof";
+import { keyHash } from "../relayer/usageKeySeal";
 import type { Page } from "playwright-core";
 import { chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { requireChromium, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
@@ -116,7 +116,7 @@ describe("dashboard in a browser", function () {
     const keyRow = page.getByTestId("keys").locator("tr", { hasText: "bot" });
     expect(await keyRow.locator("td").nth(2).innerText()).to.equal("signers");
     await shot(page, "07-usage-key");
-    const onChain = await stack.config.getUsageApiKey(usageKeyHash(usageKey));
+    const onChain = await stack.config.getUsageApiKey(keyHash(usageKey));
     expect(onChain.permissions.executeInGroups).to.deep.equal([1n]);
 
     // Run the saved action with the usage key: the response and the logs.
@@ -178,14 +178,14 @@ describe("dashboard in a browser", function () {
     await page.getByLabel("Create groups").check();
     await page.getByRole("button", { name: "Save permissions" }).click();
     await row.locator("td", { hasText: "all groups" }).waitFor();
-    const k = await stack.config.getUsageApiKey(usageKeyHash(key));
+    const k = await stack.config.getUsageApiKey(keyHash(key));
     expect(k.permissions.executeInGroups).to.deep.equal([0n]);
     expect(k.permissions.canCreateGroups).to.equal(true);
 
     page.once("dialog", (d) => void d.accept());
     await row.getByRole("button", { name: "Remove" }).click();
     await page.getByTestId("keys").getByText("No usage keys yet.").waitFor();
-    const [account, , active] = await stack.config.resolveApiKey(usageKeyHash(key));
+    const [account, , active] = await stack.config.resolveApiKey(keyHash(key));
     expect([account, active]).to.deep.equal([0n, false]);
   });
 
@@ -335,7 +335,7 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
       await page.getByLabel("Run actions in wallet group").check();
       await page.getByRole("button", { name: "Create usage key" }).click();
       const usageKey = await page.getByTestId("secret-value").inputValue();
-      const [keyAccount, isAccountKey, active] = await stack.config.resolveApiKey(usageKeyHash(usageKey));
+      const [keyAccount, isAccountKey, active] = await stack.config.resolveApiKey(keyHash(usageKey));
       expect([keyAccount, isAccountKey, active]).to.deep.equal([BigInt(accountHash), false, true]);
       await shot(page, "17-wallet-usage-key");
 

@@ -40,10 +40,10 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
    */
   async function runnerAccount() {
     const a = await walletAccount(stack(), "runner account");
-    await (await a.config.addGroup(a.hash, "hello", "", [], [hashCid(await computeCid(HELLO))])).wait();
+    await (await a.config.addGroup(a.hash, "hello", "", [hashCid(await computeCid(HELLO))], [])).wait();
     const key = newSecretKey();
     const proof = usageKeyProof(key, { chainId, contract, apiKeyHash: a.hash });
-    await (await a.config.setUsageApiKey(a.hash, usageKeyHash(key), 0, 0, "runner", "", perms({ executeInGroups: [1] }), proof)).wait();
+    await (await a.config.setUsageApiKey(a.hash, usageKeyHash(key), 0, 0, "runner", "", ...flat(perms({ executeInGroups: [1] })))).wait();
     return { ...a, key };
   }
 
@@ -174,10 +174,10 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
       expect(verifyMessage("mine", signedByPkp.response.signature)).to.equal(pkp);
 
       // the copier's registration yields no key: its group and usage key get a refusal, not a signature
-      await (await attacker.config.addGroup(attacker.hash, "stolen", "", [pkp], [hashCid(cid)])).wait();
+      await (await attacker.config.addGroup(attacker.hash, "stolen", "", [hashCid(cid)], [pkp])).wait();
       const key = newSecretKey();
       const proof = usageKeyProof(key, { chainId, contract, apiKeyHash: attacker.hash });
-      await (await attacker.config.setUsageApiKey(attacker.hash, usageKeyHash(key), 0, 0, "thief", "", perms({ executeInGroups: [1] }), proof)).wait();
+      await (await attacker.config.setUsageApiKey(attacker.hash, usageKeyHash(key), 0, 0, "thief", "", ...flat(perms({ executeInGroups: [1] })))).wait();
       await synced();
       const stolen = await ok(call(stack(), "POST", "/lit_action", { key, body: { code: SIGN_ACTION, js_params: { pkpId: pkp, message: "theirs" } } }));
       expect(stolen.has_error).to.equal(true);
@@ -198,7 +198,7 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
 
     it("wallet mode: a key minted by add_usage_api_key_with_signature cannot be taken between the mint and the wallet's setUsageApiKey", async function () {
       const victim = await walletAccount(stack(), "wallet-mode victim");
-      await (await victim.config.addGroup(victim.hash, "hello", "", [], [hashCid(await computeCid(HELLO))])).wait();
+      await (await victim.config.addGroup(victim.hash, "hello", "", [hashCid(await computeCid(HELLO))], [])).wait();
       const minted = await ok(call(stack(), "POST", "/add_usage_api_key_with_signature", { body: await signedRequest(victim.wallet, "AddUsageApiKey", chainId) }));
       const attacker = await walletAccount(stack(), "wallet-mode thief");
       const r = await raced(

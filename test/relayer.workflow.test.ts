@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { call, chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { plain, Scope } from "./helpers/scenario";
-import { perms } from "./helpers/accountConfig";
+import { flat, perms } from "./helpers/accountConfig";
 import { deriveWallet, paths } from "../executor/keys/provider";
 import {
   ALL_PERMISSIONS,
@@ -156,7 +156,7 @@ describe("relayer: the managed-mode API end to end", function () {
       const added = await ok(owner.post("/add_usage_api_key", { name: "ci", description: "ci key", can_create_groups: true, execute_in_groups: [f.g1] }));
       expect(added).to.have.all.keys("success", "usage_api_key");
       expect(Buffer.from(added.usage_api_key, "base64")).to.have.length(32);
-      const key = client(stack, added.usage_api_key, false, "usage");
+      const key = client(stack, added.usage_api_key, false);
       const listed = { id: hex32(key.hash), name: "ci", description: "ci key", expiration: 0, balance: "0", ...NO_PERMISSIONS };
       expect(await listedUsageKey(owner, key)).to.deep.equal({ ...listed, can_create_groups: true, execute_in_groups: [f.g1] });
       const list = await owner.get("/list_api_keys");
@@ -181,7 +181,7 @@ describe("relayer: the managed-mode API end to end", function () {
       await ok(owner.post("/remove_usage_api_key", { usage_api_key: key.key }));
       await expectError(key.get("/list_groups"), 401, "invalid_api_key");
       await expectError(key.post("/create_wallet", {}), 401, "invalid_api_key");
-      await expectError(client(stack, key.key, true, "usage").get("/list_wallets"), 401, "invalid_api_key");
+      await expectError(client(stack, key.key, true).get("/list_wallets"), 401, "invalid_api_key");
       expect(await ok(key.get("/account_exists"))).to.equal(false);
       expect(await listedUsageKey(owner, key)).to.equal(undefined);
       expect(await listedUsageKey(owner, other)).to.deep.equal(otherBefore);
@@ -277,7 +277,7 @@ describe("relayer: the managed-mode API end to end", function () {
       const key = await addUsageKey(stack, owner, { name: "late grant" });
       const admin = await adminSigner(stack, owner);
       await expectError(key.post("/add_group", { group_name: "retried" }), 403, "missing_scope", "group:create");
-      await (await stack.config.connect(admin).setUsageApiKey(owner.hash, key.hash, 0, 0, "late grant", "", perms({ canCreateGroups: true }), "0x")).wait();
+      await (await stack.config.connect(admin).setUsageApiKey(owner.hash, key.hash, 0, 0, "late grant", "", ...flat(perms({ canCreateGroups: true })))).wait();
       expect(await stack.config.hasScope(key.hash, Scope.CreateGroups, 0)).to.equal(true);
       expect(await ok(key.post("/add_group", { group_name: "retried" }))).to.deep.equal({ success: true, group_id: 1 });
     });

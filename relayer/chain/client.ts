@@ -1,9 +1,10 @@
 import { JsonRpcProvider } from "ethers";
-import { AccountConfig__factory, type AccountConfig } from "../../typechain-types";
+import { IAccountConfig__factory, type IAccountConfig } from "../../typechain-types";
 
 export type Chain = {
   provider: JsonRpcProvider;
-  accountConfig: AccountConfig;
+  /** AccountConfig at its one address, with the merged ABI (its writes and, through its fallback, its reads). */
+  accountConfig: IAccountConfig;
   chainId: bigint;
 };
 
@@ -22,5 +23,5 @@ export async function connectChain(rpcUrl: string, accountConfigAddress: string)
     provider.destroy();
     throw new Error(`no contract at ${accountConfigAddress} on chain ${chainId} (${rpcUrl}): deploy first (npm run deploy)`);
   }
-  return { provider, accountConfig: AccountConfig__factory.connect(accountConfigAddress, provider), chainId };
+  return { provider, accountConfig: IAccountConfig__factory.connect(accountConfigAddress, provider), chainId };
 }

@@ -1,5 +1,5 @@
 import type { TransactionReceipt, TransactionRequest } from "ethers";
-import type { AccountConfig } from "../../typechain-types";
+import type { IAccountConfig } from "../../typechain-types";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import { decodeRevert } from "./revert";
@@ -118,7 +118,7 @@ export async function read<T>(ctx: Ctx, call: () => Promise<T>): Promise<T> {
  * A read of one account's on-chain state through the event-synced cache (dropped when an event of
  * that account is seen; see PermissionCache.read), with view errors decoded like `read`.
  */
-export function cachedRead<T>(ctx: Ctx, accountHash: bigint, key: string, call: (c: AccountConfig) => Promise<T>): Promise<T> {
+export function cachedRead<T>(ctx: Ctx, accountHash: bigint, key: string, call: (c: IAccountConfig) => Promise<T>): Promise<T> {
   return read(ctx, () => ctx.executor.permissions.read(accountHash, key, () => call(ctx.chain.accountConfig)));
 }
 

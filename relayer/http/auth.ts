@@ -1,11 +1,10 @@
 import type { Request } from "express";
-import { keccak256, toUtf8Bytes } from "ethers";
 import { AppError, unauthorized } from "../errors";
-import { usageKeyHash } from "../usageKeyProof";
+import { keyHash } from "../usageKeySeal";
 import type { Ctx } from "../context";
 
 export type Auth = {
-  /** The key's on-chain hash: keccak256 of its UTF-8 bytes for an account key; for a usage key, of its public key (usageKeyProof.ts). */
+  /** The key's on-chain hash: keccak256 of its UTF-8 bytes (account keys and usage keys alike). */
   keyHash: bigint;
   /** The account the key belongs to. */
   accountHash: bigint;
@@ -25,37 +24,16 @@ export function presentedKey(req: Request): string | undefined {
   return m ? m[1].trim() : undefined;
 }
 
-/** The hash of an account key (keccak256 of its UTF-8 bytes): the account's apiKeyHash. */
-export const hashKey = (key: string): bigint => BigInt(keccak256(toUtf8Bytes(key)));
+/** The hash of a key (keccak256 of its UTF-8 bytes): an account's apiKeyHash, or a usage key's hash. */
+export const hashKey = keyHash;
 
 /**
- * Presented keys known to be usage keys: account-key hash -> usage-key hash. Both are functions of
- * the key alone, so this only spares the elliptic-curve derivation and the account lookup that
- * would miss; what the usage key may do is still read through the permission cache. Bounded.
- */
-const usageKeys = new Map<bigint, bigint>();
-const USAGE_KEY_MEMO = 10_000;
-
-/**
- * Resolves a presented key: the account key whose hash names an account with a key, else the
- * usage key whose keypair's hash is registered. `active` false (or account 0) means 401.
+ * Resolves a presented key by its hash: an account key (of an account that has one) or a usage key
+ * registered on chain. `active` false (or account 0) means 401.
  */
 export async function resolveKey(ctx: Ctx, key: string): Promise<Auth & { active: boolean }> {
-  const asAccount = hashKey(key);
-  const known = usageKeys.get(asAccount);
-  if (known !== undefined) {
-    const r = await ctx.executor.permissions.resolve(known);
-    if (r.accountHash !== 0n && r.active && !r.isAccountKey) return { keyHash: known, ...r };
-    usageKeys.delete(asAccount);
-  }
-  const account = await ctx.executor.permissions.resolve(asAccount);
-  if (account.accountHash !== 0n && account.active && account.isAccountKey) return { keyHash: asAccount, ...account };
-  const asUsage = known ?? usageKeyHash(key);
-  const usage = await ctx.executor.permissions.resolve(asUsage);
-  if (usage.accountHash === 0n || usage.isAccountKey) return { keyHash: asUsage, accountHash: 0n, isAccountKey: false, active: false };
-  if (usageKeys.size >= USAGE_KEY_MEMO) usageKeys.delete(usageKeys.keys().next().value!);
-  usageKeys.set(asAccount, asUsage);
-  return { keyHash: asUsage, ...usage };
+  const h = hashKey(key);
+  return { keyHash: h, ...(await ctx.executor.permissions.resolve(h)) };
 }
 
 /**

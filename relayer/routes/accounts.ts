@@ -34,7 +34,7 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
       const apiKey = newSecretKey();
       const apiKeyHash = hashKey(apiKey);
       const admin = await deriveWallet(ctx.keys, paths.accountAdmin(apiKeyHash));
-      await relayWrite(ctx, "newAccount", [apiKeyHash, admin.address, body.account_name, body.account_description]);
+      await relayWrite(ctx, "newAccount", [apiKeyHash, true, body.account_name, body.account_description, admin.address]);
       ctx.logger.info({ account: `0x${apiKeyHash.toString(16)}`, admin: admin.address }, "account created");
       return { api_key: apiKey, wallet_address: admin.address };
     },

@@ -37,7 +37,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     body: AddGroupBody,
     response: z.object({ success: z.literal(true), group_id: z.number().int() }),
     handler: async ({ auth, body }) => {
-      const receipt = await relayWrite(ctx, "addGroup", [auth.keyHash, body.group_name, body.group_description, body.pkp_ids_permitted, body.cid_hashes_permitted]);
+      const receipt = await relayWrite(ctx, "addGroup", [auth.keyHash, body.group_name, body.group_description, body.cid_hashes_permitted, body.pkp_ids_permitted]);
       return { success: true, group_id: Number(eventArgs(ctx, receipt, "GroupCreated").groupId) };
     },
   });
@@ -51,7 +51,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     body: UpdateGroupBody,
     response: success,
     handler: async ({ auth, body }) => {
-      await relayWrite(ctx, "updateGroup", [auth.keyHash, body.group_id, body.name, body.description, body.pkp_ids_permitted, body.cid_hashes_permitted]);
+      await relayWrite(ctx, "updateGroup", [auth.keyHash, body.group_id, body.name, body.description, body.cid_hashes_permitted, body.pkp_ids_permitted]);
       return { success: true };
     },
   });

@@ -6,9 +6,9 @@
  */
 import { JsonRpcProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, verifyMessage, Wallet, type TransactionReceipt } from "ethers";
 import { buildTypedData, type PrimaryType, type TypedData } from "../../relayer/eip712";
-import { usageKeyHash } from "../../relayer/usageKeyProof";
+import { keyHash } from "../../relayer/usageKeySeal";
 import { computeCid } from "../../executor/cid";
-import { AccountConfig__factory, type AccountConfig } from "../../typechain-types";
+import { IAccountConfig__factory, type IAccountConfig } from "../../typechain-types";
 
 /**
  * The local development chain's account 5 (Hardhat's well-known test mnemonic). A TEST KEY, public
@@ -57,16 +57,8 @@ export async function apiCall<T = any>(apiUrl: string, path: string, opts: { bod
   return JSON.parse(text) as T;
 }
 
-/** A usage key's permission set granting only `execute` on `groups`. */
-const executeOnly = (groups: bigint[]) => ({
-  canCreateGroups: false,
-  canDeleteGroups: false,
-  canCreatePkps: false,
-  manageIpfsIdsInGroups: [],
-  addPkpToGroups: [],
-  removePkpFromGroups: [],
-  executeInGroups: groups,
-});
+/** setUsageApiKey's permission arguments granting only `execute` on `groups`. */
+const executeOnly = (groups: bigint[]): [boolean, boolean, boolean, bigint[], bigint[], bigint[], bigint[]] => [false, false, false, [], [], [], groups];
 
 export type DemoOptions = {
   /** The core API, e.g. http://127.0.0.1:8000/core/v1 */
@@ -105,7 +97,7 @@ async function mined(log: (line: string) => void, what: string, send: Promise<{ 
 }
 
 /** The id of the group created in `receipt` (its GroupCreated event). */
-function createdGroupId(config: AccountConfig, receipt: TransactionReceipt): bigint {
+function createdGroupId(config: IAccountConfig, receipt: TransactionReceipt): bigint {
   for (const l of receipt.logs) {
     const parsed = config.interface.parseLog(l);
     if (parsed?.name === "GroupCreated") return parsed.args.groupId as bigint;
@@ -120,7 +112,7 @@ export async function runChainSecuredDemo(opts: DemoOptions): Promise<DemoResult
   const provider = new JsonRpcProvider(opts.rpcUrl, chain.chain_id, { staticNetwork: true, cacheTimeout: -1 });
   try {
     const wallet = new Wallet(opts.walletKey, provider);
-    const config = AccountConfig__factory.connect(chain.contract_address, wallet);
+    const config = IAccountConfig__factory.connect(chain.contract_address, wallet);
     log(`1. chain ${chain.chain_id}, AccountConfig ${chain.contract_address}; wallet ${wallet.address}`);
     const balance = await provider.getBalance(wallet.address).catch((err: Error) => {
       throw new Error(`cannot reach the chain at ${opts.rpcUrl}: ${err.message}`);
@@ -147,24 +139,24 @@ export async function runChainSecuredDemo(opts: DemoOptions): Promise<DemoResult
     // A group listing the action (by the hash of its CID) and the PKP, created directly on chain.
     const cid = await computeCid(SIGN_ACTION);
     log(`4. a group listing action ${cid} (by the keccak256 of its CID) and the PKP, created on chain`);
-    const receipt = await mined(log, "addGroup", config.addGroup(accountHash, "demo signers", "the demo action and its PKP", [minted.wallet_address], [keccak256(toUtf8Bytes(cid))]));
+    const receipt = await mined(log, "addGroup", config.addGroup(accountHash, "demo signers", "the demo action and its PKP", [keccak256(toUtf8Bytes(cid))], [minted.wallet_address]));
     const groupId = createdGroupId(config, receipt);
     log(`   group id ${groupId}`);
 
-    // A usage key, minted by an AddUsageApiKey signature; the wallet registers its wallet, then the key.
-    const usage = await apiCall<{ usage_api_key: string; usage_api_key_hash: string; usage_api_key_proof: string; wallet_address: string; derivation_path: string }>(
+    // A usage key, minted (and reserved for the account) by an AddUsageApiKey signature; the wallet registers its wallet, then the key.
+    const usage = await apiCall<{ usage_api_key: string; usage_api_key_hash: string; wallet_address: string; derivation_path: string }>(
       opts.apiUrl,
       "/add_usage_api_key_with_signature",
       { body: await signedRequest(wallet, "AddUsageApiKey", chain.chain_id) },
     );
-    if (BigInt(usage.usage_api_key_hash) !== usageKeyHash(usage.usage_api_key)) throw new Error("usage_api_key_hash is not the hash of usage_api_key's keypair");
+    if (BigInt(usage.usage_api_key_hash) !== keyHash(usage.usage_api_key)) throw new Error("usage_api_key_hash is not keccak256 of usage_api_key");
     log(`5. add_usage_api_key_with_signature minted usage key ${usage.usage_api_key_hash} (wallet ${usage.wallet_address}); registered with execute on group ${groupId}`);
     await mined(log, "registerWalletDerivation", config.registerWalletDerivation(accountHash, usage.wallet_address, usage.derivation_path, "demo usage key wallet", ""));
-    // The proof is the key's own signature for this account: no one who sees this transaction can take or block the key.
+    // The service reserved the key for this account before its hash was public: no one who sees this transaction can take or block it.
     await mined(
       log,
       "setUsageApiKey",
-      config.setUsageApiKey(accountHash, usage.usage_api_key_hash, 0n, 0n, "demo runner", `execute on group ${groupId}`, executeOnly([groupId]), usage.usage_api_key_proof),
+      config.setUsageApiKey(accountHash, usage.usage_api_key_hash, 0n, 0n, "demo runner", `execute on group ${groupId}`, ...executeOnly([groupId])),
     );
 
     // The usage key runs the action over HTTP; the PKP signs.

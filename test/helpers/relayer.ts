@@ -9,7 +9,7 @@ import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import AccountConfigModule from "../../ignition/modules/AccountConfig";
 import { loadConfig, type RelayerConfig } from "../../relayer/config";
 import { startRelayer, type RunningRelayer } from "../../relayer/server";
-import type { AccountConfig } from "../../typechain-types";
+import type { AccountConfig } from "./accountConfig";
 
 /** Private keys of the in-process chain's accounts (its well-known test mnemonic). */
 export function chainKeys(from: number, count: number): string[] {

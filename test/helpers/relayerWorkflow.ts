@@ -6,24 +6,23 @@ import { sha256 } from "multiformats/hashes/sha2";
 import { ethers } from "hardhat";
 import { call, newAccount, type Reply, type Stack } from "./relayer";
 import { hashOf } from "./accountConfig";
-import { usageKeyHash } from "../../relayer/usageKeyProof";
 import { accountState } from "./scenario";
 import { expectError as expectErrorReply } from "./relayerChecks";
 
 /** A caller of the API bound to one key and one auth header (`X-Api-Key`, or `Authorization: Bearer`). */
 export type Client = {
   key: string;
-  /** The key's on-chain hash: the account's apiKeyHash for an account key (keccak256 of its bytes), the keypair's hash for a usage key. */
+  /** The key's on-chain hash: keccak256 of its bytes (the account's apiKeyHash for an account key). */
   hash: bigint;
   bearer: boolean;
   get: (pathAndQuery: string) => Promise<Reply>;
   post: (path: string, body?: unknown) => Promise<Reply>;
 };
 
-export function client(stack: Stack, key: string, bearer = false, kind: "account" | "usage" = "account"): Client {
+export function client(stack: Stack, key: string, bearer = false): Client {
   return {
     key,
-    hash: kind === "usage" ? usageKeyHash(key) : hashOf(key),
+    hash: hashOf(key),
     bearer,
     get: (p) => call(stack, "GET", p, { key, bearer }),
     post: (p, body = {}) => call(stack, "POST", p, { key, bearer, body }),
@@ -115,7 +114,7 @@ export const ALL_PERMISSIONS: RestPermissions = {
 /** Adds a usage key through `owner` and returns a client of it (same auth header as `owner`). */
 export async function addUsageKey(stack: Stack, owner: Client, body: Record<string, unknown> = {}): Promise<Client> {
   const r = await ok(owner.post("/add_usage_api_key", body));
-  return client(stack, r.usage_api_key, owner.bearer, "usage");
+  return client(stack, r.usage_api_key, owner.bearer);
 }
 
 /** Replaces the whole permission set (and metadata) of `usageKey` through `owner`. */

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.28;
+
+import {EnumerableSet} from "@openzeppelin/contracts/utils/structs/EnumerableSet.sol";
+import {IAccountConfigBase} from "./interfaces/IAccountConfigBase.sol";
+import {Scope} from "./types/AccountConfigTypes.sol";
+
+/// @title AccountConfigStorage
+/// @notice The state of AccountConfig and the rules that both halves read: `AccountConfig` (writes)
+/// and `AccountConfigViews` (reads, delegatecalled by AccountConfig's fallback) inherit it first,
+/// so their storage layouts are this one; neither declares state of its own (a test compares the
+/// layouts the compiler reports).
+/// @dev Replace-all updates never loop over old state: a usage key's grants and a group's members
+/// live under a version number that is bumped on update, so stale entries are simply unreachable.
+abstract contract AccountConfigStorage is IAccountConfigBase {
+    using EnumerableSet for EnumerableSet.UintSet;
+    using EnumerableSet for EnumerableSet.AddressSet;
+
+    uint256 internal constant _MAX_NAME_BYTES = 64;
+    uint256 internal constant _MAX_DESCRIPTION_BYTES = 256;
+    uint256 internal constant _MAX_GROUP_MEMBERS = 10;
+    uint256 internal constant _MAX_PERMISSION_GROUPS = 10;
+
+    uint8 internal constant _FIRST_GROUP_SCOPE = uint8(Scope.ManageActions);
+
+    struct Account {
+        address admin;
+        bool managed;
+        bool hasApiKey;
+        uint64 lastGroupId;
+        address pendingAdmin;
+        bool pendingConversion;
+        string name;
+        string description;
+    }
+
+    struct UsageKey {
+        uint64 expiration;
+        uint128 balance;
+        uint32 version;
+        uint8 accountScopes; // bit i set = Scope(i) held, for the account-wide scopes
+        uint8 wildcards; // bit i set = per-group Scope(i) held on all groups
+        string name;
+        string description;
+        mapping(uint32 version => mapping(uint8 scope => uint64[] groupIds)) lists;
+    }
+
+    struct Group {
+        uint32 generation;
+        string name;
+        string description;
+        mapping(uint32 generation => EnumerableSet.AddressSet) pkps;
+        mapping(uint32 generation => EnumerableSet.UintSet) cids;
+    }
+
+    struct Pkp {
+        uint256 derivationPath; // never 0 once registered
+        string name;
+        string description;
+    }
+
+    struct ActionMeta {
+        string name;
+        string description;
+    }
+
+    /// Usage keys only. An account's own hash is never stored here: creating an account drops a usage
+    /// key registered under its hash before (see `_createAccount`), and an account record always wins.
+    mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) internal _keyToAccount;
+    /// The account that first registered a usage key, kept after removal: a revoked key is never
+    /// re-pointed at another account by someone who holds it (its other holders would act there).
+    mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) internal _usageKeyHome;
+    /// Usage keys an API payer reserved for an account, by seal, until registered.
+    mapping(bytes32 usageApiKeySeal => uint256 apiKeyHash) internal _usageKeyAuthorizations;
+    mapping(uint256 apiKeyHash => Account) internal _accounts;
+
+    mapping(uint256 usageApiKeyHash => UsageKey) internal _usageKeys;
+    /// key = version << 128 | scope << 64 | groupId
+    mapping(uint256 usageApiKeyHash => mapping(uint256 grantKey => bool)) internal _grants;
+    mapping(uint256 apiKeyHash => EnumerableSet.UintSet) internal _accountUsageKeys;
+
+    mapping(uint256 apiKeyHash => mapping(uint64 groupId => Group)) internal _groups;
+    mapping(uint256 apiKeyHash => EnumerableSet.UintSet) internal _groupIds;
+
+    /// Per account: an address registered by one account is no record of another.
+    mapping(uint256 apiKeyHash => mapping(address pkpId => Pkp)) internal _pkps;
+    mapping(uint256 apiKeyHash => EnumerableSet.AddressSet) internal _accountPkps;
+
+    mapping(uint256 apiKeyHash => mapping(uint256 cidHash => ActionMeta)) internal _actions;
+    mapping(uint256 apiKeyHash => EnumerableSet.UintSet) internal _accountActions;
+
+    EnumerableSet.AddressSet internal _apiPayers;
+    address internal _adminApiPayer;
+
+    // ────────────────────────────────────────── Internals ──────────────────────────────────────────
+
+    /// @dev An account exists when it has an admin (never zero, see the creation paths).
+    function _isAccount(uint256 apiKeyHash) internal view returns (bool) {
+        return _accounts[apiKeyHash].admin != address(0);
+    }
+
+    /// @dev The account a key hash acts for: itself when it is an account, else the usage key's
+    /// account (0 when unknown).
+    function _resolve(uint256 keyHash) internal view returns (uint256) {
+        return _isAccount(keyHash) ? keyHash : _keyToAccount[keyHash];
+    }
+
+    function _account(uint256 apiKeyHash) internal view returns (Account storage) {
+        if (!_isAccount(apiKeyHash)) revert AccountNotFound(apiKeyHash);
+        return _accounts[apiKeyHash];
+    }
+
+    function _expired(UsageKey storage k) internal view returns (bool) {
+        return k.expiration != 0 && block.timestamp >= k.expiration;
+    }
+
+    /// @dev Whether a usage key holds a scope (group existence is the caller's to check).
+    function _holds(uint256 keyHash, Scope scope, uint64 groupId) internal view returns (bool) {
+        UsageKey storage k = _usageKeys[keyHash];
+        if (uint8(scope) < _FIRST_GROUP_SCOPE) return k.accountScopes & _bit(scope) != 0;
+        if (k.wildcards & _bit(scope) != 0) return true;
+        return _grants[keyHash][_grantKey(k.version, scope, groupId)];
+    }
+
+    function _bit(Scope scope) internal pure returns (uint8) {
+        return uint8(1) << uint8(scope);
+    }
+
+    function _grantKey(uint32 version, Scope scope, uint64 groupId) internal pure returns (uint256) {
+        return (uint256(version) << 128) | (uint256(uint8(scope)) << 64) | groupId;
+    }
+
+    /// @dev The group id of an existing group of the account (a uint256 of the ABI), or `GroupNotFound`.
+    function _requireGroup(uint256 apiKeyHash, uint256 groupId) internal view returns (uint64) {
+        if (groupId > type(uint64).max || !_groupIds[apiKeyHash].contains(groupId)) revert GroupNotFound(apiKeyHash, groupId);
+        return uint64(groupId);
+    }
+
+    /// @dev Whether group `groupId` (known to exist) lists the CID and, when given, the PKP.
+    function _groupLists(uint256 apiKeyHash, uint64 groupId, uint256 cidHash, address pkpId) internal view returns (bool) {
+        Group storage g = _groups[apiKeyHash][groupId];
+        uint32 generation = g.generation;
+        return g.cids[generation].contains(cidHash) && (pkpId == address(0) || g.pkps[generation].contains(pkpId));
+    }
+
+    /// @dev The seal of a usage key hash (see `authorizeUsageApiKey`).
+    function _seal(uint256 usageApiKeyHash) internal pure returns (bytes32) {
+        return keccak256(abi.encode(usageApiKeyHash));
+    }
+}
