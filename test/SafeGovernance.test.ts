@@ -154,11 +154,11 @@ describe("Safe governance", function () {
     const cidHash = hashOf("QmSafeAction");
     const usageHash = hashOf("usage-key-of-the-safe");
 
-    /** The calls that set the account up: a wallet, group 1 with it and the CID, a usage key (with its proof of possession). */
+    /** The calls that set the account up: a wallet, group 1 with it and the CID, a usage key (the Safe registers it directly). */
     const setupCalls = async (config: AccountConfig, accountHash: bigint) => [
       call(config, "registerWalletDerivation", [accountHash, wallet, 7n, "pkp", "signing wallet"]),
-      call(config, "addGroup", [accountHash, "ops", "operations", [wallet], [cidHash]]),
-      call(config, "setUsageApiKey", [accountHash, usageHash, 0n, 0n, "runner", "", perms({ executeInGroups: [1] }), await proofFor(config, accountHash, usageHash)]),
+      call(config, "addGroup", [accountHash, "ops", "operations", [cidHash], [wallet]]),
+      call(config, "setUsageApiKey", [accountHash, usageHash, 0n, 0n, "runner", "", ...flat(perms({ executeInGroups: [1] }))]),
     ];
 
     /** The fixture, then the Safe creates its ChainSecured account (two signatures). */

@@ -5,8 +5,8 @@ import { buildTypedData, PRIMARY_TYPES, type PrimaryType, type TypedData } from 
 import { computeCid } from "../executor/cid";
 import { LOCAL_TEST_WALLET_KEY, runChainSecuredDemo, SIGN_ACTION, signEnvelope, signedRequest } from "../scripts/lib/chainSecured";
 import { call, chainKeys } from "./helpers/relayer";
-import { perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
-import { usageKeyHash } from "../relayer/usageKeyProof";
+import { flat, hashOf, perms } from "./helpers/accountConfig";
+import { usageKeySeal } from "../relayer/usageKeySeal";
 import { accountState } from "./helpers/scenario";
 import { suiteStack } from "./helpers/relayerChecks";
 import { deploySafeInfrastructure, type SafeKit } from "./helpers/safe";
@@ -139,14 +139,15 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       await (await a.config.addGroup(a.hash, "signers", "", [hashCid(await computeCid(SIGN_ACTION))], [pkp])).wait();
 
       const minted = await ok(call(stack(), "POST", ADD_KEY, { body: await signedRequest(a.wallet, "AddUsageApiKey", chainId) }));
-      expect(minted).to.have.all.keys("usage_api_key", "usage_api_key_hash", "usage_api_key_proof", "wallet_address", "derivation_path");
-      expect(BigInt(minted.usage_api_key_hash)).to.equal(usageKeyHash(minted.usage_api_key));
+      expect(minted).to.have.all.keys("usage_api_key", "usage_api_key_hash", "wallet_address", "derivation_path");
+      expect(BigInt(minted.usage_api_key_hash), "keccak256 of the key's bytes (spec 1 rule 6)").to.equal(hashOf(minted.usage_api_key));
+      expect(await stack().config.usageApiKeyAuthorization(usageKeySeal(BigInt(minted.usage_api_key_hash))), "reserved for the account on chain").to.equal(a.hash);
       // until the wallet registers it, the key is a bare secret that authenticates nothing
       await expectError(runSign(minted.usage_api_key, pkp), 401, "invalid_api_key");
 
       await (await a.config.registerWalletDerivation(a.hash, minted.wallet_address, minted.derivation_path, "usage key wallet", "")).wait();
       await (
-        await a.config.setUsageApiKey(a.hash, minted.usage_api_key_hash, 0n, 0n, "runner", "executes in group 1", perms({ executeInGroups: [1] }), minted.usage_api_key_proof)
+        await a.config.setUsageApiKey(a.hash, minted.usage_api_key_hash, 0n, 0n, "runner", "executes in group 1", ...flat(perms({ executeInGroups: [1] })))
       ).wait();
 
       await expectSigned(minted.usage_api_key, pkp);
@@ -274,10 +275,12 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
     }
 
     it("accepts the untouched requests at the mint endpoints (the baseline the cases below change)", async function () {
-      for (const e of ENDPOINTS.filter((x) => x.path !== CONVERT)) {
-        const td = envelope(e.primaryType);
-        await step(e.path, async () => ok(post(e.path, td, await signEnvelope(admin, td))));
-      }
+      const td = envelope("CreateWallet");
+      await step(CREATE, async () => ok(post(CREATE, td, await signEnvelope(admin, td))));
+      // a usage key is reserved on chain for the signer's account at once: without an account, a clear 404 (and nothing written)
+      const key = envelope("AddUsageApiKey");
+      const signature = await signEnvelope(admin, key);
+      await refused(ADD_KEY, () => post(ADD_KEY, key, signature), 404, "account_not_found", "creates its account first");
     });
 
     it("refuses a typed_data payload over 4 KiB (400)", async function () {
@@ -465,7 +468,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       expect(state.wallets.map((w: { walletAddress: string }) => w.walletAddress)).to.have.members([first.pkp, first.usageKeyWallet]);
       expect(state.groups.map((g: { id: bigint }) => g.id)).to.deep.equal([first.groupId]);
       expect(state.members[0].actions.map((a: { cidHash: bigint }) => a.cidHash)).to.deep.equal([BigInt(hashCid(first.cid))]);
-      expect(state.usageKeys.map((k: { usageApiKeyHash: bigint }) => k.usageApiKeyHash)).to.deep.equal([usageKeyHash(first.usageApiKey)]);
+      expect(state.usageKeys.map((k: { usageApiKeyHash: bigint }) => k.usageApiKeyHash)).to.deep.equal([hashOf(first.usageApiKey)]);
 
       // a second run with the same wallet reuses its account
       const second = await demo("second run");

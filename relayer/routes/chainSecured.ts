@@ -115,6 +115,9 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
     handler: async ({ body }) => {
       const signer = await verified(ctx, "AddUsageApiKey", body.typed_data, body.signature);
       const account = await targetAccount(ctx, signer, body.api_key_hash);
+      if (!(await ctx.chain.accountConfig.accountExists(account))) {
+        throw new AppError(404, "account_not_found", `no account ${hex32(account)}: the wallet creates its account first (newChainSecuredAccount), then its usage keys`);
+      }
       const minted = await mint(ctx, account);
       const usageApiKey = newSecretKey();
       await oncePerKey(body.typed_data, body.signature, () => authorizeUsageKey(ctx, account, usageApiKey));

@@ -100,6 +100,34 @@ export const NO_PERMISSIONS: RestPermissions = {
   execute_in_groups: [],
 };
 
+/**
+ * The list_api_keys item of the usage key with hash `hash`: Chipotle's fields with Chipotle's types
+ * (api_key_hash, expiration as a string, balance as a number, can_* lists) and spec 1's names beside.
+ */
+export function keyItem(hash: bigint, item: { name: string; description?: string; expiration?: string; balance?: number } & Partial<RestPermissions>) {
+  const p = { ...NO_PERMISSIONS, ...item };
+  const id = `0x${hash.toString(16).padStart(64, "0")}`;
+  return {
+    id,
+    api_key_hash: id,
+    name: item.name,
+    description: item.description ?? "",
+    expiration: item.expiration ?? "0",
+    balance: item.balance ?? 0,
+    can_create_groups: p.can_create_groups,
+    can_delete_groups: p.can_delete_groups,
+    can_create_pkps: p.can_create_pkps,
+    can_manage_ipfs_ids_in_groups: p.manage_ipfs_ids_in_groups,
+    can_add_pkp_to_groups: p.add_pkp_to_groups,
+    can_remove_pkp_from_groups: p.remove_pkp_from_groups,
+    can_execute_in_groups: p.execute_in_groups,
+    manage_ipfs_ids_in_groups: p.manage_ipfs_ids_in_groups,
+    add_pkp_to_groups: p.add_pkp_to_groups,
+    remove_pkp_from_groups: p.remove_pkp_from_groups,
+    execute_in_groups: p.execute_in_groups,
+  };
+}
+
 /** Every scope on every group (the wildcard [0]). */
 export const ALL_PERMISSIONS: RestPermissions = {
   can_create_groups: true,
