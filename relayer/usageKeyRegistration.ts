@@ -10,9 +10,12 @@ import { relayWrite } from "./chain/relay";
 import { decodeRevert, revertOf } from "./chain/revert";
 import { keyHash, usageKeySeal } from "./usageKeySeal";
 
-/** Reserves the usage key `usageApiKey` (just minted, never shown) for `account`: one relayed write, charged to the account. */
-export const authorizeUsageKey = (ctx: Ctx, account: bigint, usageApiKey: string) =>
-  relayWrite(ctx, "authorizeUsageApiKey", [account, usageKeySeal(keyHash(usageApiKey))]);
+/**
+ * Reserves the usage key `usageApiKey` (just minted, never shown) for `account`: one relayed write,
+ * charged to the account (for its gas only when it is a step of the registration that follows).
+ */
+export const authorizeUsageKey = (ctx: Ctx, account: bigint, usageApiKey: string, opts: { stepOf?: string } = {}) =>
+  relayWrite(ctx, "authorizeUsageApiKey", [account, usageKeySeal(keyHash(usageApiKey))], opts);
 
 /**
  * Registers a freshly minted usage key through the payers: `setUsageApiKeyArgs` are the arguments
@@ -28,6 +31,6 @@ export async function registerMintedUsageKey(ctx: Ctx, account: bigint, usageApi
   } catch (err) {
     if (revertOf(contract.interface, err)?.name !== "UsageApiKeyNotAuthorized") throw decodeRevert(contract.interface, err);
   }
-  await authorizeUsageKey(ctx, account, usageApiKey);
+  await authorizeUsageKey(ctx, account, usageApiKey, { stepOf: "setUsageApiKey" });
   return relayWrite(ctx, "setUsageApiKey", setUsageApiKeyArgs);
 }

@@ -11,7 +11,8 @@ import { expect } from "chai";
 import { JsonRpcProvider, solidityPackedKeccak256, verifyMessage, Wallet } from "ethers";
 import { keyHash } from "../relayer/usageKeySeal";
 import type { Page } from "playwright-core";
-import { chainKeys, startStack, type Stack } from "./helpers/relayer";
+import { call, chainKeys, startStack, type Stack } from "./helpers/relayer";
+import { walletAuthHeaders } from "./helpers/wallets";
 import { requireChromium, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
 import { startHarness, http, type Harness } from "./helpers/triggers";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
@@ -328,15 +329,26 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
       await page.getByRole("button", { name: "Create group" }).click();
       await page.getByTestId("groups").locator("tr", { hasText: "wallet group" }).waitFor();
 
-      // A usage key: minted by an AddUsageApiKey signature, registered and scoped by the wallet.
+      // A usage key: minted by an AddUsageApiKey signature and reserved on chain for the account by the
+      // service (a write the account pays for: without credit, the API's 402 is shown, nothing minted)...
       await page.getByRole("link", { name: "Usage keys" }).click();
       await page.getByRole("button", { name: "New usage key" }).click();
       await page.getByLabel("Name", { exact: true }).fill("wallet bot");
       await page.getByLabel("Run actions in wallet group").check();
       await page.getByRole("button", { name: "Create usage key" }).click();
+      expect(await alertText(page)).to.contain("$0.00");
+      expect((await stack.config.listUsageApiKeys(accountHash, 0, 10)).total).to.equal(0n);
+      // ...so the wallet funds its account (X-Wallet-Auth, a card payment at the Stripe double), and the
+      // key is registered and scoped by the wallet.
+      const payer = { headers: await walletAuthHeaders(stack, new Wallet(key), BigInt(accountHash)) };
+      const intent = (await call(stack, "POST", "/billing/create_payment_intent", { ...payer, body: { amount_cents: 500 } })).body.payment_intent_id as string;
+      double.succeed(intent);
+      expect((await call(stack, "POST", "/billing/confirm_payment", { ...payer, body: { payment_intent_id: intent } })).status).to.equal(200);
+      await page.getByRole("button", { name: "Create usage key" }).click();
       const usageKey = await page.getByTestId("secret-value").inputValue();
       const [keyAccount, isAccountKey, active] = await stack.config.resolveApiKey(keyHash(usageKey));
       expect([keyAccount, isAccountKey, active]).to.deep.equal([BigInt(accountHash), false, true]);
+      expect((await stack.config.getUsageApiKey(keyHash(usageKey))).permissions.executeInGroups).to.have.length(1);
       await shot(page, "17-wallet-usage-key");
 
       // Removal is a transaction from the wallet too.

@@ -29,7 +29,6 @@ import {
   type RestPermissions,
 } from "./helpers/relayerWorkflow";
 
-const hex32 = (n: bigint) => ethers.toBeHex(n, 32);
 
 /** The usage-key endpoints with a body naming `target` (all are the account key's alone). */
 const usageKeyWrites = (target: string): [string, Record<string, unknown>][] => [

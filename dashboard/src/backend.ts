@@ -10,7 +10,6 @@ import { createVestaClient, unwrap, VestaApiError, type Schemas, type VestaClien
 import { buildTypedData, type PrimaryType, type TypedData } from "../../relayer/eip712";
 import { IAccountConfig__factory, type IAccountConfig } from "../../typechain-types";
 import { hex32, toPermissionArgs, toRestUsageKey } from "../../relayer/usageKeyShape";
-import { keyHash } from "../../relayer/usageKeySeal";
 import { LIMITS, truncateUtf8 } from "../../relayer/limits";
 
 export type Group = { id: number; name: string; description: string; pkpCount: number; cidCount: number };
@@ -55,8 +54,8 @@ export interface Backend {
 export const PAGE = { page_number: 0, page_size: 100 };
 export const cidHash = (cid: string) => keccak256(toUtf8Bytes(cid));
 export const keyHash = (key: string) => keccak256(toUtf8Bytes(key));
-/** A usage key's on-chain hash (of its keypair's public key), as the key list shows it. */
-export const usageKeyId = (key: string) => hex32(keyHash(key));
+/** A usage key's on-chain hash (keccak256 of its bytes), as the key list shows it. */
+export const usageKeyId = (key: string) => keyHash(key);
 
 /** The service's base URL: the dashboard is served by the relayer at <base>/dashboard/. */
 export const serviceBase = () => new URL("..", window.location.href).href.replace(/\/+$/, "");

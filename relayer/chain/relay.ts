@@ -39,9 +39,10 @@ export async function feesOf(ctx: Ctx): Promise<{ fields: Pick<TransactionReques
  * gas limit x max fee; 402 without credit), it is signed (its hash recorded with the reservation),
  * sent, and once mined the account is charged the gas it used at the price it paid, also when it
  * reverted on chain (e.g. it raced an identical write): the payers paid for it either way.
- * `billAs` bills the write as another (a step of that write, e.g. the reservation before `newAccount`).
+ * `stepOf`: the write is a step of another (the reservation before `setUsageApiKey` or `newAccount`),
+ * billed as that write, for its gas only (the write itself charges the fixed price).
  */
-export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], opts: { billAs?: WriteName } = {}): Promise<TransactionReceipt> {
+export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], opts: { stepOf?: WriteName } = {}): Promise<TransactionReceipt> {
   const contract = ctx.chain.accountConfig;
   const to = await contract.getAddress();
   const data = contract.interface.encodeFunctionData(method as never, args as never);
@@ -55,7 +56,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], o
   if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
   const gasLimit = gasLimitOf(gas);
   const fees = await feesOf(ctx);
-  const charge = await admitWrite(ctx, opts.billAs ?? method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
+  const charge = await admitWrite(ctx, opts.stepOf ?? method, args[0] as bigint, gasLimit * fees.worstPrice, { gasOnly: opts.stepOf !== undefined }); // 402 before anything is sent
   let hash: string | undefined;
   let receipt: TransactionReceipt;
   try {

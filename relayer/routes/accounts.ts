@@ -36,7 +36,7 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
       const apiKeyHash = hashKey(apiKey);
       const admin = await deriveWallet(ctx.keys, paths.accountAdmin(apiKeyHash));
       // The key's hash is reserved under its seal first, so nobody who sees the creation pending can take it as a usage key.
-      await relayWrite(ctx, "authorizeUsageApiKey", [apiKeyHash, usageKeySeal(apiKeyHash)], { billAs: "newAccount" });
+      await relayWrite(ctx, "authorizeUsageApiKey", [apiKeyHash, usageKeySeal(apiKeyHash)], { stepOf: "newAccount" });
       await relayWrite(ctx, "newAccount", [apiKeyHash, true, body.account_name, body.account_description, admin.address]);
       ctx.logger.info({ account: `0x${apiKeyHash.toString(16)}`, admin: admin.address }, "account created");
       return { api_key: apiKey, wallet_address: admin.address };
