@@ -28,7 +28,7 @@ describe("AccountConfig: Chipotle's ABI", function () {
   describe("the ABI", function () {
     it("has every function Chipotle's SDK calls, by selector; the writes return what Chipotle's return (newChainSecuredAccount adds the hash, which its callers ignore)", async function () {
       const { config } = await loadFixture(chipotleFixture);
-      const ours = config.interface;
+      const ours = new Interface(config.interface.fragments);
       const theirs = new Interface(CHIPOTLE_ABI);
       expect(CHIPOTLE_VIEW_ABI.length + CHIPOTLE_WRITE_ABI.length).to.equal(25);
       const missing: string[] = [];
