@@ -109,8 +109,8 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
     function authorizeUsageApiKey(uint256 apiKeyHash, bytes32 usageApiKeySeal) external {
         if (!_apiPayers.contains(msg.sender)) revert NotApiPayer(msg.sender);
         if (apiKeyHash == 0) revert InvalidKeyHash(apiKeyHash);
-        if (_usageKeyAuthorizations[usageApiKeySeal] != 0) revert UsageApiKeyAlreadyAuthorized(usageApiKeySeal);
-        _usageKeyAuthorizations[usageApiKeySeal] = apiKeyHash;
+        if (_usageKeyHomes[usageApiKeySeal] != 0) revert UsageApiKeyAlreadyAuthorized(usageApiKeySeal);
+        _usageKeyHomes[usageApiKeySeal] = apiKeyHash;
         emit UsageApiKeyAuthorized(apiKeyHash, usageApiKeySeal);
     }
 
@@ -139,10 +139,16 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         if (_isAccount(usageApiKeyHash)) revert KeyHashInUse(usageApiKeyHash);
         uint256 holder = _keyToAccount[usageApiKeyHash];
         bool created = holder == 0;
-        bool firstRegistration = created && _usageKeyHome[usageApiKeyHash] == 0;
+        bool unreserved; // registered for the first time, with no reservation: the admin wallet's own key
         if (created) {
-            if (firstRegistration) _usageKeyHome[usageApiKeyHash] = apiKeyHash;
-            else if (_usageKeyHome[usageApiKeyHash] != apiKeyHash) revert KeyHashInUse(usageApiKeyHash);
+            bytes32 seal = _seal(usageApiKeyHash);
+            uint256 home = _usageKeyHomes[seal];
+            if (home == 0) {
+                unreserved = true;
+                _usageKeyHomes[seal] = apiKeyHash;
+            } else if (home != apiKeyHash) {
+                revert KeyHashInUse(usageApiKeyHash);
+            }
             _keyToAccount[usageApiKeyHash] = apiKeyHash;
             _accountUsageKeys[apiKeyHash].add(usageApiKeyHash);
         } else if (holder != apiKeyHash) {
@@ -163,7 +169,7 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         k.name = name;
         k.description = description;
         // Last, so that a relayed simulation failing here proves everything else valid (see the interface).
-        if (firstRegistration) _consumeAuthorization(apiKeyHash, usageApiKeyHash);
+        if (unreserved && msg.sender != _accounts[apiKeyHash].admin) revert UsageApiKeyNotAuthorized(apiKeyHash, usageApiKeyHash);
         emit UsageApiKeySet(apiKeyHash, usageApiKeyHash, created, expiration, balance);
     }
 
@@ -374,10 +380,9 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         uint256 holder = _keyToAccount[apiKeyHash];
         if (managed) {
             // The hash of a secret an API payer just generated, reserved before it was shown
-            // (`authorizeUsageApiKey`): a usage key under it means the secret is not fresh.
+            // (`authorizeUsageApiKey`, which no usage key registration passes): a usage key under it
+            // means the secret is not fresh.
             if (holder != 0) revert KeyHashInUse(apiKeyHash);
-            bytes32 seal = _seal(apiKeyHash);
-            if (_usageKeyAuthorizations[seal] == apiKeyHash) delete _usageKeyAuthorizations[seal];
         } else if (holder != 0) {
             // A wallet's hash is public before its account exists: a usage key that took it is dropped.
             delete _keyToAccount[apiKeyHash];
@@ -391,17 +396,6 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         a.name = name;
         a.description = description;
         emit AccountCreated(apiKeyHash, admin, managed, name, description);
-    }
-
-    /// @dev The first registration of a usage key hash: consumes an authorization for this account;
-    /// with none, only the admin wallet acting directly registers (a key it minted itself). Later
-    /// ones (the key was removed) need none: only this account may add it again (`_usageKeyHome`).
-    function _consumeAuthorization(uint256 apiKeyHash, uint256 usageApiKeyHash) private {
-        bytes32 seal = _seal(usageApiKeyHash);
-        uint256 authorized = _usageKeyAuthorizations[seal];
-        if (authorized == apiKeyHash) delete _usageKeyAuthorizations[seal];
-        else if (authorized != 0) revert KeyHashInUse(usageApiKeyHash);
-        else if (msg.sender != _accounts[apiKeyHash].admin) revert UsageApiKeyNotAuthorized(apiKeyHash, usageApiKeyHash);
     }
 
     /// @dev Resolves the acting key and checks the caller: the account's admin wallet acts as owner;

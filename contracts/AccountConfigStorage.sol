@@ -67,11 +67,11 @@ abstract contract AccountConfigStorage is IAccountConfigBase {
     /// Usage keys only. An account's own hash is never stored here: creating an account drops a usage
     /// key registered under its hash before (see `_createAccount`), and an account record always wins.
     mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) internal _keyToAccount;
-    /// The account that first registered a usage key, kept after removal: a revoked key is never
-    /// re-pointed at another account by someone who holds it (its other holders would act there).
-    mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) internal _usageKeyHome;
-    /// Usage keys an API payer reserved for an account, by seal, until registered.
-    mapping(bytes32 usageApiKeySeal => uint256 apiKeyHash) internal _usageKeyAuthorizations;
+    /// The account each usage key hash belongs to, for ever, keyed by the key's seal (keccak256 of the
+    /// hash): set when an API payer reserves the key (`authorizeUsageApiKey`) or when it is first
+    /// registered without a reservation. Kept after removal: a revoked key is never re-pointed at
+    /// another account by someone who holds it (its other holders would act there).
+    mapping(bytes32 usageApiKeySeal => uint256 apiKeyHash) internal _usageKeyHomes;
     mapping(uint256 apiKeyHash => Account) internal _accounts;
 
     mapping(uint256 usageApiKeyHash => UsageKey) internal _usageKeys;

@@ -103,8 +103,8 @@ contract AccountConfigViews is AccountConfigStorage, IAccountConfigViews {
     }
 
     /// @inheritdoc IAccountConfigViews
-    function usageApiKeyAuthorization(bytes32 seal) external view returns (uint256) {
-        return _usageKeyAuthorizations[seal];
+    function usageApiKeyHome(bytes32 seal) external view returns (uint256) {
+        return _usageKeyHomes[seal];
     }
 
     /// @inheritdoc IAccountConfigViews

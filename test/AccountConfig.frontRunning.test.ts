@@ -92,7 +92,7 @@ describe("AccountConfig: front-running registrations", function () {
         },
       );
       expect(r.victim.status).to.equal(1);
-      expect(await config.usageApiKeyAuthorization(seal)).to.equal(victimAccount);
+      expect(await config.usageApiKeyHome(seal)).to.equal(victimAccount);
       await expect(config.connect(victim).setUsageApiKey(victimAccount, key, 0, 0, "runner", "", ...flat(perms()))).to.emit(config, "UsageApiKeySet");
       expect((await config.resolveApiKey(key)).apiKeyHash).to.equal(victimAccount);
     });
@@ -129,7 +129,7 @@ describe("AccountConfig: front-running registrations", function () {
       expect([r.attacker.status, r.victim.status]).to.deep.equal([0, 1]);
       expect(plain(await config.resolveApiKey(accountKeyHash))).to.deep.equal({ apiKeyHash: accountKeyHash, isAccountKey: true, active: true });
       expect((await config.listUsageApiKeys(attackerAccount, 0, WHOLE)).total).to.equal(0n);
-      expect(await config.usageApiKeyAuthorization(usageKeySeal(accountKeyHash)), "the reservation is consumed").to.equal(0n);
+      expect(await config.usageApiKeyHome(usageKeySeal(accountKeyHash)), "the hash stays reserved for the account").to.equal(accountKeyHash);
     });
 
     it("a wallet's own account: a usage key that took keccak256(wallet) first is dropped when the wallet creates its account", async function () {

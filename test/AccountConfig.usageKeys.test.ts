@@ -121,7 +121,7 @@ describe("AccountConfig: usage keys", function () {
     const everything = (s: Fixture, keyHash: bigint) => async () => [
       await keyState(s, keyHash)(),
       await accountState(s.config, s.otherAccount),
-      await s.config.usageApiKeyAuthorization(usageKeySeal(keyHash)),
+      await s.config.usageApiKeyHome(usageKeySeal(keyHash)),
     ];
 
     it("publishes the seal an API payer authorizes, as relayer/usageKeySeal.ts computes it", async function () {
@@ -135,7 +135,7 @@ describe("AccountConfig: usage keys", function () {
       const { config, relay, account, newKey } = await loadFixture(usageKeysFixture);
       const seal = usageKeySeal(newKey);
       await expect(relay.authorizeUsageApiKey(account, seal)).to.emit(config, "UsageApiKeyAuthorized").withArgs(account, seal);
-      expect(await config.usageApiKeyAuthorization(seal)).to.equal(account);
+      expect(await config.usageApiKeyHome(seal)).to.equal(account);
       expect((await config.resolveApiKey(newKey)).apiKeyHash, "an authorization registers nothing").to.equal(0n);
     });
 
@@ -152,13 +152,13 @@ describe("AccountConfig: usage keys", function () {
       }
     });
 
-    it("registers a new key relayed by an API payer only with an authorization for this account, which it consumes", async function () {
+    it("registers a new key relayed by an API payer only with an authorization for this account", async function () {
       const s = await loadFixture(usageKeysFixture);
       const send = () => s.relay.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", ...flat(perms({ executeInGroups: [s.group1] })));
       await expectRejected(s.config, send, "UsageApiKeyNotAuthorized", [s.account, s.newKey], everything(s, s.newKey));
       await authorize(s.relay, s.account, s.newKey);
       await expect(send()).to.emit(s.config, "UsageApiKeySet").withArgs(s.account, s.newKey, true, 0, 0);
-      expect(await s.config.usageApiKeyAuthorization(usageKeySeal(s.newKey)), "consumed").to.equal(0n);
+      expect(await s.config.usageApiKeyHome(usageKeySeal(s.newKey)), "the key's home, for ever").to.equal(s.account);
       expect(plain(await s.config.resolveApiKey(s.newKey))).to.deep.equal({ apiKeyHash: s.account, isAccountKey: false, active: true });
     });
 
@@ -200,8 +200,10 @@ describe("AccountConfig: usage keys", function () {
         [s.newKey],
         everything(s, s.newKey)
       );
-      await authorize(s.relay, s.otherAccount, s.newKey);
-      await expect(s.relay.setUsageApiKey(s.otherAccount, s.newKey, 0, 0, "x", "", ...flat(perms()))).to.be.revertedWithCustomError(s.config, "KeyHashInUse").withArgs(s.newKey);
+      // nor can an API payer reserve it for the other account any more: the key has its home
+      const seal = usageKeySeal(s.newKey);
+      await expectRejected(s.config, () => s.relay.authorizeUsageApiKey(s.otherAccount, seal), "UsageApiKeyAlreadyAuthorized", [seal], everything(s, s.newKey));
+      expect(await s.config.usageApiKeyHome(seal)).to.equal(s.account);
       expect((await s.config.resolveApiKey(s.newKey)).apiKeyHash).to.equal(s.account);
     });
 
@@ -216,8 +218,9 @@ describe("AccountConfig: usage keys", function () {
         [s.usageKey],
         everything(s, s.usageKey)
       );
-      await authorize(s.relay, s.otherAccount, s.usageKey);
-      await expect(s.relay.setUsageApiKey(s.otherAccount, s.usageKey, 0, 0, "x", "", ...flat(perms()))).to.be.revertedWithCustomError(s.config, "KeyHashInUse").withArgs(s.usageKey);
+      const seal = usageKeySeal(s.usageKey);
+      await expectRejected(s.config, () => s.relay.authorizeUsageApiKey(s.otherAccount, seal), "UsageApiKeyAlreadyAuthorized", [seal], everything(s, s.usageKey));
+      await expectRejected(s.config, () => s.relay.setUsageApiKey(s.otherAccount, s.usageKey, 0, 0, "x", "", ...flat(perms())), "KeyHashInUse", [s.usageKey], everything(s, s.usageKey));
       await expect(s.config.connect(s.admin).setUsageApiKey(s.account, s.usageKey, 0, 0, "back", "", ...flat(perms())))
         .to.emit(s.config, "UsageApiKeySet")
         .withArgs(s.account, s.usageKey, true, 0, 0);

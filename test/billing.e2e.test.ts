@@ -219,7 +219,7 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     expect(await ethers.provider.getBlockNumber(), "nothing written").to.equal(block);
     await fund(who, 500);
     const minted = await ok(mint(now - 1));
-    expect(await stack.config.usageApiKeyAuthorization(await stack.config.usageApiKeySeal(BigInt(minted.usage_api_key_hash)))).to.equal(chainSecuredHash(wallet.address));
+    expect(await stack.config.usageApiKeyHome(await stack.config.usageApiKeySeal(BigInt(minted.usage_api_key_hash)))).to.equal(chainSecuredHash(wallet.address));
     expect(await balance(who), "one management call: its fixed price (its gas rounds to nothing here)").to.equal(499);
   });
 

@@ -141,7 +141,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       const minted = await ok(call(stack(), "POST", ADD_KEY, { body: await signedRequest(a.wallet, "AddUsageApiKey", chainId) }));
       expect(minted).to.have.all.keys("usage_api_key", "usage_api_key_hash", "wallet_address", "derivation_path");
       expect(BigInt(minted.usage_api_key_hash), "keccak256 of the key's bytes (spec 1 rule 6)").to.equal(hashOf(minted.usage_api_key));
-      expect(await stack().config.usageApiKeyAuthorization(usageKeySeal(BigInt(minted.usage_api_key_hash))), "reserved for the account on chain").to.equal(a.hash);
+      expect(await stack().config.usageApiKeyHome(usageKeySeal(BigInt(minted.usage_api_key_hash))), "reserved for the account on chain").to.equal(a.hash);
       // until the wallet registers it, the key is a bare secret that authenticates nothing
       await expectError(runSign(minted.usage_api_key, pkp), 401, "invalid_api_key");
 

@@ -29,13 +29,13 @@ describe("usage keys over HTTP (issue 19)", function () {
   }
 
   describe("add_usage_api_key", function () {
-    it("registers keccak256 of the key's bytes, reserved for the account under its seal first (consumed by the registration)", async function () {
+    it("registers keccak256 of the key's bytes, reserved for the account under its seal first", async function () {
       const owner = await accountClient(stack());
       const from = await ethers.provider.getBlockNumber();
       const key = await addUsageKey(stack(), owner, { name: "runner" });
       expect(key.hash).to.equal(BigInt(ethers.keccak256(ethers.toUtf8Bytes(key.key))));
       expect(await reservationsSince(from)).to.deep.equal([[owner.hash, usageKeySeal(key.hash)]]);
-      expect(await stack().config.usageApiKeyAuthorization(usageKeySeal(key.hash))).to.equal(0n);
+      expect(await stack().config.usageApiKeyHome(usageKeySeal(key.hash))).to.equal(owner.hash);
       expect((await stack().config.resolveApiKey(key.hash)).apiKeyHash).to.equal(owner.hash);
       const listed = await ok(owner.get("/list_api_keys"));
       expect(listed).to.deep.equal([keyItem(key.hash, { name: "runner" })]);
@@ -70,12 +70,12 @@ describe("usage keys over HTTP (issue 19)", function () {
   });
 
   describe("new_account", function () {
-    it("reserves the account key's hash under its seal before the creation shows it, and the creation consumes it", async function () {
+    it("reserves the account key's hash under its seal before the creation shows it", async function () {
       const from = await ethers.provider.getBlockNumber();
       const { api_key } = await ok(call(stack(), "POST", "/new_account", { body: { account_name: "sealed" } }));
       const h = hashOf(api_key);
       expect(await reservationsSince(from)).to.deep.equal([[h, usageKeySeal(h)]]);
-      expect(await stack().config.usageApiKeyAuthorization(usageKeySeal(h))).to.equal(0n);
+      expect(await stack().config.usageApiKeyHome(usageKeySeal(h))).to.equal(h);
       expect((await stack().config.resolveApiKey(h)).isAccountKey).to.equal(true);
     });
   });
@@ -85,7 +85,7 @@ describe("usage keys over HTTP (issue 19)", function () {
       const a = await walletAccount(stack(), "signer");
       const minted = await ok(call(stack(), "POST", "/add_usage_api_key_with_signature", { body: await signedRequest(a.wallet, "AddUsageApiKey", chainId()) }));
       expect(BigInt(minted.usage_api_key_hash)).to.equal(hashOf(minted.usage_api_key));
-      expect(await stack().config.usageApiKeyAuthorization(usageKeySeal(hashOf(minted.usage_api_key)))).to.equal(a.hash);
+      expect(await stack().config.usageApiKeyHome(usageKeySeal(hashOf(minted.usage_api_key)))).to.equal(a.hash);
       // another account's wallet cannot register it, even before its owner does
       const thief = await walletAccount(stack(), "thief");
       await expect(thief.config.setUsageApiKey(thief.hash, minted.usage_api_key_hash, 0, 0, "t", "", false, false, false, [], [], [], [])).to.be.revertedWithCustomError(

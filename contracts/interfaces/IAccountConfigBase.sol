@@ -29,11 +29,11 @@ import {Scope} from "../types/AccountConfigTypes.sol";
 /// made it: the same address registered by another account is another record.
 ///
 /// Usage-key registrations cannot be taken or blocked from the mempool when Vesta mints the key: an
-/// API payer first records a sealed authorization (`authorizeUsageApiKey`: the account and
-/// keccak256 of the key hash), so the key hash is public only once it is reserved for that account;
-/// the registration then consumes it. An admin wallet may also register a key it minted itself with
-/// no authorization (Chipotle's sovereign flow): first registration wins, as in Chipotle, so a
-/// copier can make such a pending registration revert but never gets a key that works.
+/// API payer first reserves it for its account under a seal (`authorizeUsageApiKey`: keccak256 of
+/// the key hash), so the key hash is public only once it belongs to that account; the registration
+/// follows. An admin wallet may also register a key it minted itself with no reservation (Chipotle's
+/// sovereign flow): first registration wins, as in Chipotle, so a copier can make such a pending
+/// registration revert (visibly) but never gets a key anyone presents.
 ///
 /// Limits (the same numbers are enforced at the HTTP edge): every name is at most `MAX_NAME_BYTES`
 /// bytes of UTF-8, every description at most `MAX_DESCRIPTION_BYTES`; a group write lists at most

@@ -61,8 +61,9 @@ interface IAccountConfigViews is IAccountConfigBase {
     /// @notice The seal an API payer authorizes for a usage key: keccak256(abi.encode(usageApiKeyHash)).
     function usageApiKeySeal(uint256 usageApiKeyHash) external pure returns (bytes32);
 
-    /// @notice The account a seal is authorized for and not yet registered (0: none).
-    function usageApiKeyAuthorization(bytes32 seal) external view returns (uint256 apiKeyHash);
+    /// @notice The account the usage key with this seal belongs to, for ever: the one an API payer
+    /// reserved it for, or the one that first registered it (0: free).
+    function usageApiKeyHome(bytes32 seal) external view returns (uint256 apiKeyHash);
 
     /// @notice True when `keyHash` holds `scope` (on `groupId` for per-group scopes) in its account.
     function hasScope(uint256 keyHash, Scope scope, uint64 groupId) external view returns (bool);

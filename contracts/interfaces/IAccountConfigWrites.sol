@@ -16,7 +16,7 @@ interface IAccountConfigWrites is IAccountConfigBase {
     /// `apiKeyHash` = keccak256(abi.encodePacked(msg.sender)) and `adminWalletAddress` = msg.sender
     /// (`NotOwnChainSecuredAccount`), as `newChainSecuredAccount`. An account's hash is never a usage
     /// key: a managed account's is reserved by the payer before it is shown (`authorizeUsageApiKey`
-    /// for the account's own hash, consumed here), and one a usage key holds reverts (`KeyHashInUse`);
+    /// for the account's own hash), and one a usage key holds reverts (`KeyHashInUse`);
     /// a wallet's hash is public before its account exists, so a usage key registered under it is
     /// dropped (`UsageApiKeyRemoved`).
     function newAccount(uint256 apiKeyHash, bool managed, string calldata name, string calldata description, address adminWalletAddress) external;
@@ -48,11 +48,11 @@ interface IAccountConfigWrites is IAccountConfigBase {
     /// so for a key it generated itself, a usage key of the account `apiKeyHash` (managed:
     /// `add_usage_api_key`; ChainSecured, after verifying the admin wallet's signature:
     /// `add_usage_api_key_with_signature`), or the account key of a managed account about to be
-    /// created, under its own hash (`new_account`). The registration (`setUsageApiKey`,
-    /// `newAccount`) consumes it; until then nobody else can register that hash as a usage key.
+    /// created, under its own hash (`new_account`). From then on no other account can register that
+    /// hash as a usage key (it stays the account's home, see `usageApiKeyHome`).
     /// @param usageApiKeySeal keccak256(abi.encode(usageApiKeyHash)) (see `usageApiKeySeal`):
     /// the key hash itself is not shown, so nobody can register it elsewhere first. A seal is
-    /// authorized once (`UsageApiKeyAlreadyAuthorized`).
+    /// authorized once, and never after its key was registered (`UsageApiKeyAlreadyAuthorized`).
     function authorizeUsageApiKey(uint256 apiKeyHash, bytes32 usageApiKeySeal) external;
 
     /// @notice Adds a usage key, or replaces the whole permission set, expiration and balance of an
@@ -62,11 +62,11 @@ interface IAccountConfigWrites is IAccountConfigBase {
     /// @param usageApiKeyHash keccak256 of the usage key's UTF-8 bytes. Unique across all accounts,
     /// never the hash of an account (`KeyHashInUse`); a removed key can be added again by the
     /// account that first registered it only (and needs no authorization then). A key new to the
-    /// contract is registered when an API payer authorized its seal for this account (consumed
-    /// here; authorized for another account: `KeyHashInUse`), or, with no authorization, when the
-    /// admin wallet calls directly (a key it minted itself: first registration wins). A relayed one
-    /// without authorization reverts with `UsageApiKeyNotAuthorized`, checked after every other
-    /// rule, so a simulation that reverts with it shows that the registration is valid once authorized.
+    /// contract is registered when an API payer authorized its seal for this account (authorized
+    /// for another account: `KeyHashInUse`), or, with no authorization, when the admin wallet calls
+    /// directly (a key it minted itself: first registration wins). A relayed one without
+    /// authorization reverts with `UsageApiKeyNotAuthorized`, checked after every other rule, so a
+    /// simulation that reverts with it shows that the registration is valid once authorized.
     /// @param expiration unix seconds after which the key is invalid; 0 = never.
     /// @param balance stored and shown as given (at most 2^128 - 1); credits are billed off-chain.
     /// @param manageIpfsIdsInGroups group ids where the key may add or remove actions; in each list,
