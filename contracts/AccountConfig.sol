@@ -137,27 +137,22 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         if (balance > type(uint128).max) revert BalanceTooLarge(balance);
 
         if (_isAccount(usageApiKeyHash)) revert KeyHashInUse(usageApiKeyHash);
-        uint256 holder = _keyToAccount[usageApiKeyHash];
-        bool created = holder == 0;
+        UsageKey storage k = _usageKeys[usageApiKeyHash];
+        bool created = !k.registered;
         bool unreserved; // registered for the first time, with no reservation: the admin wallet's own key
-        if (created) {
-            bytes32 seal = _seal(usageApiKeyHash);
-            uint256 home = _usageKeyHomes[seal];
-            if (home == 0) {
-                unreserved = true;
-                _usageKeyHomes[seal] = apiKeyHash;
-            } else if (home != apiKeyHash) {
-                revert KeyHashInUse(usageApiKeyHash);
-            }
-            _keyToAccount[usageApiKeyHash] = apiKeyHash;
-            _accountUsageKeys[apiKeyHash].add(usageApiKeyHash);
-        } else if (holder != apiKeyHash) {
+        bytes32 seal = _seal(usageApiKeyHash);
+        uint256 home = _usageKeyHomes[seal];
+        if (home == 0) {
+            unreserved = true;
+            _usageKeyHomes[seal] = apiKeyHash;
+        } else if (home != apiKeyHash) {
             revert KeyHashInUse(usageApiKeyHash);
         }
+        if (created) _accountUsageKeys[apiKeyHash].add(usageApiKeyHash);
 
-        UsageKey storage k = _usageKeys[usageApiKeyHash];
         uint32 version = k.version + 1;
         k.version = version;
+        k.registered = true;
         k.expiration = uint64(expiration);
         k.balance = uint128(balance);
         k.accountScopes = (canCreateGroups ? _bit(Scope.CreateGroups) : 0) | (canDeleteGroups ? _bit(Scope.DeleteGroups) : 0)
@@ -188,10 +183,10 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
     function removeUsageApiKey(uint256 apiKeyHash, uint256 usageApiKeyHash) external {
         _requireOwner(apiKeyHash);
         _requireUsageKeyOf(apiKeyHash, usageApiKeyHash);
-        delete _keyToAccount[usageApiKeyHash];
         _accountUsageKeys[apiKeyHash].remove(usageApiKeyHash);
         UsageKey storage k = _usageKeys[usageApiKeyHash];
         // The version survives (and moves on) so that grants of the removed key never come back.
+        k.registered = false;
         k.version += 1;
         k.expiration = 0;
         k.balance = 0;
@@ -377,7 +372,7 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         _checkText(name, description);
         if (apiKeyHash == 0) revert InvalidKeyHash(apiKeyHash);
         if (_isAccount(apiKeyHash)) revert AccountAlreadyExists(apiKeyHash);
-        uint256 holder = _keyToAccount[apiKeyHash];
+        uint256 holder = _usageKeyAccount(apiKeyHash);
         if (managed) {
             // The hash of a secret an API payer just generated, reserved before it was shown
             // (`authorizeUsageApiKey`, which no usage key registration passes): a usage key under it
@@ -385,7 +380,7 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
             if (holder != 0) revert KeyHashInUse(apiKeyHash);
         } else if (holder != 0) {
             // A wallet's hash is public before its account exists: a usage key that took it is dropped.
-            delete _keyToAccount[apiKeyHash];
+            _usageKeys[apiKeyHash].registered = false;
             _accountUsageKeys[holder].remove(apiKeyHash);
             emit UsageApiKeyRemoved(holder, apiKeyHash);
         }
@@ -519,7 +514,7 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
     }
 
     function _requireUsageKeyOf(uint256 apiKeyHash, uint256 usageApiKeyHash) private view {
-        if (_keyToAccount[usageApiKeyHash] != apiKeyHash) revert UsageApiKeyNotFound(apiKeyHash, usageApiKeyHash);
+        if (_usageKeyAccount(usageApiKeyHash) != apiKeyHash) revert UsageApiKeyNotFound(apiKeyHash, usageApiKeyHash);
     }
 
     function _requirePayerAdmin() private view {

@@ -40,6 +40,7 @@ abstract contract AccountConfigStorage is IAccountConfigBase {
         uint32 version;
         uint8 accountScopes; // bit i set = Scope(i) held, for the account-wide scopes
         uint8 wildcards; // bit i set = per-group Scope(i) held on all groups
+        bool registered; // a usage key of its home account now (false before it is added and once removed)
         string name;
         string description;
         mapping(uint32 version => mapping(uint8 scope => uint64[] groupIds)) lists;
@@ -64,13 +65,12 @@ abstract contract AccountConfigStorage is IAccountConfigBase {
         string description;
     }
 
-    /// Usage keys only. An account's own hash is never stored here: creating an account drops a usage
-    /// key registered under its hash before (see `_createAccount`), and an account record always wins.
-    mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) internal _keyToAccount;
     /// The account each usage key hash belongs to, for ever, keyed by the key's seal (keccak256 of the
     /// hash): set when an API payer reserves the key (`authorizeUsageApiKey`) or when it is first
-    /// registered without a reservation. Kept after removal: a revoked key is never re-pointed at
-    /// another account by someone who holds it (its other holders would act there).
+    /// registered without a reservation; the key acts for it while `UsageKey.registered`. Kept after
+    /// removal: a revoked key is never re-pointed at another account by someone who holds it (its
+    /// other holders would act there). An account's own hash never acts as a usage key: creating an
+    /// account unregisters a usage key under its hash (see `_createAccount`), and an account wins.
     mapping(bytes32 usageApiKeySeal => uint256 apiKeyHash) internal _usageKeyHomes;
     mapping(uint256 apiKeyHash => Account) internal _accounts;
 
@@ -102,7 +102,12 @@ abstract contract AccountConfigStorage is IAccountConfigBase {
     /// @dev The account a key hash acts for: itself when it is an account, else the usage key's
     /// account (0 when unknown).
     function _resolve(uint256 keyHash) internal view returns (uint256) {
-        return _isAccount(keyHash) ? keyHash : _keyToAccount[keyHash];
+        return _isAccount(keyHash) ? keyHash : _usageKeyAccount(keyHash);
+    }
+
+    /// @dev The account of a registered usage key (its home), or 0.
+    function _usageKeyAccount(uint256 usageApiKeyHash) internal view returns (uint256) {
+        return _usageKeys[usageApiKeyHash].registered ? _usageKeyHomes[_seal(usageApiKeyHash)] : 0;
     }
 
     function _account(uint256 apiKeyHash) internal view returns (Account storage) {
