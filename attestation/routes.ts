@@ -2,11 +2,16 @@ import type { Express, NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import type { Ctx } from "../relayer/context";
 import type { AttestationConfig } from "../relayer/config";
-import { AppError } from "../relayer/errors";
+import { AppError } from "../protocol/errors";
 import { DEV_NOTICE, developmentEvidence } from "./development";
 import { dstackEvidenceSource } from "./dstack";
 import { SAFE_NAME, type EvidenceSource } from "./documents";
 import { bareHex, PATHS } from "./types";
+
+/** Chipotle serves `/info` and `/attestation` under this prefix too (`/dstack/v1/info`, `/dstack/v1/attestation`). */
+const DSTACK_PREFIX = "/dstack/v1";
+/** The document path a request names: the path itself, or the one its `/dstack/v1/` alias stands for. */
+const documentPath = (p: string) => (p === `${DSTACK_PREFIX}${PATHS.info}` || p === `${DSTACK_PREFIX}${PATHS.attestation}` ? p.slice(DSTACK_PREFIX.length) : p);
 
 /** `/info`, `/attestation`, `/evidences/` and `/evidences/<plain file name>`. */
 const isAttestationPath = (p: string) =>
@@ -23,16 +28,18 @@ export function evidenceSource(config: AttestationConfig, dstackEndpoint: string
 
 /**
  * Serves the attestation documents at the base URL (GET, no authentication): `/info`,
- * `/attestation`, `/evidences/` (a directory listing) and `/evidences/<file>`.
+ * `/attestation` (also as `/dstack/v1/info` and `/dstack/v1/attestation`, Chipotle's paths),
+ * `/evidences/` (a directory listing) and `/evidences/<file>`.
  */
 export function mountAttestation(app: Express, source: EvidenceSource) {
   app.use(async (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== "GET" && req.method !== "HEAD") return next();
     if (req.path === "/evidences") return res.redirect(301, PATHS.listing);
-    if (!isAttestationPath(req.path)) return next();
+    const path = documentPath(req.path);
+    if (!isAttestationPath(path)) return next();
     let doc;
     try {
-      doc = await source.document(req.path);
+      doc = await source.document(path);
     } catch (err) {
       return next(new AppError(503, "attestation_unavailable", `the attestation source did not answer: ${(err as Error).message}`));
     }

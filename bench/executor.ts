@@ -1,17 +1,28 @@
+import { availableParallelism } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { newQuickJSWASMModule, type QuickJSWASMModule } from "quickjs-emscripten";
-import { SandboxPool } from "../executor/sandbox/pool";
+import { processLauncher, threadLauncher, type SandboxLauncher } from "../executor/sandbox/host/launchers";
+import { SandboxPool } from "../executor/sandbox/host/pool";
+import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
 import { DEFAULT_LIMITS, type Host } from "../executor/sandbox/types";
 
 const HELLO = 'async function main(params) { return "hello " + params.name; }';
 const RUNS = 300;
 /** Rounds of each measure, interleaved; the best round of each is kept (the machine is noisy). */
 const ROUNDS = 3;
-/** Pause before each timed run of the latency measure: a request reaching an idle worker. */
+/** Pause before each timed run of the latency measure: a request reaching an idle sandbox. */
 const IDLE_MS = 1;
 const TARGET = 2;
+/** Concurrent callers of the throughput measure, and runs per round. */
+const CLIENTS = 32;
+const LOAD_RUNS = 2000;
 
-type Side = (timed: boolean) => Promise<number>;
+type Side = () => Promise<number>;
+
+const host: Host = async () => {
+  throw new Error("no host calls expected");
+};
+const request = () => ({ code: Buffer.from(HELLO), ipfsId: "QmBench", paramsJson: JSON.stringify({ name: "bench" }), limits: DEFAULT_LIMITS });
 
 /** The baseline: a bare QuickJS context in this process (new runtime + context, eval, dispose). */
 function bare(qjs: QuickJSWASMModule): Side {
@@ -26,11 +37,11 @@ function bare(qjs: QuickJSWASMModule): Side {
   };
 }
 
-/** One run through the pool: round trip to the worker, limits, guest API, main(params), result. */
-function sandboxed(pool: SandboxPool, host: Host): Side {
+/** One run through the pool: round trip to the sandbox, limits, guest API, main(params), result. */
+function sandboxed(pool: SandboxPool): Side {
   return async () => {
     const t0 = performance.now();
-    const result = await pool.run({ code: Buffer.from(HELLO), ipfsId: "QmBench", paramsJson: JSON.stringify({ name: "bench" }), limits: DEFAULT_LIMITS }, host);
+    const result = await pool.run(request(), host);
     const ms = performance.now() - t0;
     if (result.response !== "hello bench") throw new Error(`unexpected result ${JSON.stringify(result)}`);
     return ms;
@@ -43,41 +54,86 @@ async function round(side: Side, idle: boolean): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < RUNS; i++) {
     if (idle) await sleep(IDLE_MS);
-    total += await side(true);
+    total += await side();
   }
   return (idle ? total : performance.now() - t0) / RUNS;
 }
 
-async function best(a: Side, b: Side, idle: boolean): Promise<[number, number]> {
-  let bestA = Infinity;
-  let bestB = Infinity;
+/** Best round of each side, the sides interleaved round by round. */
+async function best(sides: Side[], measure: (side: Side) => Promise<number>, better: (a: number, b: number) => number): Promise<number[]> {
+  const out = sides.map(() => NaN);
   for (let r = 0; r < ROUNDS; r++) {
-    bestA = Math.min(bestA, await round(a, idle));
-    bestB = Math.min(bestB, await round(b, idle));
+    for (const [i, side] of sides.entries()) {
+      const v = await measure(side);
+      out[i] = Number.isNaN(out[i]) ? v : better(out[i], v);
+    }
   }
-  return [bestA, bestB];
+  return out;
 }
 
-/** Sandbox overhead: a hello-world action through SandboxPool (one worker) vs a bare QuickJS context. */
-export async function benchExecutor(): Promise<void> {
-  console.log("== Executor sandbox (hello-world action, SandboxPool with 1 worker vs bare QuickJS in-process)");
-  const qjs = await newQuickJSWASMModule();
-  const pool = new SandboxPool({ size: 1 });
-  const host: Host = async () => {
-    throw new Error("no host calls expected");
+/** Runs per second with CLIENTS callers keeping the pool busy. */
+function load(pool: SandboxPool): Side {
+  return async () => {
+    let left = LOAD_RUNS;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (left-- > 0) {
+          const r = await pool.run(request(), host);
+          if (r.response !== "hello bench") throw new Error(`unexpected result ${JSON.stringify(r)}`);
+        }
+      }),
+    );
+    return LOAD_RUNS / ((performance.now() - t0) / 1000);
   };
+}
+
+/** Time from an empty pool to the end of its first run (a sandbox starting). */
+async function firstRun(launcher: SandboxLauncher): Promise<number> {
+  const pool = new SandboxPool({ size: 1, launcher });
   try {
-    const base = bare(qjs);
-    const pooled = sandboxed(pool, host);
-    await round(pooled, false); // worker start, warm-up
-    await round(base, false);
-    const [bareIdle, poolIdle] = await best(base, pooled, true);
-    const [bareBusy, poolBusy] = await best(base, pooled, false);
-    const latency = poolIdle / bareIdle;
-    console.log(`  latency (idle worker)   bare ${bareIdle.toFixed(3)} ms   pool ${poolIdle.toFixed(3)} ms/run   ratio ${latency.toFixed(2)} (target <= ${TARGET}) ${latency <= TARGET ? "ok" : "OVER"}`);
-    console.log(`  back to back            bare ${bareBusy.toFixed(3)} ms   pool ${poolBusy.toFixed(3)} ms/run   ratio ${(poolBusy / bareBusy).toFixed(2)}`);
-    console.log("  (back to back, the worker's work between runs, freeing the last context and making the next, is on the path)");
+    return await sandboxed(pool)();
   } finally {
     await pool.close();
+  }
+}
+
+const ms = (v: number) => `${v.toFixed(3)} ms`;
+
+/**
+ * Sandbox overhead: a hello-world action through SandboxPool in sandbox processes (what the relayer
+ * runs) and in worker threads of this process (the design before issue 17: no isolation), against a
+ * bare QuickJS context, in one run.
+ */
+export async function benchExecutor(): Promise<void> {
+  console.log("== Executor sandbox (hello-world action: SandboxPool in sandbox processes and in worker threads vs bare QuickJS in-process)");
+  const qjs = await newQuickJSWASMModule();
+  sandboxFiles(); // the bundle both run, built once per process: not part of a start
+  const [startThread, startProcess] = [await firstRun(threadLauncher()), await firstRun(processLauncher())];
+  console.log(`  start (empty pool to first result)   thread ${startThread.toFixed(0)} ms   process ${startProcess.toFixed(0)} ms`);
+  const thread = new SandboxPool({ size: 1, launcher: threadLauncher() });
+  const proc = new SandboxPool({ size: 1, launcher: processLauncher() });
+  try {
+    const sides = [bare(qjs), sandboxed(thread), sandboxed(proc)];
+    for (const side of sides) await round(side, false); // start, warm-up
+    const [bareIdle, threadIdle, procIdle] = await best(sides, (s) => round(s, true), Math.min);
+    const [bareBusy, threadBusy, procBusy] = await best(sides, (s) => round(s, false), Math.min);
+    const latency = procIdle / bareIdle;
+    console.log(`  latency (idle sandbox)   bare ${ms(bareIdle)}   thread ${ms(threadIdle)} (ratio ${(threadIdle / bareIdle).toFixed(2)})   process ${ms(procIdle)} (ratio ${latency.toFixed(2)}, target <= ${TARGET}) ${latency <= TARGET ? "ok" : "OVER"}`);
+    console.log(`  back to back             bare ${ms(bareBusy)}   thread ${ms(threadBusy)} (ratio ${(threadBusy / bareBusy).toFixed(2)})   process ${ms(procBusy)} (ratio ${(procBusy / bareBusy).toFixed(2)})`);
+    console.log(`  process / thread         latency ${(procIdle / threadIdle).toFixed(2)}   back to back ${(procBusy / threadBusy).toFixed(2)}`);
+    console.log("  (back to back, the sandbox's work between runs, freeing the last context and making the next, is on the path)");
+  } finally {
+    await Promise.all([thread.close(), proc.close()]);
+  }
+  const size = Math.max(2, availableParallelism());
+  const threads = new SandboxPool({ size, launcher: threadLauncher() });
+  const procs = new SandboxPool({ size, launcher: processLauncher() });
+  try {
+    for (const pool of [threads, procs]) await load(pool)(); // start every sandbox, warm-up
+    const [threadRps, procRps] = await best([load(threads), load(procs)], (s) => s(), Math.max);
+    console.log(`  throughput, ${CLIENTS} concurrent callers, ${size} sandboxes   thread ${threadRps.toFixed(0)} runs/s   process ${procRps.toFixed(0)} runs/s   process / thread ${(procRps / threadRps).toFixed(2)}`);
+  } finally {
+    await Promise.all([threads.close(), procs.close()]);
   }
 }

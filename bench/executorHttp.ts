@@ -10,12 +10,12 @@ const TARGET = 0.3;
 
 /**
  * End to end: a hello-world action run over HTTP (auth, permission check from the cache, sandbox
- * run on the worker pool, JSON answer) at 32 concurrent clients, against a bare express endpoint
+ * run in a sandbox process, JSON answer) at 32 concurrent clients, against a bare express endpoint
  * answering the same JSON, in one run.
  */
 export async function printExecutorHttpBench() {
   console.log("== Action runs over HTTP (POST /core/v1/lit_action, hello world, by ipfs_id)");
-  // One account makes every request: it may use every worker here (the fair share is the fairness bench's subject).
+  // One account makes every request: it may use every sandbox process here (the fair share is the fairness bench's subject).
   const workers = String(Math.max(2, availableParallelism()));
   const stack = await startStack({ payerCount: 1, env: { VESTA_SANDBOX_WORKERS: workers, VESTA_RUNS_PER_ACCOUNT: workers } });
   const bare = express();

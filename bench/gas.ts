@@ -1,7 +1,7 @@
 import { ethers } from "hardhat";
 import { Wallet } from "ethers";
 import { authorize, deployAccountConfig, flat, hashOf, perms } from "../test/helpers/accountConfig";
-import { usageKeySeal } from "../relayer/usageKeySeal";
+import { usageKeySeal } from "../protocol/usageKeySeal";
 import { printWorstCaseGas } from "./gasLimits";
 
 /** Reference gas per write of the public Chipotle contract (a diamond), from the foundation issue. */

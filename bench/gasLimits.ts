@@ -1,7 +1,7 @@
 import { Wallet } from "ethers";
 import { authorize, deployAccountConfig, flat, hashOf, perms } from "../test/helpers/accountConfig";
-import { LIMITS } from "../relayer/limits";
-import { usageKeySeal } from "../relayer/usageKeySeal";
+import { LIMITS } from "../protocol/limits";
+import { usageKeySeal } from "../protocol/usageKeySeal";
 
 export type WorstRow = { write: string; gas: bigint };
 

@@ -1,11 +1,11 @@
 import crypto from "node:crypto";
 import { ethers } from "hardhat";
 import { Wallet } from "ethers";
-import { buildTypedData } from "../relayer/eip712";
+import { buildTypedData } from "../protocol/eip712";
 import { signEnvelope } from "../scripts/lib/chainSecured";
 import { gasCents } from "../billing/pricing";
 import { hashKey } from "../relayer/http/auth";
-import { hex32 } from "../executor/keys/provider";
+import { hex32 } from "../protocol/usageKeyShape";
 import { call, startStack } from "../test/helpers/relayer";
 
 const TOKEN_CENTS = 300_000; // $3000 per native token

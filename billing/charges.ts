@@ -1,8 +1,25 @@
-import type { Ctx } from "../relayer/context";
 import type { Payer } from "./types";
-import type { Reservation } from "./service";
+import type { Billing, Reservation } from "./service";
 import { gasCents, runSeconds, writeCents } from "./pricing";
-import { hex32 } from "../executor/keys/provider";
+import { hex32 } from "../protocol/usageKeyShape";
+
+/**
+ * What billing needs of the service it runs in (the relayer's context has it): the ledger, the
+ * account's on-chain record, and the event-synced cache that holds reads of it.
+ */
+export type BillingCtx = {
+  /** Credits and charges; absent when billing is off. */
+  billing?: Billing;
+  chain: { accountConfig: { getAccount(accountHash: bigint): Promise<{ managed: boolean; adminWalletAddress: string }> } };
+  executor: {
+    permissions: {
+      /** A read of one account's state, cached until an event of that account is seen. */
+      read<T>(accountHash: bigint, key: string, load: () => Promise<T>): Promise<T>;
+      /** The account a key belongs to. */
+      resolve(keyHash: bigint): Promise<{ accountHash: bigint }>;
+    };
+  };
+};
 
 /** Relayed writes that cost the account nothing: creating an account (unauthenticated; the account does not exist yet). */
 const FREE_WRITES = new Set(["newAccount"]);
@@ -15,7 +32,7 @@ export type AccountRecord = { managed: boolean; admin: string };
  * holds the account, never one merely proposed to take it over (ownership moves in two steps; a
  * proposal is not read here).
  */
-export function accountRecord(ctx: Ctx, accountHash: bigint): Promise<AccountRecord> {
+export function accountRecord(ctx: BillingCtx, accountHash: bigint): Promise<AccountRecord> {
   return ctx.executor.permissions.read(accountHash, "billing:payer", async () => {
     const record = await ctx.chain.accountConfig.getAccount(accountHash);
     return { managed: record.managed, admin: record.adminWalletAddress };
@@ -27,7 +44,7 @@ export function accountRecord(ctx: Ctx, accountHash: bigint): Promise<AccountRec
  * (spec 2: conversion re-routes billing to the new admin wallet's customer record). Nothing a third
  * party sends decides it: only the account's on-chain mode and admin, as the contract holds them.
  */
-export async function payerOf(ctx: Ctx, accountHash: bigint): Promise<Payer> {
+export async function payerOf(ctx: BillingCtx, accountHash: bigint): Promise<Payer> {
   const a = await accountRecord(ctx, accountHash);
   const account = hex32(accountHash);
   return a.managed ? { key: `account:${account}`, account } : { key: `wallet:${a.admin}`, account };
@@ -47,7 +64,7 @@ const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: () => undefin
  * it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
  * and frees the rest; `release()` (or settle(undefined)) frees it all.
  */
-export async function admitRun(ctx: Ctx, accountHash: bigint, worstCaseMs: number): Promise<RunCharge> {
+export async function admitRun(ctx: BillingCtx, accountHash: bigint, worstCaseMs: number): Promise<RunCharge> {
   const billing = ctx.billing;
   const unit = billing?.config.secondCents ?? 0;
   if (!billing || unit === 0) return FREE_RUN;
@@ -64,13 +81,27 @@ export async function admitRun(ctx: Ctx, accountHash: bigint, worstCaseMs: numbe
 }
 
 /**
+ * Before anything is simulated or derived for a relayed write: 402 when the acting key's account
+ * cannot pay even `leastWei` of gas and the fixed price (a refusal must not cost us more than the
+ * caller: no estimateGas, fee reads or key derivation for an account that cannot pay).
+ */
+export async function precheckWrite(ctx: BillingCtx, method: string, actingKeyHash: bigint, leastWei: bigint): Promise<void> {
+  const billing = ctx.billing;
+  if (!billing || FREE_WRITES.has(method)) return;
+  const least = writeCents(leastWei, billing.config);
+  if (least === 0) return;
+  const { accountHash } = await ctx.executor.permissions.resolve(actingKeyHash);
+  await billing.covers(await payerOf(ctx, accountHash), least, "a management call");
+}
+
+/**
  * Admits a relayed write of the acting key's account before it is sent, by reserving its worst case:
  * the fixed price plus `worstGasWei` (its gas limit at the highest gas price it may pay). 402 when
  * it does not fit. `settle(gasWei)` charges the gas it used at the price it paid (a write that
  * reverted on chain included: the payers paid for it). `gasOnly`: a step of another write, whose
  * fixed price that write charges (its gas is charged all the same).
  */
-export async function admitWrite(ctx: Ctx, method: string, actingKeyHash: bigint, worstGasWei: bigint, opts: { gasOnly?: boolean } = {}): Promise<WriteCharge> {
+export async function admitWrite(ctx: BillingCtx, method: string, actingKeyHash: bigint, worstGasWei: bigint, opts: { gasOnly?: boolean } = {}): Promise<WriteCharge> {
   const billing = ctx.billing;
   if (!billing || FREE_WRITES.has(method)) return FREE_WRITE;
   const price = (wei: bigint) => (opts.gasOnly ? gasCents(wei, billing.config.gas) : writeCents(wei, billing.config));

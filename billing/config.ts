@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { VestaMode } from "../relayer/mode";
+import type { VestaMode } from "../protocol/mode";
 
 /**
  * How billing runs:

@@ -1,8 +1,19 @@
-import { AppError } from "../relayer/errors";
+import { AppError } from "../protocol/errors";
 
 /** "$12.34" (or "-$0.05"): cents in the billing currency, for people. */
 export function display(cents: number, currency: string): string {
   return new Intl.NumberFormat("en-US", { style: "currency", currency: currency.toUpperCase() }).format(cents / 100);
+}
+
+/**
+ * A balance as GET billing/balance shows it, in Chipotle's convention (Stripe's customer balance):
+ * `balance_cents` is negative while there is credit (-credit), and `balance_display` reads
+ * "$9.87 credit", or "No credits" (or "$0.05 owed" after a charge that went past the credit);
+ * `credit_cents` is the credit as a positive number.
+ */
+export function balanceView(creditCents: number, currency: string) {
+  const balance_display = creditCents > 0 ? `${display(creditCents, currency)} credit` : creditCents === 0 ? "No credits" : `${display(-creditCents, currency)} owed`;
+  return { balance_cents: creditCents === 0 ? 0 : -creditCents, credit_cents: creditCents, balance_display };
 }
 
 /** 402: the balance does not cover the operation; nothing was done. */
@@ -12,7 +23,7 @@ export function paymentRequired(balanceCents: number, priceCents: number, what: 
     "payment_required",
     `this account's balance is ${display(balanceCents, currency)}, not enough for ${what} (${display(priceCents, currency)}); nothing was done. ` +
       "Add funds with POST /core/v1/billing/create_payment_intent, pay, then POST /core/v1/billing/confirm_payment",
-    { balance_cents: balanceCents, price_cents: priceCents },
+    { credit_cents: balanceCents, price_cents: priceCents },
   );
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { AppError } from "../relayer/errors";
+import { AppError } from "../protocol/errors";
 import { applyOnce } from "./applyOnce";
 import { providerCall } from "./errors";
 import type { Billing } from "./service";
@@ -50,7 +50,7 @@ export class Payments {
     try {
       pi = this.remote.succeededIntent(rawBody, signature);
     } catch (err) {
-      throw new AppError(400, "invalid_signature", `the webhook's Stripe-Signature does not hold: ${(err as Error).message}`);
+      throw new AppError(400, "invalid_webhook_signature", `the webhook's Stripe-Signature does not hold: ${(err as Error).message}`);
     }
     if (!pi) return; // another event type: acknowledged, nothing to do
     if (!pi.customer || !pi.metadata.vesta_payer || pi.currency !== this.billing.config.currency) {

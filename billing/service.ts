@@ -7,7 +7,7 @@ import { LocalRemote } from "./localRemote";
 import { StripeRemote } from "./stripeRemote";
 import { Settler, type SettleReport } from "./settler";
 import { display, paymentRequired, providerCall } from "./errors";
-import { AppError } from "../relayer/errors";
+import { AppError } from "../protocol/errors";
 import { Payments } from "./payments";
 import { ReservationStore, type ReservationRow } from "./reservations";
 import { recoverOrphans, type WriteOutcome } from "./recovery";
@@ -134,15 +134,27 @@ export class Billing {
   }
 
   /**
+   * Refuses (402) when the payer's balance, less what is reserved already, does not cover `cents`:
+   * a cheap check before the work's own admission, so a request that cannot pay costs no RPC or
+   * key derivation. Reserves nothing (the admission does).
+   */
+  async covers(payer: Payer, cents: number, what: string): Promise<void> {
+    const customerId = await this.customerId(payer);
+    if (this.available(customerId) < cents && Date.now() - this.cached(customerId).refreshedAt >= REFRESH_ON_REFUSAL_MS) {
+      await this.refresh(customerId).catch((err) => this.logger.warn({ err: (err as Error).message, customer: customerId }, "billing: could not re-read a balance"));
+    }
+    const available = this.available(customerId);
+    if (available < cents) throw paymentRequired(available, cents, what, this.config.currency);
+  }
+
+  /**
    * Reserves `cents` of the payer's credit for one piece of work (402 when the balance, less what is
    * reserved already, does not cover it): the check and the reservation are one synchronous step,
    * so concurrent admissions see each other. The reservation is durable when this returns.
    */
   async reserve(payer: Payer, cents: number, what: string, work: { kind: "run" | "write"; detail: string; unitCents?: number }): Promise<Reservation> {
     const customerId = await this.customerId(payer);
-    if (this.available(customerId) < cents && Date.now() - this.cached(customerId).refreshedAt >= REFRESH_ON_REFUSAL_MS) {
-      await this.refresh(customerId).catch((err) => this.logger.warn({ err: (err as Error).message, customer: customerId }, "billing: could not re-read a balance"));
-    }
+    await this.covers(payer, cents, what);
     // From here to the insert nothing awaits: this admission and the next see each other.
     const available = this.available(customerId);
     if (available < cents) throw paymentRequired(available, cents, what, this.config.currency);
@@ -195,7 +207,7 @@ export class Billing {
       const balance = this.available(customerId);
       if (balance + cents > cap) {
         throw new AppError(409, "free_credit_capped", `free credit may raise a balance to at most ${display(cap, this.config.currency)} (VESTA_FREE_CREDIT_CAP_CENTS); this one is ${display(balance, this.config.currency)}, nothing was added`, {
-          balance_cents: balance,
+          credit_cents: balance,
           cap_cents: cap,
         });
       }

@@ -33,7 +33,7 @@ export type VestaClientOptions = {
   headers?: Record<string, string>;
 };
 
-/** An answer other than 2xx, with the API's `{error, message}` body. */
+/** An answer other than 2xx, with the API's `{error, code, message}` body: `code` is the stable code, the message is `error`. */
 export class VestaApiError extends Error {
   constructor(
     readonly status: number,
@@ -81,9 +81,9 @@ export async function unwrap<R extends AnyResponse>(call: Promise<R>): Promise<D
     throw new VestaApiError(0, "unreachable", `the service could not be reached: ${(err as Error).message}`);
   }
   if (res.response.ok) return res.data as Data<R>;
-  const body = res.error as { error?: unknown; message?: unknown } | string | undefined;
-  if (body && typeof body === "object" && typeof body.message === "string") {
-    throw new VestaApiError(res.response.status, String(body.error ?? "error"), body.message, body);
+  const body = res.error as { error?: unknown; code?: unknown; message?: unknown } | string | undefined;
+  if (body && typeof body === "object" && typeof body.code === "string") {
+    throw new VestaApiError(res.response.status, body.code, String(body.error ?? body.message ?? ""), body);
   }
   const text = typeof body === "string" && body ? body.slice(0, 500) : res.response.statusText;
   throw new VestaApiError(res.response.status, "http_error", `the service answered ${res.response.status}${text ? `: ${text}` : ""}`, body);

@@ -2,7 +2,7 @@ import { getAddress, keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
 import type { IAccountConfig } from "../typechain-types";
 import { deriveWallet, paths, type DerivedWallet, type KeyProvider } from "./keys/provider";
 import { encrypt, decrypt } from "./encryption";
-import { hostFetch } from "./sandbox/fetch";
+import { hostFetch } from "./sandbox/host/fetch";
 import type { PermissionCache, Who } from "./permissions";
 import type { Host, HostCall, RunLimits } from "./sandbox/types";
 

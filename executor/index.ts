@@ -8,11 +8,13 @@ import { CodeStore } from "./codeStore";
 import { RunRefused } from "./errors";
 import { createHost } from "./host";
 import { PermissionCache, type Who } from "./permissions";
-import { SandboxPool } from "./sandbox/pool";
-import { paramsProblem } from "./sandbox/bounds";
-import type { FairShare } from "./sandbox/fair-queue";
+import { makePrivateDir } from "./sandbox/host/isolation";
+import { defaultSandboxUser, processLauncher, type SandboxUser } from "./sandbox/host/launchers";
+import { SandboxPool } from "./sandbox/host/pool";
+import { paramsProblem } from "./sandbox/wire/bounds";
+import type { FairShare } from "./sandbox/host/fair-queue";
 import type { KeyProvider } from "./keys/provider";
-import { hex32 } from "./keys/provider";
+import { hex32 } from "../protocol/usageKeyShape";
 import type { RunLimits, RunResult } from "./sandbox/types";
 
 export type ExecutorOptions = {
@@ -22,8 +24,11 @@ export type ExecutorOptions = {
   logger: Logger;
   dataDir: string;
   limits: RunLimits;
+  /** Sandbox processes (default: the CPU count). */
   workers?: number;
-  /** Each account's (and key's) share of the sandbox workers and queue. */
+  /** The user sandbox processes run as (default: nobody when the relayer runs as root, else the relayer's own). */
+  sandboxUser?: SandboxUser;
+  /** Each account's (and key's) share of the sandbox processes and queue. */
   fairShare?: Partial<FairShare>;
   permissionPollMs: number;
   /** Let actions fetch loopback/private addresses (development and tests only). */
@@ -56,11 +61,14 @@ export class Executor {
   private readonly walletCache = new Map<string, { apiKeyHash: bigint; derivationPath: bigint }>();
 
   constructor(private readonly opts: ExecutorOptions) {
+    makePrivateDir(opts.dataDir, opts.logger);
     this.permissions = new PermissionCache(opts.accountConfig, opts.provider, opts.logger, opts.permissionPollMs);
     this.codes = new CodeStore(path.join(opts.dataDir, "actions.sqlite"), (cid, problem) =>
       opts.logger.error({ cid, problem }, "action code store: a stored action does not match its CID; treating it as missing"),
     );
-    this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare });
+    const user = opts.sandboxUser ?? defaultSandboxUser();
+    if (!user) opts.logger.warn({ uid: process.getuid?.() }, "the relayer does not run as root: sandbox processes run as its own user, kept from its files by Node's permission model only (see Security model in the README)");
+    this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user }) });
   }
 
   start(signal: AbortSignal): Promise<void> {
@@ -139,6 +147,12 @@ export class Executor {
     const problem = json === undefined ? { message: "js_params is not JSON" } : paramsProblem(json, limits);
     if (problem) throw new RunRefused(problem.limit === "maxParamsBytes" ? "params_too_large" : problem.limit === "maxJsonDepth" ? "params_too_deep" : "params_invalid", problem.message);
     return json!;
+  }
+
+  /** The sandbox's load, for health checks: runs waiting, and how many may wait in all. */
+  sandboxLoad(): { queued: number; queueLimit: number; busy: number } {
+    const { queued, busy } = this.pool.stats();
+    return { queued, busy, queueLimit: this.pool.fairShare.queueTotal };
   }
 
   async close(): Promise<void> {

@@ -3,9 +3,9 @@ import swaggerUi from "swagger-ui-express";
 import type { Ctx } from "./context";
 import { errorMiddleware, notFoundRoute } from "./errors";
 import { perClientLimit } from "./http/rateLimits";
-import { jsonBody } from "./http/jsonBody";
+import { jsonBody } from "../protocol/jsonBody";
 import { newRegistry, openApiDocument } from "./openapi";
-import { configRoutes } from "./routes/config";
+import { configRoutes, versionRoutes } from "./routes/config";
 import { accountRoutes } from "./routes/accounts";
 import { usageKeyRoutes } from "./routes/usageKeys";
 import { groupRoutes } from "./routes/groups";
@@ -16,6 +16,8 @@ import { chainSecuredRoutes } from "./routes/chainSecured";
 import { billingRoutes, webhookRawBody, WEBHOOK_PATH } from "./routes/billing";
 import { attestationRoutes } from "../attestation/routes";
 import { dashboardRoutes } from "./dashboard";
+import { healthRoute } from "./health";
+import { headerAuthCors, requestContext } from "../protocol/http";
 
 /**
  * Registers every `/core/v1` endpoint on `router` and returns the OpenAPI document they make (the
@@ -24,6 +26,7 @@ import { dashboardRoutes } from "./dashboard";
 export function apiRoutes(router: Router, ctx: Ctx) {
   const registry = newRegistry();
   configRoutes(router, registry, ctx);
+  versionRoutes(router, registry, ctx);
   accountRoutes(router, registry, ctx);
   usageKeyRoutes(router, registry, ctx);
   groupRoutes(router, registry, ctx);
@@ -40,6 +43,9 @@ export function createApp(ctx: Ctx): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless VESTA_TRUST_PROXY says
+  app.use(requestContext(ctx.logger)); // X-Request-Id, X-Correlation-Id and the request's logger, on every answer
+  // Header-authenticated routes (no cookie anywhere in the relayer): any origin may call them, as Chipotle allows.
+  app.use(["/core/v1", "/health", "/openapi.json", "/dstack/v1", "/info", "/attestation", "/evidences"], headerAuthCors);
 
   const v1 = express.Router();
   const maxDepth = ctx.config.maxJsonDepth;
@@ -63,8 +69,10 @@ export function createApp(ctx: Ctx): Express {
   v1.use("/swagger-ui", swaggerUi.serve, swaggerUi.setup(doc, { customSiteTitle: "Vesta core API" }));
 
   app.use("/core/v1", v1);
+  app.get("/openapi.json", (_req, res) => res.redirect(308, "/core/v1/openapi.json")); // where Chipotle serves it too
+  healthRoute(app, ctx); // /health, for load balancers
   dashboardRoutes(app, ctx); // /dashboard/ (and / redirects there)
-  attestationRoutes(app, ctx); // /info, /attestation, /evidences/ at the base URL
+  attestationRoutes(app, ctx); // /info, /attestation (and /dstack/v1/...), /evidences/ at the base URL
   app.use(notFoundRoute);
   app.use(errorMiddleware(ctx.logger));
   return app;

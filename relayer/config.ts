@@ -3,12 +3,14 @@ import fs from "node:fs";
 import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
-import type { FairShare } from "../executor/sandbox/fair-queue";
+import type { FairShare } from "../executor/sandbox/host/fair-queue";
+import { defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
 import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
-import { DEFAULT_DOMAIN_NAME, DEFAULT_ERC1271 } from "./eip712";
+import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
+import { DEFAULT_ERC1271 } from "./signed";
 import { loadBillingConfig, type BillingConfig } from "../billing/config";
 import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
-import { parseTrustProxy } from "./http/rateLimits";
+import { parseTrustProxy } from "../protocol/trustProxy";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
@@ -46,6 +48,8 @@ const EnvSchema = z
     VESTA_ACTION_MAX_FETCH_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxFetchBytes),
     VESTA_ACTION_FETCH_PRIVATE: z.enum(["true", "false"], { message: "VESTA_ACTION_FETCH_PRIVATE must be true or false" }).default("false"),
     VESTA_SANDBOX_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
+    VESTA_SANDBOX_UID: z.coerce.number().int().min(1, "VESTA_SANDBOX_UID must not be 0 (root)").max(4_294_967_294).optional(),
+    VESTA_SANDBOX_GID: z.coerce.number().int().min(1, "VESTA_SANDBOX_GID must not be 0 (root)").max(4_294_967_294).optional(),
     VESTA_RUNS_PER_ACCOUNT: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_RUNS_PER_KEY: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_RUN_QUEUE_PER_ACCOUNT: z.coerce.number().int().min(0).max(100_000).default(64),
@@ -58,6 +62,7 @@ const EnvSchema = z
     VESTA_EVIDENCE_DIR: z.string().default("/evidences"),
     VESTA_DASHBOARD_DIR: z.string().optional(),
     VESTA_TRIGGERS_URL: z.string().url("VESTA_TRIGGERS_URL must be a URL (the triggers service, for the dashboard)").optional(),
+    VESTA_COMMIT: z.string().regex(/^[0-9A-Za-z._-]{1,64}$/, "VESTA_COMMIT must be a commit id or version tag (letters, digits, . _ -; at most 64)").default("unknown"),
   })
   .passthrough();
 
@@ -101,7 +106,9 @@ export type RelayerConfig = {
   eip712DomainName: string;
   limits: RunLimits;
   sandboxWorkers?: number;
-  /** Each account's (and key's) share of the sandbox: runs at a time, runs waiting (see executor/sandbox/fair-queue.ts). */
+  /** The user sandbox processes run as (set when the relayer runs as root; see executor/sandbox/host/launchers.ts). */
+  sandboxUser?: SandboxUser;
+  /** Each account's (and key's) share of the sandbox: runs at a time, runs waiting (see executor/sandbox/host/fair-queue.ts). */
   fairShare: Partial<FairShare>;
   permissionPollMs: number;
   fetchAllowPrivate: boolean;
@@ -109,6 +116,8 @@ export type RelayerConfig = {
   billing: BillingConfig;
   /** The built dashboard (served at /dashboard/), and the triggers service it approves clients of. */
   dashboard: { dir: string; triggersUrl?: string };
+  /** The commit the service was built from (VESTA_COMMIT), for GET /core/v1/version. */
+  commit: string;
 };
 
 /**
@@ -166,6 +175,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   }
   const trustProxy = parseTrustProxy(e.VESTA_TRUST_PROXY);
   if (trustProxy.problem) problems.push(trustProxy.problem);
+  const nobody = defaultSandboxUser(); // set when the relayer runs as root
+  const sandboxUser = nobody && { uid: e.VESTA_SANDBOX_UID ?? nobody.uid, gid: e.VESTA_SANDBOX_GID ?? nobody.gid };
+  if (!sandboxUser && (e.VESTA_SANDBOX_UID !== undefined || e.VESTA_SANDBOX_GID !== undefined)) {
+    problems.push("VESTA_SANDBOX_UID / VESTA_SANDBOX_GID: only a relayer running as root can start its sandbox processes as another user");
+  }
   const fetchAllowPrivate = e.VESTA_ACTION_FETCH_PRIVATE === "true";
   if (mode === "production") problems.push(...productionProblems({ keyProvider, attestationSource, fetchAllowPrivate }));
   const billing = loadBillingConfig(env, mode);
@@ -205,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
       maxJsonDepth: e.VESTA_MAX_JSON_DEPTH,
     },
     sandboxWorkers: e.VESTA_SANDBOX_WORKERS,
+    sandboxUser,
     fairShare: {
       perAccount: e.VESTA_RUNS_PER_ACCOUNT,
       perKey: e.VESTA_RUNS_PER_KEY,
@@ -216,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
     dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },
+    commit: e.VESTA_COMMIT,
   };
 }
 

@@ -6,10 +6,12 @@ import { connectChain } from "./chain/client";
 import { PayerPool } from "./chain/payers";
 import { createKeyProvider } from "../executor/keys/provider";
 import { Executor } from "../executor";
+import { socketOpenToOthers } from "../executor/sandbox/host/isolation";
 import { Billing } from "../billing/service";
 import { recoveredWriteCost } from "./chain/relay";
 import type { RelayerConfig } from "./config";
 import type { Ctx } from "./context";
+import { NATIVE_SECP256K1 } from "../protocol/ecdsa";
 
 export type RunningRelayer = { url: string; ctx: Ctx; close: () => Promise<void> };
 
@@ -22,6 +24,10 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
   if (notPayers.length) logger.warn({ notPayers }, "some payer keys are not API payers on the contract: their writes will be refused");
   const abort = new AbortController();
   const keys = createKeyProvider({ kind: config.keyProvider, localRootSecretFile: config.localRootSecretFile, dstackEndpoint: config.dstackEndpoint }, logger);
+  const agentSocket = config.dstackEndpoint ?? "/var/run/dstack.sock";
+  if (config.keyProvider === "dstack" && socketOpenToOthers(agentSocket)) {
+    logger.warn({ socket: agentSocket }, "the dstack guest-agent socket may be written by every user: a sandbox process that escaped QuickJS could ask it for keys; make it 0660 or 0600 for the relayer's user");
+  }
   const executor = new Executor({
     keys,
     accountConfig: chain.accountConfig,
@@ -30,6 +36,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     dataDir: config.dataDir,
     limits: config.limits,
     workers: config.sandboxWorkers,
+    sandboxUser: config.sandboxUser,
     fairShare: config.fairShare,
     permissionPollMs: config.permissionPollMs,
     fetchAllowPrivate: config.fetchAllowPrivate,
@@ -38,6 +45,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
   const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, signal: abort.signal };
   billing?.start(abort.signal, (r) => recoveredWriteCost(ctx, r)); // and ends the reservations a stopped process left
+  if (!NATIVE_SECP256K1) logger.warn("the secp256k1 native binding did not load: signatures are recovered in JavaScript, about 15x slower (signed requests, key derivation)");
   if (config.mode === "development") logger.warn({ keyProvider: config.keyProvider, billing: config.billing.mode }, "VESTA_MODE=development: development conveniences are on (never run this configuration in production)");
   const app = createApp(ctx);
   const server: Server = await new Promise((resolve, reject) => {

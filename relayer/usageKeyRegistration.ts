@@ -8,7 +8,7 @@
 import type { Ctx } from "./context";
 import { relayWrite } from "./chain/relay";
 import { decodeRevert, revertOf } from "./chain/revert";
-import { keyHash, usageKeySeal } from "./usageKeySeal";
+import { keyHash, usageKeySeal } from "../protocol/usageKeySeal";
 
 /**
  * Reserves the usage key `usageApiKey` (just minted, never shown) for `account`: one relayed write,

@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import type { Interface, Signer, TransactionResponse } from "ethers";
 import { authorize, chainSecuredHash, deployAccountConfig, flat, hashOf, perms } from "./helpers/accountConfig";
-import { usageKeySeal } from "../relayer/usageKeySeal";
+import { usageKeySeal } from "../protocol/usageKeySeal";
 import { WHOLE, plain } from "./helpers/scenario";
 
 /**

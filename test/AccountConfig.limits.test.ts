@@ -4,7 +4,7 @@ import { ethers } from "hardhat";
 import type { ContractTransactionResponse } from "ethers";
 import { chainSecuredHash, flat, hashOf, perms, type AccountConfig } from "./helpers/accountConfig";
 import { accountState, cidHash, expectRejected, managedAccountScenario, registerWallet } from "./helpers/scenario";
-import { LIMITS } from "../relayer/limits";
+import { LIMITS } from "../protocol/limits";
 
 /** `n` bytes of UTF-8 made of two-byte characters (so that a limit in characters would let twice as many bytes through). */
 const bytes = (n: number) => "é".repeat(Math.floor(n / 2)) + "x".repeat(n % 2);

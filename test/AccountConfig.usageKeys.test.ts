@@ -2,7 +2,7 @@ import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-help
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { authorize, createManagedAccount, flat, hashOf, perms, type Permissions } from "./helpers/accountConfig";
-import { usageKeySeal } from "../relayer/usageKeySeal";
+import { usageKeySeal } from "../protocol/usageKeySeal";
 import {
   USAGE_KEY,
   Scope,

@@ -83,7 +83,7 @@ describe("attestation endpoints on the relayer (development evidence)", function
   it("answers 404 for other paths and methods, and leaves the core API alone", async function () {
     for (const p of ["/evidences/nope.txt", "/evidences/..%2Fdeployment.json", "/info/x"]) {
       const r = await get(stack, p);
-      expect([r.status, JSON.parse(r.body.toString()).error], p).to.deep.equal([404, "not_found"]);
+      expect([r.status, JSON.parse(r.body.toString()).code], p).to.deep.equal([404, "not_found"]);
     }
     expect((await get(stack, "/info", { method: "POST" })).status).to.equal(404);
     expect((await get(stack, "/core/v1/get_node_chain_config")).status).to.equal(200);

@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ethers } from "hardhat";
 import { Wallet, type BaseWallet } from "ethers";
-import { buildTypedData } from "../relayer/eip712";
+import { buildTypedData } from "../protocol/eip712";
 import { walletAuthHeader } from "../relayer/http/walletAuth";
 import { signEnvelope } from "../scripts/lib/chainSecured";
 import { computeCid } from "../executor/cid";
@@ -42,7 +42,7 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
 
   const get = (path: string, who: Who) => call(stack, "GET", path, as(who));
   const post = (path: string, who: Who, body: unknown) => call(stack, "POST", path, { ...as(who), body });
-  const balance = async (who: Who) => (await ok(get("/billing/balance", who))).balance_cents as number;
+  const balance = async (who: Who) => (await ok(get("/billing/balance", who))).credit_cents as number;
   const createIntent = async (who: Who, amount_cents: number): Promise<string> => (await ok(post("/billing/create_payment_intent", who, { amount_cents }))).payment_intent_id;
   /** Pays `cents` as `who`: a payment intent, the card payment (the double), confirm_payment. */
   async function fund(who: Who, cents: number) {
@@ -66,14 +66,14 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
   it("gives no free credit where card payments are configured (404 free_credit_unavailable, balance unchanged)", async function () {
     const owner = await accountClient(stack);
     await expectError(owner.post("/billing/free_credit", { amount_cents: 500 }), 404, "free_credit_unavailable", "create_payment_intent");
-    expect(await ok(get("/billing/balance", owner))).to.include({ balance_cents: 0 });
+    expect(await ok(get("/billing/balance", owner))).to.include({ credit_cents: 0 });
   });
 
   it("a new account has no credit: writes and runs get 402 before anything is done; reads stay free", async function () {
     const owner = await accountClient(stack);
-    expect(await ok(get("/billing/balance", owner))).to.deep.equal({ balance_cents: 0, balance_display: "$0.00" });
+    expect(await ok(get("/billing/balance", owner))).to.deep.equal({ balance_cents: 0, credit_cents: 0, balance_display: "No credits" });
     const body = await expectRejected(stack, [owner], () => owner.post("/add_group", { group_name: "g" }), 402, "payment_required", "$0.00", "create_payment_intent");
-    expect(body.details).to.deep.equal({ balance_cents: 0, price_cents: 1 });
+    expect(body.details).to.deep.equal({ credit_cents: 0, price_cents: 1 });
     let hits = 0;
     const probe = http.createServer((_req, res) => void (hits++, res.end("hit")));
     await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
@@ -112,9 +112,9 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await expectError(post("/billing/confirm_payment", owner, { payment_intent_id: "cus_1" }), 400, "invalid_request", "payment_intent_id");
     expect(await balance(owner)).to.equal(0);
     const first = await ok(post("/billing/confirm_payment", owner, { payment_intent_id: id }));
-    expect(first).to.deep.equal({ success: true, payment_intent_id: id, amount_cents: 1500, credited: true, balance_cents: 1500, balance_display: "$15.00" });
+    expect(first).to.deep.equal({ success: true, payment_intent_id: id, amount_cents: 1500, credited: true, balance_cents: -1500, credit_cents: 1500, balance_display: "$15.00 credit" });
     const again = await ok(post("/billing/confirm_payment", owner, { payment_intent_id: id }));
-    expect(again).to.include({ credited: false, balance_cents: 1500 });
+    expect(again).to.include({ credited: false, credit_cents: 1500 });
     expect(await balance(other)).to.equal(0);
     expect(atStripe(accountPayer(owner))).to.deep.equal({ credit: 1500, credits: 1 });
     expect(double.intents.get(id)!.metadata.vesta_credited).to.match(/^cbtxn_/);
@@ -127,7 +127,7 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     double.failNext("POST", /balance_transactions$/, "unavailable");
     await expectError(post("/billing/confirm_payment", owner, { payment_intent_id: id }), 503, "payment_provider_unavailable", "try again");
     expect(await balance(owner)).to.equal(0);
-    expect(await ok(post("/billing/confirm_payment", owner, { payment_intent_id: id }))).to.include({ credited: true, balance_cents: 900 });
+    expect(await ok(post("/billing/confirm_payment", owner, { payment_intent_id: id }))).to.include({ credited: true, credit_cents: 900 });
     expect(atStripe(accountPayer(owner))).to.deep.equal({ credit: 900, credits: 1 });
   });
 
@@ -135,15 +135,15 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     const owner = await accountClient(stack);
     const id = await createIntent(owner, 700);
     const event = double.webhook("payment_intent.succeeded", double.succeed(id));
-    await expectError(webhook(event.payload), 400, "invalid_signature", "Stripe-Signature");
-    await expectError(webhook(event.payload.replace("700", "7000"), event.signature), 400, "invalid_signature");
+    await expectError(webhook(event.payload), 400, "invalid_webhook_signature", "Stripe-Signature");
+    await expectError(webhook(event.payload.replace("700", "7000"), event.signature), 400, "invalid_webhook_signature");
     const forged = double.webhook("payment_intent.succeeded", double.intents.get(id)!, "whsec_not_the_secret");
-    await expectError(webhook(forged.payload, forged.signature), 400, "invalid_signature");
+    await expectError(webhook(forged.payload, forged.signature), 400, "invalid_webhook_signature");
     expect(await balance(owner)).to.equal(0);
     expect(await ok(webhook(event.payload, event.signature))).to.deep.equal({ received: true });
     expect(await balance(owner)).to.equal(700);
     await ok(webhook(event.payload, event.signature)); // Stripe redelivers
-    expect(await ok(post("/billing/confirm_payment", owner, { payment_intent_id: id }))).to.include({ credited: false, balance_cents: 700 });
+    expect(await ok(post("/billing/confirm_payment", owner, { payment_intent_id: id }))).to.include({ credited: false, credit_cents: 700 });
     const other = double.webhook("customer.created", double.customerOf(accountPayer(owner))!);
     await ok(webhook(other.payload, other.signature)); // acknowledged, nothing to do
     expect(atStripe(accountPayer(owner))).to.deep.equal({ credit: 700, credits: 1 });
@@ -158,7 +158,7 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     expect((await ok(owner.post("/lit_action", { code: SLOW }))).response).to.equal("slow"); // 2 started seconds
     expect(await balance(owner)).to.equal(997);
     expect((await ok(owner.post("/lit_action", { code: HELLO }))).response).to.equal("hello"); // 1
-    expect(await ok(get("/billing/balance", owner))).to.deep.equal({ balance_cents: 996, balance_display: "$9.96" });
+    expect(await ok(get("/billing/balance", owner))).to.deep.equal({ balance_cents: -996, credit_cents: 996, balance_display: "$9.96 credit" });
     const customer = double.customerOf(accountPayer(owner))!;
     expect(double.transactionsOf(customer.id).filter((t) => t.amount > 0), "nothing settled yet").to.have.length(0);
     await stack.relayer.ctx.billing!.settle();
@@ -189,7 +189,7 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await expectError(post("/billing/confirm_payment", runner, { payment_intent_id: paid }), 403, "owner_only");
     expect(double.intents.size, "no intent created").to.equal(intents);
     expect(await balance(runner), "nothing credited").to.equal(499);
-    expect(await ok(post("/billing/confirm_payment", owner, { payment_intent_id: paid }))).to.include({ credited: true, balance_cents: 999 });
+    expect(await ok(post("/billing/confirm_payment", owner, { payment_intent_id: paid }))).to.include({ credited: true, credit_cents: 999 });
   });
 
   it("a wallet-owned account pays through X-Wallet-Auth, into its admin wallet's customer record", async function () {
@@ -200,7 +200,7 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await (await funder.sendTransaction({ to: wallet.address, value: ethers.parseEther("1") })).wait();
     await (await stack.config.connect(wallet).newChainSecuredAccount("wallet-owned", "")).wait();
     expect(await balance(who)).to.equal(0);
-    expect(await fund(who, 800)).to.include({ credited: true, balance_cents: 800, balance_display: "$8.00" });
+    expect(await fund(who, 800)).to.include({ credited: true, credit_cents: 800, balance_display: "$8.00 credit" });
     expect(double.customerOf(`wallet:${wallet.address}`)!.metadata).to.deep.equal({ vesta_payer: `wallet:${wallet.address}`, vesta_account: hex32(chainSecuredHash(wallet.address)) });
     await expectError(get("/billing/balance", { headers: { "x-wallet-auth": "not base64 !" } }), 401, "invalid_api_key"); // a malformed header falls back to the API key
   });
@@ -243,7 +243,7 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     // The same account now pays as its admin wallet, whose customer record holds nothing yet; the
     // usage key pays from it and reads it; the old account key pays for nothing, so it reads and funds nothing.
     const admin = await walletAuth(stack, wallet, owner.hash);
-    for (const who of [runner, admin]) expect(await ok(get("/billing/balance", who))).to.deep.equal({ balance_cents: 0, balance_display: "$0.00" });
+    for (const who of [runner, admin]) expect(await ok(get("/billing/balance", who))).to.deep.equal({ balance_cents: 0, credit_cents: 0, balance_display: "No credits" });
     const intents = double.intents.size;
     await expectError(get("/billing/balance", owner), 403, "account_chain_secured", "old account key");
     await expectError(post("/billing/create_payment_intent", owner, { amount_cents: 500 }), 403, "account_chain_secured");
@@ -258,7 +258,7 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await stack.relayer.ctx.billing!.settle();
     expect(atStripe(accountPayer(owner)).credit).to.equal(996);
 
-    expect(await fund(admin, 600)).to.include({ credited: true, balance_cents: 600 });
+    expect(await fund(admin, 600)).to.include({ credited: true, credit_cents: 600 });
     await ok(runner.post("/lit_action", { code: HELLO }));
     expect(await balance(admin)).to.equal(599);
     expect(await balance(runner)).to.equal(599);

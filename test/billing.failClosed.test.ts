@@ -3,7 +3,7 @@ import pino from "pino";
 import { Wallet } from "ethers";
 import { loadConfig } from "../relayer/config";
 import { startRelayer } from "../relayer/server";
-import { buildTypedData } from "../relayer/eip712";
+import { buildTypedData } from "../protocol/eip712";
 import { signEnvelope } from "../scripts/lib/chainSecured";
 import { suiteStack } from "./helpers/relayerChecks";
 import { accountClient, addUsageKey, expectError, ok } from "./helpers/relayerWorkflow";
@@ -88,7 +88,7 @@ describe("VESTA_MODE: production unless said otherwise, and production fails clo
 describe("free credit: development only, the owner only, capped", function () {
   this.timeout(120_000);
   const stack = suiteStack({ env: { VESTA_FREE_CREDIT_CENTS: "100", VESTA_FREE_CREDIT_CAP_CENTS: "1000" } });
-  const balance = async (c: { get: (p: string) => Promise<{ status: number; body: any }> }) => (await ok(c.get("/billing/balance"))).balance_cents as number;
+  const balance = async (c: { get: (p: string) => Promise<{ status: number; body: any }> }) => (await ok(c.get("/billing/balance"))).credit_cents as number;
 
   it("a usage key, even one with no scopes, cannot add free credit (403 owner_only, nothing added)", async function () {
     const owner = await accountClient(stack());

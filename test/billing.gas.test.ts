@@ -36,7 +36,7 @@ async function payerReceipts(stack: Stack, from: number, to: number): Promise<Tr
 describe("relayed writes cost the account what they cost the payers (gas priced, local billing)", function () {
   this.timeout(180_000);
   const stack = suiteStack({ env: { VESTA_GAS_TOKEN_PRICE_CENTS: String(TOKEN_CENTS), VESTA_GAS_MARGIN_PERCENT: String(MARGIN), VESTA_PRICE_PER_WRITE_CENTS: "1" } });
-  const balance = async (c: Client) => (await ok(c.get("/billing/balance"))).balance_cents as number;
+  const balance = async (c: Client) => (await ok(c.get("/billing/balance"))).credit_cents as number;
 
   beforeEach(async () => {
     // A real gas price: the latest block at 10 gwei (the in-process chain's base fee decays towards 0 between tests).
@@ -76,7 +76,7 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     await ethers.provider.send("evm_setAutomine", [true]);
     const replies = await Promise.all(answers);
     expect(replies.map((r) => r.status).sort()).to.deep.equal([200, 409, 409, 409]);
-    for (const r of replies.filter((x) => x.status === 409)) expect(r.body.error).to.equal("already_exists");
+    for (const r of replies.filter((x) => x.status === 409)) expect(r.body.code).to.equal("already_exists");
     const receipts = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
     expect(receipts.map((r) => r.status).sort()).to.deep.equal([0, 0, 0, 1]);
     const charged = receipts.reduce((sum, r) => sum + expectedCents(r.fee), 0);
@@ -90,7 +90,7 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     const cid = await newCid();
     const replies = await Promise.all(Array.from({ length: 8 }, () => owner.post("/add_action", { action_ipfs_cid: cid, name: "same" })));
     expect(replies.filter((r) => r.status === 200)).to.have.length(1);
-    for (const r of replies.filter((x) => x.status !== 200)) expect([r.status, r.body.error]).to.deep.equal([409, "already_exists"]);
+    for (const r of replies.filter((x) => x.status !== 200)) expect([r.status, r.body.code]).to.deep.equal([409, "already_exists"]);
     const receipts = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
     expect(before - (await balance(owner))).to.equal(receipts.reduce((sum, r) => sum + expectedCents(r.fee), 0));
   });
@@ -99,14 +99,22 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     const owner = await accountClient(stack());
     const billing = stack().relayer.ctx.billing!;
     const customer = await billing.customerId(await payerOf(stack().relayer.ctx, owner.hash));
-    await billing.remote.adjust(customer, 150 - (await balance(owner)), "test-lower-credit", {}); // $1.50 left
-    await billing.refresh(customer);
+    const setBalance = async (cents: number) => {
+      await billing.remote.adjust(customer, cents - (await balance(owner)), `test-set-credit-${cents}`, {});
+      await billing.refresh(customer);
+    };
+    const group = { group_name: "g", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] };
+    // With nothing left, the cheapest write (checked before any simulation) is refused: its price is the floor.
+    await setBalance(0);
+    const least = (await expectError(owner.post("/add_group", group), 402, "payment_required", "a management call")).details.price_cents as number;
+    // A balance above that floor, but under this write's worst case, is refused at the reservation.
+    await setBalance(least + 1);
     const block = await ethers.provider.getBlockNumber();
-    const body = await expectError(owner.post("/add_group", { group_name: "g", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] }), 402, "payment_required", "the most gas it may use");
-    expect(body.details.balance_cents).to.equal(150);
-    expect(body.details.price_cents, "the worst case").to.be.greaterThan(150);
+    const body = await expectError(owner.post("/add_group", group), 402, "payment_required", "the most gas it may use");
+    expect(body.details.credit_cents).to.equal(least + 1);
+    expect(body.details.price_cents, "the worst case").to.be.greaterThan(least + 1);
     expect(await ethers.provider.getBlockNumber(), "nothing sent").to.equal(block);
-    expect(await balance(owner)).to.equal(150);
+    expect(await balance(owner)).to.equal(least + 1);
   });
 
   it("recovery prices a write left by a stopped process from its receipt (reverted or not), and keeps one that may still land", async function () {

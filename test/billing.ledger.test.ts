@@ -5,7 +5,7 @@ import path from "node:path";
 import pino from "pino";
 import { loadBillingConfig } from "../billing/config";
 import { Billing } from "../billing/service";
-import { AppError } from "../relayer/errors";
+import { AppError } from "../protocol/errors";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
 import { debitThenDie } from "./helpers/billingChild";
 

@@ -49,25 +49,25 @@ describe("billing in local mode (npm start: no Stripe, free credit per account)"
 
   it("gives a new account the free credit and charges the configured prices until it is spent, across a restart", async function () {
     const owner = await accountClient(stack());
-    expect(await ok(owner.get("/billing/balance"))).to.deep.equal({ balance_cents: 12, balance_display: "$0.12" });
+    expect(await ok(owner.get("/billing/balance"))).to.deep.equal({ balance_cents: -12, credit_cents: 12, balance_display: "$0.12 credit" });
     await addGroup(owner, "g"); // 5
     await ok(owner.post("/lit_action", { code: HELLO })); // 3
-    expect(await ok(owner.get("/billing/balance"))).to.include({ balance_cents: 4 });
+    expect(await ok(owner.get("/billing/balance"))).to.include({ credit_cents: 4 });
     await expectError(owner.post("/add_group", { group_name: "h" }), 402, "payment_required", "$0.04", "$0.05");
     await ok(owner.post("/lit_action", { code: HELLO })); // 3: a run reserves its time limit (1 s here)
     await expectError(owner.post("/lit_action", { code: HELLO }), 402, "payment_required", "$0.01", "$0.03");
     await stack().restart();
-    expect(await ok(owner.get("/billing/balance"))).to.include({ balance_cents: 1 });
+    expect(await ok(owner.get("/billing/balance"))).to.include({ credit_cents: 1 });
   });
 
   it("tops up with free credit (the dashboard's local top-up), validated, and survives a restart", async function () {
     const owner = await accountClient(stack());
-    expect(await ok(owner.post("/billing/free_credit", { amount_cents: 500 }))).to.deep.equal({ amount_cents: 500, balance_cents: 512, balance_display: "$5.12" });
+    expect(await ok(owner.post("/billing/free_credit", { amount_cents: 500 }))).to.deep.equal({ amount_cents: 500, balance_cents: -512, credit_cents: 512, balance_display: "$5.12 credit" });
     await expectError(owner.post("/billing/free_credit", { amount_cents: 0 }), 400, "invalid_request", "amount_cents must be at least 1");
     await expectError(owner.post("/billing/free_credit", { amount_cents: 10_001 }), 400, "invalid_request", "at most 10000");
     await expectError(call(stack(), "POST", "/billing/free_credit", { body: { amount_cents: 5 } }), 401, "invalid_api_key");
     await stack().restart();
-    expect(await ok(owner.get("/billing/balance"))).to.include({ balance_cents: 512 });
+    expect(await ok(owner.get("/billing/balance"))).to.include({ credit_cents: 512 });
   });
 
   it("has no card payments: the Stripe routes answer 404 stripe_not_configured", async function () {

@@ -21,14 +21,14 @@ async function raceWatchingBalance(owner: Client, requests: (() => Promise<Reply
   let done = false;
   const watcher = (async () => {
     while (!done) {
-      lowest = Math.min(lowest, (await ok(owner.get("/billing/balance"))).balance_cents);
+      lowest = Math.min(lowest, (await ok(owner.get("/billing/balance"))).credit_cents);
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
   const answers = await Promise.all(requests.map((send) => send()));
   done = true;
   await watcher;
-  return { answers, lowest: Math.min(lowest, (await ok(owner.get("/billing/balance"))).balance_cents) };
+  return { answers, lowest: Math.min(lowest, (await ok(owner.get("/billing/balance"))).credit_cents) };
 }
 
 const count = (answers: Reply[], status: number) => answers.filter((a) => a.status === status).length;
@@ -43,9 +43,9 @@ describe("credit cannot be overdrawn: admission reserves the worst case (local b
     const { answers, lowest } = await raceWatchingBalance(owner, Array.from({ length: 50 }, () => () => owner.post("/lit_action", { code: LONG })));
     expect(count(answers, 200), JSON.stringify(answers.map((a) => (a.status === 200 || a.status === 402 ? a.status : a.body)))).to.equal(3);
     expect(count(answers, 402)).to.equal(47);
-    for (const a of answers.filter((x) => x.status === 402)) expect(a.body.details).to.deep.equal({ balance_cents: 0, price_cents: 2 });
+    for (const a of answers.filter((x) => x.status === 402)) expect(a.body.details).to.deep.equal({ credit_cents: 0, price_cents: 2 });
     expect(lowest, "lowest balance seen").to.be.at.least(0);
-    expect((await ok(owner.get("/billing/balance"))).balance_cents, "3 runs x 2 started seconds").to.equal(0);
+    expect((await ok(owner.get("/billing/balance"))).credit_cents, "3 runs x 2 started seconds").to.equal(0);
     const billing = stack().relayer.ctx.billing!;
     await billing.settle();
     const customer = billing.ledger.customer({ key: `account:0x${owner.hash.toString(16).padStart(64, "0")}`, account: "" })!;
@@ -55,7 +55,7 @@ describe("credit cannot be overdrawn: admission reserves the worst case (local b
   it("a run's unused reservation is released when it ends: a short run pays 1 s of its 2 s reservation", async function () {
     const owner = await accountClient(stack());
     await ok(owner.post("/lit_action", { code: `async function main() { return 1; }` }));
-    expect((await ok(owner.get("/billing/balance"))).balance_cents).to.equal(5);
+    expect((await ok(owner.get("/billing/balance"))).credit_cents).to.equal(5);
   });
 
   it("10 concurrent relayed writes against a balance that covers 6: 6 land, 4 get 402 and send nothing", async function () {
@@ -68,7 +68,7 @@ describe("credit cannot be overdrawn: admission reserves the worst case (local b
     expect(count(answers, 200), JSON.stringify(answers.map((a) => a.status))).to.equal(6);
     expect(count(answers, 402)).to.equal(4);
     expect(lowest).to.be.at.least(0);
-    expect((await ok(owner.get("/billing/balance"))).balance_cents).to.equal(0);
+    expect((await ok(owner.get("/billing/balance"))).credit_cents).to.equal(0);
     const after = (await onChain(stack(), owner)) as { groups: unknown[] };
     expect(after.groups.length - (before as { groups: unknown[] }).groups.length, "groups created on chain").to.equal(6);
   });

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { Wallet, type BaseWallet, type Contract } from "ethers";
-import { buildTypedData } from "../relayer/eip712";
+import { buildTypedData } from "../protocol/eip712";
 import { walletAuthHeader } from "../relayer/http/walletAuth";
 import { signEnvelope } from "../scripts/lib/chainSecured";
 import { computeCid } from "../executor/cid";
@@ -68,9 +68,9 @@ describe("billing follows only an admin wallet that accepted the account (Stripe
     await (await transfer(owner.hash, victim.address)).wait();
     await new Promise((r) => setTimeout(r, 300)); // past the relayer's event poll
 
-    const victimBalance = async () => (await ok(call(stack, "GET", "/billing/balance", { headers: await walletAuth(victim) }))).balance_cents;
+    const victimBalance = async () => (await ok(call(stack, "GET", "/billing/balance", { headers: await walletAuth(victim) }))).credit_cents;
     expect(await victimBalance()).to.equal(1000);
-    expect((await ok(runner.get("/billing/balance"))).balance_cents, "the usage key reads the attacker's record, not the victim's").to.equal(0);
+    expect((await ok(runner.get("/billing/balance"))).credit_cents, "the usage key reads the attacker's record, not the victim's").to.equal(0);
     await expectError(runner.post("/lit_action", { code: HELLO }), 402, "payment_required", "$0.00");
     expect(await victimBalance(), "the victim paid nothing").to.equal(1000);
     await stack.relayer.ctx.billing!.settle();

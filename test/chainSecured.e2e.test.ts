@@ -1,12 +1,12 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { verifyMessage, Wallet } from "ethers";
-import { buildTypedData, PRIMARY_TYPES, type PrimaryType, type TypedData } from "../relayer/eip712";
+import { buildTypedData, PRIMARY_TYPES, type PrimaryType, type TypedData } from "../protocol/eip712";
 import { computeCid } from "../executor/cid";
 import { LOCAL_TEST_WALLET_KEY, runChainSecuredDemo, SIGN_ACTION, signEnvelope, signedRequest } from "../scripts/lib/chainSecured";
 import { call, chainKeys } from "./helpers/relayer";
 import { flat, hashOf, perms } from "./helpers/accountConfig";
-import { usageKeySeal } from "../relayer/usageKeySeal";
+import { usageKeySeal } from "../protocol/usageKeySeal";
 import { accountState } from "./helpers/scenario";
 import { suiteStack } from "./helpers/relayerChecks";
 import { deploySafeInfrastructure, type SafeKit } from "./helpers/safe";
@@ -162,7 +162,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       const m = await managedAccount();
       const admin = await fundedWallet();
       const before = (await onChain(stack(), m.owner)) as any;
-      expect(await ok(convert(m.owner, admin))).to.deep.equal({ admin_wallet_address: admin.address, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
+      expect(await ok(convert(m.owner, admin))).to.deep.equal({ success: true, admin_wallet_address: admin.address, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
       const pending = (await onChain(stack(), m.owner)) as any;
       expect(pending.account).to.deep.equal({ ...before.account, pendingAdminWalletAddress: admin.address, pendingConversion: true });
       // still managed: the master key still writes and runs
@@ -394,9 +394,14 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       safe = await kit.createSafe(owners, 2, String(Date.now()));
     });
 
-    /** The Safe's signature of `primaryType` (ERC-1271): a Safe message over the envelope's EIP-712 digest, signed by `signers`. */
+    /**
+     * The Safe's signature of `primaryType` (ERC-1271): a Safe message over the envelope's EIP-712 digest, signed by `signers`.
+     * Each request is issued a second earlier than the last: two requests within one second would be the same
+     * signature, and a ConvertAccount signature converts one account only.
+     */
+    let age = 0;
     async function safeRequest(primaryType: PrimaryType, signers: string[]) {
-      const typed_data: TypedData = buildTypedData(primaryType, { chainId, address: safe, issuedAt: now() });
+      const typed_data: TypedData = buildTypedData(primaryType, { chainId, address: safe, issuedAt: now() - age++ });
       let message = (await kit.connect(safe, signers[0])).createMessage(typed_data as never);
       for (const s of signers) message = await (await kit.connect(safe, s)).signMessage(message, "eth_signTypedData_v4");
       return { typed_data, signature: message.encodedSignatures() };
@@ -414,7 +419,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
 
     it("converts a managed account to the Safe, proven by two owners' Safe message signature and accepted by a Safe transaction", async function () {
       const m = await safeAccount();
-      expect(m.answer).to.deep.equal({ admin_wallet_address: safe, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
+      expect(m.answer).to.deep.equal({ success: true, admin_wallet_address: safe, api_key_hash: hex32(m.owner.hash), pending_acceptance: true });
       const account = await stack().config.getAccount(m.owner.hash);
       expect([account.adminWalletAddress, account.managed]).to.deep.equal([safe, false]);
     });

@@ -45,7 +45,7 @@ describe("typed client", function () {
     const vesta = createVestaClient({ baseUrl: `${stack.relayer.url}/core/v1/`, apiKey: api_key }); // a /core/v1 suffix is tolerated
     const { group_id } = await unwrap(vesta.POST("/core/v1/add_group", { body: { group_name: "g" } }));
     const groups = await unwrap(vesta.GET("/core/v1/list_groups", { params: { query: { page_number: 0, page_size: 10 } } }));
-    expect(groups.map((g) => [Number(g.id), g.name])).to.deep.equal([[group_id, "g"]]);
+    expect(groups.map((g) => [g.id, g.name])).to.deep.equal([[group_id, "g"]]);
 
     const err = await unwrap(vesta.POST("/core/v1/remove_group", { body: { group_id: 999 } })).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(VestaApiError);

@@ -9,7 +9,7 @@
 import crypto from "node:crypto";
 import { expect } from "chai";
 import { JsonRpcProvider, solidityPackedKeccak256, verifyMessage, Wallet } from "ethers";
-import { keyHash } from "../relayer/usageKeySeal";
+import { keyHash } from "../protocol/usageKeySeal";
 import type { Page } from "playwright-core";
 import { call, chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { walletAuthHeaders } from "./helpers/wallets";
@@ -71,7 +71,7 @@ describe("dashboard in a browser", function () {
     await page.getByRole("button", { name: "I have stored it, continue" }).click();
     await page.getByTestId("balance").filter({ hasText: "$" }).waitFor();
     expect(await page.getByTestId("signed-in").innerText()).to.equal("API key");
-    expect(await page.getByTestId("balance").innerText()).to.match(/^\$[\d,]+\.\d\d$/);
+    expect(await page.getByTestId("balance").innerText()).to.match(/^\$[\d,]+\.\d\d credit$/);
     await shot(page, "02-signed-in");
 
     // A wallet (PKP).
@@ -197,8 +197,8 @@ describe("dashboard in a browser", function () {
     await page.getByLabel("Amount (USD)").fill("7.5");
     await page.getByRole("button", { name: "Add free credit" }).click();
     expect(await page.getByRole("status").innerText()).to.contain("Added 750 cents of free credit");
-    const cents = (s: string) => Math.round(Number(s.replace(/[$,]/g, "")) * 100);
-    await page.waitForFunction((want) => document.querySelector('[data-testid="balance"]')?.textContent?.replace(/[$,]/g, "") === want, (cents(before) / 100 + 7.5).toFixed(2));
+    const cents = (s: string) => Math.round(Number(s.replace(/[$,]| credit$/g, "")) * 100);
+    await page.waitForFunction((want) => document.querySelector('[data-testid="balance"]')?.textContent?.replace(/[$,]| credit$/g, "") === want, (cents(before) / 100 + 7.5).toFixed(2));
     await shot(page, "11-free-credit");
   });
 });
@@ -251,7 +251,7 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
     await page.goto(`${stack.relayer.url}/dashboard/`);
     await page.getByLabel("Account key or usage key").fill(owner.api_key);
     await page.getByRole("button", { name: "Sign in" }).click();
-    expect(await page.getByTestId("balance").filter({ hasText: "$" }).innerText()).to.equal("$0.00");
+    expect(await page.getByTestId("balance").filter({ hasText: "No credits" }).innerText()).to.equal("No credits");
     await page.getByLabel("Amount (USD, at least 5)").fill("3");
     await page.getByRole("button", { name: "Continue to payment" }).click();
     expect(await alertText(page)).to.contain("amount_cents must be at least 500");
@@ -262,7 +262,7 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
     await shot(page, "12-stripe-elements");
     await page.getByRole("button", { name: "Pay" }).click();
     expect(await page.getByRole("status").innerText()).to.contain("Paid 12.00");
-    await page.getByTestId("balance").filter({ hasText: "$12.00" }).waitFor();
+    await page.getByTestId("balance").filter({ hasText: "$12.00 credit" }).waitFor();
     await shot(page, "13-stripe-paid");
   });
 
@@ -311,7 +311,7 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
       const account = await stack.config.getAccount(accountHash);
       expect([account.adminWalletAddress, account.managed]).to.deep.equal([wallet.address, false]);
       // The balance comes through X-Wallet-Auth (the login signature): Stripe mode, no credit yet.
-      await page.getByTestId("balance").filter({ hasText: "$0.00" }).waitFor();
+      await page.getByTestId("balance").filter({ hasText: "No credits" }).waitFor();
       await shot(page, "16-wallet-login");
 
       // A PKP: minted by a CreateWallet signature, registered on chain by the wallet itself.

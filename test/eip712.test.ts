@@ -1,14 +1,9 @@
 import { expect } from "chai";
-import { Wallet, type TypedDataField } from "ethers";
-import {
-  buildTypedData,
-  DEFAULT_DOMAIN_NAME,
-  PRIMARY_TYPES,
-  SignedRequestError,
-  verifySignedRequest,
-  type PrimaryType,
-  type TypedData,
-} from "../relayer/eip712";
+import { keccak256, recoverAddress, toUtf8Bytes, TypedDataEncoder, Wallet, type TypedDataField } from "ethers";
+import { buildTypedData, DEFAULT_DOMAIN_NAME, PRIMARY_TYPES, STRUCT_FIELDS, type PrimaryType, type TypedData } from "../protocol/eip712";
+import { NATIVE_SECP256K1, recoverSigner } from "../protocol/ecdsa";
+import { SignedRequestError } from "../relayer/signed";
+import { typedDataDigest, verifyTypedData as verifySignedRequest } from "../relayer/signed/eip712";
 
 const CHAIN_ID = 31337n;
 const NOW = 1_800_000_000;
@@ -203,6 +198,33 @@ describe("EIP-712 envelope (spec 2)", function () {
       }
       await rejected(verify(null, sig), 400, /exactly types, domain, primaryType and message/);
       await rejected(verify("a string", sig), 400, /exactly types/);
+    });
+  });
+
+  describe("digest and recovery", function () {
+    it("computes the digest ethers' TypedDataEncoder.hash computes, for every primary type and domain", function () {
+      for (const primaryType of PRIMARY_TYPES) {
+        for (const [name, chainId] of [[DEFAULT_DOMAIN_NAME, 31337n], ["Another", 1n], [DEFAULT_DOMAIN_NAME, 8453n]] as const) {
+          const value = { address: signer.address, issuedAt: BigInt(NOW) };
+          const domain = { name, version: "1", chainId };
+          expect(typedDataDigest(domain, primaryType, value), `${primaryType} ${name} ${chainId}`).to.equal(TypedDataEncoder.hash(domain, { [primaryType]: STRUCT_FIELDS }, value));
+        }
+      }
+    });
+
+    it("recovers signers natively as ethers does, and refuses what ethers refuses (high s)", function () {
+      expect(NATIVE_SECP256K1, "the libsecp256k1 binding loads on this platform").to.equal(true);
+      for (let i = 0; i < 20; i++) {
+        const w = Wallet.createRandom();
+        const digest = keccak256(toUtf8Bytes(`message ${i}`));
+        const sig = w.signingKey.sign(digest);
+        expect(recoverSigner(digest, sig.serialized)).to.equal(w.address);
+        expect(recoverSigner(digest, sig.serialized)).to.equal(recoverAddress(digest, sig.serialized));
+        const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+        const highS = `0x${sig.r.slice(2)}${(N - BigInt(sig.s)).toString(16).padStart(64, "0")}${sig.v === 27 ? "1c" : "1b"}`;
+        expect(() => recoverAddress(digest, highS)).to.throw(/non-canonical s/);
+        expect(() => recoverSigner(digest, highS)).to.throw(/non-canonical s/);
+      }
     });
   });
 });

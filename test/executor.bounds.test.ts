@@ -1,9 +1,10 @@
 import { expect } from "chai";
 import { RunRefused } from "../executor/errors";
-import { hostMessageChars, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES } from "../executor/sandbox/bounds";
-import { FairQueue, defaultFairShare } from "../executor/sandbox/fair-queue";
-import { readFromWorker, readToWorker } from "../executor/sandbox/messages";
-import { SandboxPool } from "../executor/sandbox/pool";
+import { hostMessageChars, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES } from "../executor/sandbox/wire/bounds";
+import { FairQueue, defaultFairShare } from "../executor/sandbox/host/fair-queue";
+import { codeFromFrame, encodeFrame, FRAME_HEADER_BYTES, FrameReader } from "../executor/sandbox/wire/frames";
+import { readFromSandbox, readToSandbox } from "../executor/sandbox/wire/messages";
+import { SandboxPool } from "../executor/sandbox/host/pool";
 import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits, type RunOwner, type RunResult } from "../executor/sandbox/types";
 
 const CID = "QmBoundsTest";
@@ -94,7 +95,7 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       });
     }
 
-    it("checks the request before any worker sees it: code that is not UTF-8, params that are not JSON or too deep or too large", async function () {
+    it("checks the request before any sandbox sees it: code that is not UTF-8, params that are not JSON or too deep or too large", async function () {
       const started = pool.stats().started;
       const bad = [
         { ...request("1"), code: new Uint8Array([0x31, 0xed, 0xa0, 0x80]) },
@@ -115,9 +116,9 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
     });
   });
 
-  describe("the worker protocol is read, never trusted", function () {
+  describe("the sandbox protocol is read, never trusted", function () {
     const limits = limitsWith();
-    it("refuses malformed or oversized messages from a worker", function () {
+    it("refuses malformed or oversized messages from a sandbox", function () {
       for (const m of [
         null,
         "ready",
@@ -132,9 +133,38 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
         { type: "done", runId: 1, responseJson: null, logs: "", error: { message: "m", limit: "noSuchLimit" }, wasmBytes: 1, poisoned: false },
         { type: "other" },
       ]) {
-        expect(readFromWorker(m, limits), JSON.stringify(m)?.slice(0, 80)).to.equal(undefined);
+        expect(readFromSandbox(m, limits), JSON.stringify(m)?.slice(0, 80)).to.equal(undefined);
       }
-      expect(readFromWorker({ type: "call", runId: 1, callId: 2, op: "fetch", argsJson: "{}", extra: { deep: [] } }, limits)).to.deep.equal({ type: "call", runId: 1, callId: 2, op: "fetch", argsJson: "{}" });
+      expect(readFromSandbox({ type: "call", runId: 1, callId: 2, op: "fetch", argsJson: "{}", extra: { deep: [] } }, limits)).to.deep.equal({ type: "call", runId: 1, callId: 2, op: "fetch", argsJson: "{}" });
+    });
+
+    it("cuts the byte stream into frames however it arrives, and refuses an oversized frame from its header alone, or one that is not JSON", function () {
+      const got: unknown[] = [];
+      const problems: string[] = [];
+      const reader = new FrameReader(() => 1024, (m) => got.push(m), (p) => problems.push(p));
+      const frames = Buffer.concat([encodeFrame({ type: "ready" }), encodeFrame({ type: "call", runId: 1, callId: 1, op: "fetch", argsJson: "{\"é\":1}" }), encodeFrame({ type: "poisoned" })]);
+      for (let i = 0; i < frames.length; i += 3) reader.push(frames.subarray(i, i + 3)); // 3 bytes at a time, headers split
+      expect(got).to.deep.equal([{ type: "ready" }, { type: "call", runId: 1, callId: 1, op: "fetch", argsJson: '{"é":1}' }, { type: "poisoned" }]);
+      const header = Buffer.alloc(FRAME_HEADER_BYTES);
+      header.writeUInt32BE(1025);
+      reader.push(header); // the body never needs to arrive: the header is refused
+      expect(problems).to.deep.equal(["a frame of 1025 bytes is larger than allowed (1024)"]);
+      reader.push(encodeFrame({ type: "ready" }));
+      expect(got).to.have.length(3); // a broken stream reads nothing more
+      const notJson = new FrameReader(() => 1024, (m) => got.push(m), (p) => problems.push(p));
+      const body = Buffer.from("{ nope");
+      header.writeUInt32BE(body.length);
+      notJson.push(Buffer.concat([header, body]));
+      expect(problems[1]).to.equal("a frame is not JSON");
+      expect(got).to.have.length(3);
+    });
+
+    it("carries the code as base64 and reads it back only when it is strict base64", function () {
+      const code = new Uint8Array([0xef, 0xbb, 0xbf, 0x31, 0x00, 0xff]);
+      const frame = JSON.parse(encodeFrame({ type: "run", code }).subarray(FRAME_HEADER_BYTES).toString("utf8"));
+      expect(frame.code).to.equal(Buffer.from(code).toString("base64"));
+      expect(codeFromFrame(frame.code)).to.deep.equal(code);
+      for (const bad of ["7_-_", "abc", "a b=", 42, null]) expect(codeFromFrame(bad), String(bad)).to.equal(undefined);
     });
 
     it("refuses malformed messages from the pool", function () {
@@ -145,7 +175,7 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
         { type: "answer", runId: 1, callId: 1, ok: true, json: { value: 1 } },
         { type: "answer", runId: 1, callId: 1, ok: "yes", json: "1" },
       ]) {
-        expect(readToWorker(m)).to.equal(undefined);
+        expect(readToSandbox(m)).to.equal(undefined);
       }
     });
   });
@@ -172,7 +202,7 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       expect(q.length).to.equal(3);
     });
 
-    it("defaults: all workers but one per account (at least one), each key as much as its account", function () {
+    it("defaults: all sandbox processes but one per account (at least one), each key as much as its account", function () {
       expect(defaultFairShare(1)).to.deep.equal({ perAccount: 1, perKey: 1, queuePerAccount: 64, queueTotal: 1024 });
       expect(defaultFairShare(8)).to.include({ perAccount: 7, perKey: 7 });
     });

@@ -76,7 +76,7 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
     expect(again.status).to.equal(200);
     expect(again.body.response).to.match(/^stored /);
     const mismatch = await run(stack, apiKey, { code, ipfs_id: await computeCid("other") });
-    expect([mismatch.status, mismatch.body.error]).to.deep.equal([400, "invalid_request"]);
+    expect([mismatch.status, mismatch.body.code]).to.deep.equal([400, "invalid_request"]);
   });
 
   it("answers get_action_ipfs_id and get_lit_action_ipfs_id with the CID of the code", async function () {
@@ -90,7 +90,7 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
   it("lets a usage key run an action only where a group it may execute in lists the CID (403 before anything runs)", async function () {
     const { usageKey, wallet, signCid } = await setup(stack);
     const denied = await run(stack, usageKey, { code: HELLO, js_params: { name: "x" } });
-    expect([denied.status, denied.body.error]).to.deep.equal([403, "not_permitted"]);
+    expect([denied.status, denied.body.code]).to.deep.equal([403, "not_permitted"]);
     const ok = await run(stack, usageKey, { code: SIGN, js_params: { pkpId: wallet, message: "gm" } });
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
     expect(ok.body.has_error).to.equal(false);
@@ -122,7 +122,7 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
     expect((await run(stack, usageKey, { code: SIGN, js_params: { pkpId: wallet, message: "a" } })).status).to.equal(200);
     await call(stack, "POST", "/remove_usage_api_key", { key: apiKey, body: { usage_api_key: usageKey } });
     const r = await run(stack, usageKey, { code: SIGN, js_params: { pkpId: wallet, message: "a" } });
-    expect([r.status, r.body.error]).to.deep.equal([401, "invalid_api_key"]);
+    expect([r.status, r.body.code]).to.deep.equal([401, "invalid_api_key"]);
   });
 
   it("denies on the next request a permission removed through the API", async function () {
@@ -233,9 +233,9 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
   it("rejects oversized js_params and a missing action with clear errors", async function () {
     const { apiKey } = await newAccount(stack);
     const big = await run(stack, apiKey, { code: HELLO, js_params: { blob: "x".repeat(70 * 1024) } });
-    expect([big.status, big.body.error]).to.deep.equal([413, "params_too_large"]);
+    expect([big.status, big.body.code]).to.deep.equal([413, "params_too_large"]);
     const none = await run(stack, apiKey, {});
-    expect([none.status, none.body.error]).to.deep.equal([400, "invalid_request"]);
+    expect([none.status, none.body.code]).to.deep.equal([400, "invalid_request"]);
   });
 
   it("runs every example action in executor/examples", async function () {

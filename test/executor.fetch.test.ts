@@ -2,8 +2,8 @@ import { expect } from "chai";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import ipaddr from "ipaddr.js";
-import { refusedRange } from "../executor/sandbox/egress";
-import { hostFetch } from "../executor/sandbox/fetch";
+import { refusedRange } from "../executor/sandbox/host/egress";
+import { hostFetch } from "../executor/sandbox/host/fetch";
 import { DEFAULT_LIMITS } from "../executor/sandbox/types";
 import { countingServer, fakeInternet, stubResolver } from "./helpers/network";
 
@@ -96,6 +96,14 @@ describe("action fetch: egress policy (IANA special-purpose ranges)", function (
     ["64:ff9b::a9fe:a9fe", "NAT64, carries 169.254.169.254 (linkLocal)"],
     ["64:ff9b::8.8.8.8", "NAT64, carries 8.8.8.8 (unicast)"],
     ["64:ff9b:1:7f00:0:100::", "NAT64 local-use, carries 127.0.0.1 (loopback)"],
+    ["64:ff9b:1:808:8:800::", "NAT64 local-use, carries 8.8.8.8 (unicast)"],
+    // near the local-use prefix 64:ff9b:1::/48, but outside it: no IPv4 is carried
+    ["64:ff9b:2::1", "reserved (outside global unicast 2000::/3)"],
+    ["64:ff9a:1::1", "reserved (outside global unicast 2000::/3)"],
+    ["65:ff9b:1::1", "reserved (outside global unicast 2000::/3)"],
+    // the IPv4-compatible form needs the first 96 bits zero and something beyond ::1
+    ["::2", "IPv4-compatible, carries 0.0.0.2 (unspecified)"],
+    ["::1:0:0:7f00:1", "reserved (outside global unicast 2000::/3)"],
     ["100::1", "discard"],
     ["100:0:0:1::1", "reserved (outside global unicast 2000::/3)"],
     ["2001:1::1", "reserved"],

@@ -88,7 +88,7 @@ describe("execution path under attack (issue 15)", function () {
     it("refuses code with a lone surrogate (400 invalid_code) on every route that hashes or runs code, and stores nothing", async function () {
       for (const code of ['async function main() { return "\uD800"; }', 'async function main() { return "\uDC00"; }', "async function main() {}\uD83D", '"\uDE00\uD83D"']) {
         for (const r of [await run(apiKey, { code }), await cidOf(code)]) {
-          expect([r.status, r.body.error]).to.deep.equal([400, "invalid_code"]);
+          expect([r.status, r.body.code]).to.deep.equal([400, "invalid_code"]);
           expect(r.body.message).to.match(/lone surrogate \\uD[89A-F][0-9A-F]{2} at character \d+/);
         }
         const replaced = code.replace(/[\uD800-\uDFFF]/g, "\uFFFD"); // what an encoder would have hashed instead
@@ -114,7 +114,7 @@ describe("execution path under attack (issue 15)", function () {
       const ok = await run(usage, { code: audited });
       expect([ok.status, ok.body.response, ok.body.ipfs_id]).to.deep.equal([200, "safe", cid]);
       const r = await run(usage, { code: attack });
-      expect([r.status, r.body.error], JSON.stringify(r.body)).to.deep.equal([400, "invalid_code"]);
+      expect([r.status, r.body.code], JSON.stringify(r.body)).to.deep.equal([400, "invalid_code"]);
       expect(JSON.stringify(r.body)).to.not.match(/0x[0-9a-f]{64}/);
     });
   });
@@ -126,7 +126,7 @@ describe("execution path under attack (issue 15)", function () {
       it(`answers 400 json_too_deep to js_params nested ${depth} deep, and keeps serving`, async function () {
         const raw = `{"code":"async function main(p) { return 1 }","js_params":${"[".repeat(depth)}${"]".repeat(depth)}}`;
         const r = await call(stack, "POST", "/lit_action", { key: apiKey, rawBody: raw });
-        expect([r.status, r.body.error]).to.deep.equal([400, "json_too_deep"]);
+        expect([r.status, r.body.code]).to.deep.equal([400, "json_too_deep"]);
         expect(r.body.message).to.equal("the JSON body nests arrays or objects more than 64 levels deep (the limit is 64)");
         await stillServing();
       });
@@ -139,7 +139,7 @@ describe("execution path under attack (issue 15)", function () {
       await new Promise((r) => setTimeout(r, 500));
       const raw = `{"code":"async function main(p) { return 1 }","js_params":${"[".repeat(3700)}${"]".repeat(3700)}}`;
       const r = await call(stack, "POST", "/lit_action", { key: apiKey, rawBody: raw });
-      expect([r.status, r.body.error]).to.deep.equal([400, "json_too_deep"]);
+      expect([r.status, r.body.code]).to.deep.equal([400, "json_too_deep"]);
       expect((await Promise.all(busy)).map((b) => b.body.response)).to.deep.equal(["slept", "slept"]);
       await stillServing();
     });
@@ -158,7 +158,7 @@ describe("execution path under attack (issue 15)", function () {
         ["/billing/free_credit", apiKey],
       ] as const) {
         const r = await call(stack, "POST", path, { key, rawBody: `{"a":${deep}}` });
-        expect([r.status, r.body.error], path).to.deep.equal([400, "json_too_deep"]);
+        expect([r.status, r.body.code], path).to.deep.equal([400, "json_too_deep"]);
       }
       await stillServing();
     });

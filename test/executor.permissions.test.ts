@@ -56,7 +56,7 @@ describe("execution rules at the executor, through HTTP (the layer users reach)"
       expect([before.status, before.body.response]).to.deep.equal([200, wallet]);
       expect((await call(stack, "POST", "/remove_group", { key: apiKey, body: { group_id: "1" } })).status).to.equal(200);
       const after = await run(stack, usageKey, wallet);
-      expect([after.status, after.body.error]).to.deep.equal([403, "not_permitted"]);
+      expect([after.status, after.body.code]).to.deep.equal([403, "not_permitted"]);
     });
   }
 
@@ -66,7 +66,7 @@ describe("execution rules at the executor, through HTTP (the layer users reach)"
     await (await (await directAdmin(stack, apiKey)).removeGroup(hashOf(apiKey), 1)).wait();
     await stack.relayer.ctx.executor.permissions.sync();
     const after = await run(stack, usageKey, wallet);
-    expect([after.status, after.body.error]).to.deep.equal([403, "not_permitted"]);
+    expect([after.status, after.body.code]).to.deep.equal([403, "not_permitted"]);
   });
 
   it("gives 401 to a usage key once it expired, though its resolution is cached (expiry judged by block time)", async function () {
@@ -80,7 +80,7 @@ describe("execution rules at the executor, through HTTP (the layer users reach)"
     await network.provider.send("evm_mine", []);
     await stack.relayer.ctx.executor.permissions.sync();
     const after = await run(stack, usageKey, wallet);
-    expect([after.status, after.body.error]).to.deep.equal([401, "invalid_api_key"]);
+    expect([after.status, after.body.code]).to.deep.equal([401, "invalid_api_key"]);
     // the contract agrees
     expect((await stack.config.resolveApiKey(BigInt(keccak256(toUtf8Bytes(usageKey)))))[2]).to.equal(false);
   });

@@ -117,8 +117,8 @@ describe("README: the typed-client examples", function () {
   /** A printed balance, `name: 993 ($9.93)`, in cents. */
   function cents(label: string, key: string): number {
     const v = from(label, key);
-    const m = /^(-?\d+) \(\$\d+\.\d\d\)$/.exec(v);
-    if (!m) throw new Error(`example ${label} printed "${key}: ${v}", not "<cents> ($<dollars>)"`);
+    const m = /^(-?\d+) \((\$[\d,]+\.\d\d (credit|owed)|No credits)\)$/.exec(v);
+    if (!m) throw new Error(`example ${label} printed "${key}: ${v}", not "<cents> ($<dollars> credit)" or "<cents> (No credits)"`);
     return Number(m[1]);
   }
 
@@ -245,11 +245,11 @@ describe("README: the typed-client examples", function () {
 
     it("billing (local mode): shows the balance and tops it up by 500 cents", async function () {
       await run("billing", { VESTA_URL: url(), VESTA_API_KEY: accountKey() });
-      const before = cents("billing", "balance_before_cents");
+      const before = cents("billing", "credit_before_cents");
       expect(before, "the free credit minus what the earlier steps spent").to.be.within(900, 999);
-      expect(cents("billing", "balance_cents")).to.equal(before + 500);
+      expect(cents("billing", "credit_cents")).to.equal(before + 500);
       const now = await call(stack!, "GET", "/billing/balance", { key: accountKey() });
-      expect(now.body.balance_cents).to.equal(before + 500);
+      expect(now.body.credit_cents).to.equal(before + 500);
     });
 
     it("chain-secured: a wallet's CreateWallet signature mints a wallet of its account, which it registers on chain", async function () {
@@ -290,14 +290,14 @@ describe("README: the typed-client examples", function () {
       it("creates a payment intent instead of free credit, and confirms it once paid", async function () {
         const env = { VESTA_URL: stripeRelayer!.url, VESTA_API_KEY: accountKey() };
         const first = await run("billing", env, "billing (stripe)");
-        expect(first.values.balance_cents, "no free credit where cards are taken").to.equal(undefined);
+        expect(first.values.credit_cents, "no free credit where cards are taken").to.equal(undefined);
         const intentId = from("billing (stripe)", "payment_intent_id");
         expect(from("billing (stripe)", "client_secret")).to.match(new RegExp(`^${intentId}_secret_`));
         expect(double!.intents.get(intentId), `the double has no intent ${intentId}`).to.include({ amount: 500 });
-        const before = cents("billing (stripe)", "balance_before_cents");
+        const before = cents("billing (stripe)", "credit_before_cents");
         double!.succeed(intentId); // the card payment in the browser
         await run("billing", { ...env, VESTA_PAYMENT_INTENT_ID: intentId }, "billing (stripe, confirm)");
-        expect(cents("billing (stripe, confirm)", "balance_cents")).to.equal(before + 500);
+        expect(cents("billing (stripe, confirm)", "credit_cents")).to.equal(before + 500);
       });
     });
   });

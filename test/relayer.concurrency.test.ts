@@ -18,7 +18,7 @@ async function sendDirectly(key: string) {
 /** `count` add_group calls sent at once, named `${prefix} ${i}`; expects each to answer 200 and returns the ids. */
 async function parallelGroups(stack: Stack, key: string, prefix: string, count: number): Promise<number[]> {
   const replies = await Promise.all(range(count).map((i) => call(stack, "POST", "/add_group", { key, body: { group_name: `${prefix} ${i}` } })));
-  return replies.map((r, i) => ok(r, `${prefix} ${i}`).group_id);
+  return replies.map((r, i) => Number(ok(r, `${prefix} ${i}`).group_id));
 }
 
 /** Expects the account to hold exactly the groups `expected` (id → name). */
@@ -43,7 +43,7 @@ describe("relayer concurrency, 4 payers", function () {
       Promise.all(names.map((n) => call(stack(), "POST", "/add_group", { key: apiKey, body: { group_name: n, group_description: `about ${n}` } }))),
       Promise.all(range(10).map(() => call(stack(), "POST", "/create_wallet", { key: apiKey, body: {} }))),
     ]);
-    const ids = groups.map((r, i) => ok(r, names[i]).group_id as number);
+    const ids = groups.map((r, i) => Number(ok(r, names[i]).group_id));
     expect([...ids].sort((a, b) => a - b)).to.deep.equal(range(50, 1));
     await expectGroups(stack(), apiKey, new Map(ids.map((id, i) => [id, names[i]])));
     const addresses = wallets.map((r) => ok(r, "create_wallet").wallet_address as string);

@@ -6,7 +6,8 @@ import { ethers } from "hardhat";
 import { loadConfig } from "../relayer/config";
 import { createApp } from "../relayer/app";
 import { call, newAccount } from "./helpers/relayer";
-import { LIMITS } from "../relayer/limits";
+import { LIMITS } from "../protocol/limits";
+import { ERROR_CODES, isErrorCode } from "../protocol/errors";
 import {
   apiGroup,
   apiWallet,
@@ -552,6 +553,9 @@ describe("relayer errors", function () {
       "/delete_action": ["post"],
       "/update_action_metadata": ["post"],
       "/list_actions": ["get"],
+      "/version": ["get"],
+      "/get_lit_action_client_config": ["get"],
+      "/get_chain_config_keys": ["get"],
     };
     let doc: any;
     before(async () => {
@@ -589,10 +593,41 @@ describe("relayer errors", function () {
           for (const [status, r] of Object.entries<any>(op.responses)) {
             const schema = deref(r.content?.["application/json"]?.schema);
             expect(schema, `${where} ${status}`).to.be.an("object");
-            if (status !== "200") expect(schema.properties, `${where} ${status}`).to.have.keys("error", "message");
+            if (status !== "200") expect(schema.properties, `${where} ${status}`).to.have.keys("error", "code", "message", "details");
           }
         }
       }
+    });
+
+    it("documents each route's error codes under their catalogue status, 402 and 404 where a route answers them", function () {
+      /** status → documented codes of one operation. */
+      const codes = (method: string, p: string) =>
+        Object.fromEntries(
+          Object.entries<any>(doc.paths[`/core/v1${p}`][method].responses)
+            .filter(([status]) => status !== "200")
+            .map(([status, r]) => [status, deref(r.content["application/json"].schema).properties.code.enum as string[]]),
+        );
+      for (const [p, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+        for (const method of Object.keys(ops)) {
+          for (const [status, list] of Object.entries(codes(method, p.slice("/core/v1".length)))) {
+            for (const c of list) expect(isErrorCode(c) && String(ERROR_CODES[c].status), `${method} ${p}: ${c}`).to.equal(status);
+            expect(ops[method].responses[status].description, `${method} ${p} ${status}`).to.include(list[0]);
+          }
+        }
+      }
+      // Writes answer 402 (no credit) and their own 404s; runs answer 402, 404 and 429; reads of a group its 404.
+      expect(codes("post", "/add_pkp_to_group")).to.include.keys("401", "402", "403", "404", "409", "413", "503");
+      expect(codes("post", "/add_pkp_to_group")["404"]).to.include.members(["group_not_found", "wallet_not_found"]);
+      expect(codes("post", "/add_pkp_to_group")["400"]).to.include.members(["invalid_request", "admin_wallet_not_a_pkp"]);
+      expect(codes("post", "/lit_action")["402"]).to.deep.equal(["payment_required"]);
+      expect(codes("post", "/lit_action")["404"]).to.deep.equal(["action_code_not_found"]);
+      expect(codes("post", "/lit_action")["429"]).to.deep.equal(["run_queue_full"]);
+      expect(codes("get", "/list_wallets_in_group")["404"]).to.deep.equal(["group_not_found"]);
+      expect(codes("post", "/remove_group")["402"]).to.deep.equal(["payment_required"]);
+      expect(codes("post", "/convert_to_chain_secured_account")["409"]).to.include.members(["already_chain_secured", "signature_used"]);
+      expect(codes("post", "/create_wallet_with_signature")["400"]).to.include.members(["invalid_typed_data", "invalid_signed_message"]);
+      expect(codes("get", "/billing/balance")["404"]).to.deep.equal(["billing_not_configured"]);
+      expect(codes("get", "/version")).to.deep.equal({ "400": ["invalid_request"], "500": ["internal_error"] });
     });
 
     it("documents the request bodies and queries with the zod schemas that validate them", function () {
@@ -639,7 +674,7 @@ describe("relayer errors", function () {
         for (const method of Object.keys(ops)) {
           const r = await fetch(new URL(p, stack().relayer.url), { method: method.toUpperCase(), headers: { "x-api-key": "not-a-key" } });
           const b = await r.json();
-          expect(b?.error, `${method} ${p}`).not.to.equal("not_found");
+          expect(b?.code, `${method} ${p}`).not.to.equal("not_found");
         }
       }
     });

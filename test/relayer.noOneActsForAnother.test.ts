@@ -29,7 +29,7 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
 
   /** The relayer sees direct contract writes at its next poll; tests that just made one sync it now. */
   const synced = () => stack().relayer.ctx.executor.permissions.sync();
-  const balanceOf = async (who: { key?: string; headers?: Record<string, string> }) => (await ok(call(stack(), "GET", "/billing/balance", who))).balance_cents as number;
+  const balanceOf = async (who: { key?: string; headers?: Record<string, string> }) => (await ok(call(stack(), "GET", "/billing/balance", who))).credit_cents as number;
   const walletBalance = async (a: WalletAccount, account?: bigint) => balanceOf({ headers: await walletAuthHeaders(stack(), a.wallet, account) });
   const runHello = (key: string) => ok(call(stack(), "POST", "/lit_action", { key, body: { code: HELLO } }));
 

@@ -25,7 +25,7 @@ describe("relayer body content types", function () {
   it("refuses a non-JSON body with 415 and does nothing", async function () {
     const { apiKey } = await newAccount(stack);
     const r = await call(stack, "POST", "/create_wallet", { key: apiKey, rawBody: "name=x", headers: { "content-type": "text/plain" } });
-    expect([r.status, r.body.error]).to.deep.equal([415, "unsupported_media_type"]);
+    expect([r.status, r.body.code]).to.deep.equal([415, "unsupported_media_type"]);
     expect((await call(stack, "GET", "/list_wallets", { key: apiKey })).body).to.deep.equal([]);
   });
 

@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { signedRequest, signEnvelope } from "../scripts/lib/chainSecured";
-import { buildTypedData } from "../relayer/eip712";
-import { usageKeySeal } from "../relayer/usageKeySeal";
+import { buildTypedData } from "../protocol/eip712";
+import { usageKeySeal } from "../protocol/usageKeySeal";
 import { call } from "./helpers/relayer";
 import { suiteStack } from "./helpers/relayerChecks";
 import { hashOf } from "./helpers/accountConfig";

@@ -92,7 +92,7 @@ describe("relayer: the managed-mode API end to end", function () {
 
         // 5. Add a group and register an action.
         const groupBody = { group_name: "signers", group_description: "who signs", pkp_ids_permitted: [], cid_hashes_permitted: [] };
-        expect(await ok(owner.post("/add_group", groupBody))).to.deep.equal({ success: true, group_id: 1 });
+        expect(await ok(owner.post("/add_group", groupBody))).to.deep.equal({ success: true, group_id: "1" });
         const cid = await newCid();
         const hashed = hashCid(cid);
         expect(await ok(owner.post("/add_action", { action_ipfs_cid: cid, name: "sign", description: "signs a message" }))).to.deep.equal({ success: true, hashed_cid: hashed });
@@ -276,7 +276,7 @@ describe("relayer: the managed-mode API end to end", function () {
       await expectError(key.post("/add_group", { group_name: "retried" }), 403, "missing_scope", "group:create");
       await (await stack.config.connect(admin).setUsageApiKey(owner.hash, key.hash, 0, 0, "late grant", "", ...flat(perms({ canCreateGroups: true })))).wait();
       expect(await stack.config.hasScope(key.hash, Scope.CreateGroups, 0)).to.equal(true);
-      expect(await ok(key.post("/add_group", { group_name: "retried" }))).to.deep.equal({ success: true, group_id: 1 });
+      expect(await ok(key.post("/add_group", { group_name: "retried" }))).to.deep.equal({ success: true, group_id: "1" });
     });
 
     it("a usage key acts only within its own account: another account's group ids do not exist for it", async function () {

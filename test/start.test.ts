@@ -60,7 +60,7 @@ describe("npm start (scripts/start.ts)", function () {
       expect(await groups.json()).to.deep.equal([]);
       expect(await (await fetch(`${api}/account_exists`, { headers: { "x-api-key": key! } })).json()).to.equal(true);
       // billing in local mode: the first account has the default free credit, no Stripe needed
-      expect(await (await fetch(`${api}/billing/balance`, { headers: { "x-api-key": key! } })).json()).to.deep.equal({ balance_cents: 1000, balance_display: "$10.00" });
+      expect(await (await fetch(`${api}/billing/balance`, { headers: { "x-api-key": key! } })).json()).to.deep.equal({ balance_cents: -1000, credit_cents: 1000, balance_display: "$10.00 credit" });
       expect(out).to.contain("billing            local mode");
       // The dashboard, built by npm start's build step, with the triggers service it approves clients of.
       const dashboardUrl = `http://127.0.0.1:${apiPort}/dashboard/`;

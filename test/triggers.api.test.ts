@@ -25,8 +25,8 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
       pg = tempPostgres(this);
     }
     core = await fakeCore((body) => {
-      if (mode === "503") return { status: 503, body: { error: "chain_unavailable", message: "down" } };
-      if (mode === "400") return { status: 403, body: { error: "missing_scope", message: "no execute" } };
+      if (mode === "503") return { status: 503, body: { error: "down", code: "chain_unavailable", message: "down" } };
+      if (mode === "400") return { status: 403, body: { error: "no execute", code: "missing_scope", message: "no execute" } };
       if (mode === "throw") return { status: 200, body: { response: null, logs: "", has_error: true, error: "Error: boom\n    at main (action.js:1:40)" } };
       return ok(body);
     });
@@ -77,7 +77,7 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
     it("answers /api/me for an approved token and 401 for unknown or missing ones", async () => {
       expect((await api("/api/me")).body.email).to.equal("alice@example.com");
       const r = await api("/api/me", { token: crypto.randomBytes(32).toString("base64url") });
-      expect([r.status, r.body.error]).to.deep.equal([401, "invalid_api_key"]);
+      expect([r.status, r.body.code]).to.deep.equal([401, "invalid_api_key"]);
       expect((await http(`${h.svc.url}/api/triggers`)).status).to.equal(401);
     });
 
@@ -106,14 +106,14 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
       const fired = await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", body: { n: 1 } });
       await runOf(fired.body.run_id);
       const bob = await approvedToken(h, "bob@example.com");
-      const notFound = (r: { status: number; body: any }) => expect([r.status, r.body.error]).to.deep.equal([404, "trigger_not_found"]);
+      const notFound = (r: { status: number; body: any }) => expect([r.status, r.body.code]).to.deep.equal([404, "trigger_not_found"]);
       notFound(await api(`/api/triggers/${t.id}`, { token: bob }));
       expect((await api("/api/triggers", { token: bob })).body).to.deep.equal([]);
       notFound(await api(`/api/triggers/${t.id}`, { token: bob, method: "PATCH", body: { action_code: "async function main() { return 'bob'; }", enabled: false } }));
       notFound(await api(`/api/triggers/${t.id}`, { token: bob, method: "DELETE" }));
       notFound(await api(`/api/triggers/${t.id}/runs`, { token: bob }));
       const run = await api(`/api/runs/${fired.body.run_id}`, { token: bob });
-      expect([run.status, run.body.error]).to.deep.equal([404, "run_not_found"]);
+      expect([run.status, run.body.code]).to.deep.equal([404, "run_not_found"]);
       // nothing changed for its owner
       const mine = (await api(`/api/triggers/${t.id}`)).body;
       expect(mine).to.deep.include({ id: t.id, action_code: t.action_code, enabled: true, name: t.name });
@@ -152,7 +152,7 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
         { name: "x", kind: "webhook", action_code: CODE, usage_api_key: "k", config: {}, extra: 1 },
       ]) {
         const r = await api("/api/triggers", { method: "POST", body });
-        expect([r.status, r.body.error]).to.deep.equal([400, "invalid_request"]);
+        expect([r.status, r.body.code]).to.deep.equal([400, "invalid_request"]);
       }
       expect((await api("/api/triggers")).body.length).to.equal(before);
     });
@@ -214,7 +214,7 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
       expect((await http(`${h.svc.url}/webhook/trg_nope`, { method: "POST", body: {} })).status).to.equal(404);
       const t = await webhook("limits");
       const big = await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", raw: "x".repeat(2048), headers: { "content-type": "text/plain" } });
-      expect([big.status, big.body.error]).to.deep.equal([413, "body_too_large"]);
+      expect([big.status, big.body.code]).to.deep.equal([413, "body_too_large"]);
       const statuses: number[] = [];
       for (let i = 0; i < 6; i++) statuses.push((await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", body: { i } })).status);
       expect(statuses.slice(0, 4)).to.deep.equal([202, 202, 202, 202]);

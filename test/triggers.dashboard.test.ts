@@ -47,7 +47,7 @@ describe("triggers service: approval from the web dashboard (session, CORS, JSON
     it("answers 401 {error, message} without a session and {user_id, email} with one", async () => {
       const none = await http(`${h.svc.url}/api/session`);
       expect(none.status).to.equal(401);
-      expect(none.body).to.have.keys("error", "message");
+      expect(none.body).to.have.keys("error", "code", "message");
       expect((await http(`${h.svc.url}/api/session`, { headers: { cookie: "vesta_triggers_session=forged" } })).status).to.equal(401);
       const ok = await http(`${h.svc.url}/api/session`, { headers: { cookie } });
       expect(ok.status).to.equal(200);
@@ -105,14 +105,14 @@ describe("triggers service: approval from the web dashboard (session, CORS, JSON
       const { token, challenge } = newToken();
       for (const origin of [EVIL, "http://127.0.0.1:8001", "null"]) {
         const r = await authorize({ challenge }, { origin, cookie });
-        expect([r.status, r.body.error], origin).to.deep.equal([403, "forbidden"]);
+        expect([r.status, r.body.code], origin).to.deep.equal([403, "forbidden"]);
         expect(r.headers.get("access-control-allow-origin")).to.equal(null);
       }
       const noOrigin = await authorize({ challenge }, { cookie });
-      expect([noOrigin.status, noOrigin.body.error]).to.deep.equal([403, "forbidden"]);
+      expect([noOrigin.status, noOrigin.body.code]).to.deep.equal([403, "forbidden"]);
       for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
         const r = await http(`${h.svc.url}/api/authorize`, { method: "POST", raw: JSON.stringify({ challenge }), headers: { "content-type": type, origin: DASHBOARD_ORIGIN, cookie } });
-        expect([r.status, r.body.error], type).to.deep.equal([415, "unsupported_media_type"]);
+        expect([r.status, r.body.code], type).to.deep.equal([415, "unsupported_media_type"]);
       }
       expect((await me(token)).status).to.equal(401);
     });
@@ -120,18 +120,18 @@ describe("triggers service: approval from the web dashboard (session, CORS, JSON
     it("401 without a session, 400 for a bad body, 409 for a challenge used before", async () => {
       const { token, challenge } = newToken();
       const anon = await authorize({ challenge }, { origin: DASHBOARD_ORIGIN });
-      expect([anon.status, anon.body.error]).to.deep.equal([401, "invalid_api_key"]);
+      expect([anon.status, anon.body.code]).to.deep.equal([401, "invalid_api_key"]);
       expect(anon.headers.get("access-control-allow-origin")).to.equal(DASHBOARD_ORIGIN);
       expect((await me(token)).status).to.equal(401);
       for (const body of [{ challenge: "short" }, { name: "x" }, { challenge, name: "n".repeat(101) }, []]) {
         const r = await authorize(body, { origin: DASHBOARD_ORIGIN, cookie });
-        expect([r.status, r.body.error], JSON.stringify(body)).to.deep.equal([400, "invalid_request"]);
+        expect([r.status, r.body.code], JSON.stringify(body)).to.deep.equal([400, "invalid_request"]);
       }
       const bad = await http(`${h.svc.url}/api/authorize`, { method: "POST", raw: "{", headers: { "content-type": "application/json", origin: DASHBOARD_ORIGIN, cookie } });
-      expect([bad.status, bad.body.error]).to.deep.equal([400, "invalid_request"]);
+      expect([bad.status, bad.body.code]).to.deep.equal([400, "invalid_request"]);
       expect((await authorize({ challenge }, { origin: DASHBOARD_ORIGIN, cookie })).status).to.equal(200);
       const again = await authorize({ challenge }, { origin: DASHBOARD_ORIGIN, cookie });
-      expect([again.status, again.body.error]).to.deep.equal([409, "already_exists"]);
+      expect([again.status, again.body.code]).to.deep.equal([409, "already_exists"]);
     });
   });
 

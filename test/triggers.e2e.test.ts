@@ -78,7 +78,7 @@ describe("triggers service end to end (spec 3, real core and chain)", function (
     ];
     for (const config of bad) {
       const r = await api("/api/triggers", { method: "POST", body: { name: "bad", kind: "chain_event", action_code: ECHO, usage_api_key: usageKey, config } });
-      expect([r.status, r.body.error], JSON.stringify(config)).to.deep.equal([400, "invalid_request"]);
+      expect([r.status, r.body.code], JSON.stringify(config)).to.deep.equal([400, "invalid_request"]);
     }
     expect((await api("/api/triggers")).body.length).to.equal(before);
   });

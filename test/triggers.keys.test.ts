@@ -61,14 +61,14 @@ describe("triggers hold scoped usage keys only (spec 3, real core)", function ()
       const cid = await computeCid(fresh);
       expect((await permission(apiKey, { code: fresh })).body).to.deep.equal({ key_kind: "account", ipfs_id: cid, can_execute: true });
       const run = await call(stack, "POST", "/lit_action", { key: apiKey, body: { ipfs_id: cid } });
-      expect([run.status, run.body.error]).to.deep.equal([404, "action_code_not_found"]);
+      expect([run.status, run.body.code]).to.deep.equal([404, "action_code_not_found"]);
     });
 
     it("refuses an unknown key (401), a mismatched CID and an empty body (400), and an unknown field", async function () {
       const unknown = await permission("not-a-key", { code: ECHO });
-      expect([unknown.status, unknown.body.error]).to.deep.equal([401, "invalid_api_key"]);
+      expect([unknown.status, unknown.body.code]).to.deep.equal([401, "invalid_api_key"]);
       const mismatch = await permission(usageKey, { code: ECHO, ipfs_id: await computeCid(STEAL) });
-      expect([mismatch.status, mismatch.body.error]).to.deep.equal([400, "invalid_request"]);
+      expect([mismatch.status, mismatch.body.code]).to.deep.equal([400, "invalid_request"]);
       expect((await permission(usageKey, {})).status).to.equal(400);
       expect((await permission(usageKey, { code: ECHO, api_key_hash: "0x01" })).status).to.equal(400);
     });
@@ -78,7 +78,7 @@ describe("triggers hold scoped usage keys only (spec 3, real core)", function ()
     it("refuses the account key on create, and stores nothing", async function () {
       const before = await list();
       const r = await create({ usage_api_key: apiKey });
-      expect([r.status, r.body.error]).to.deep.equal([400, "account_key_not_allowed"]);
+      expect([r.status, r.body.code]).to.deep.equal([400, "account_key_not_allowed"]);
       expect(r.body.message).to.equal("usage_api_key is an account key: a trigger runs with a scoped usage key permitted to execute its action (mint one in the dashboard or with /core/v1/add_usage_api_key)");
       expect(await list()).to.deep.equal(before);
     });
@@ -86,20 +86,20 @@ describe("triggers hold scoped usage keys only (spec 3, real core)", function ()
     it("refuses a usage key without execute on the action, and an unknown key, storing nothing", async function () {
       const before = await list();
       const r = await create({ action_code: STEAL });
-      expect([r.status, r.body.error, r.body.message]).to.deep.equal([403, "usage_key_not_permitted", `this usage key may not execute action ${await computeCid(STEAL)}: no group on which it has execute lists it`]);
+      expect([r.status, r.body.code, r.body.message]).to.deep.equal([403, "usage_key_not_permitted", `this usage key may not execute action ${await computeCid(STEAL)}: no group on which it has execute lists it`]);
       const unknown = await create({ usage_api_key: "not-a-key-of-the-core" });
-      expect([unknown.status, unknown.body.error]).to.deep.equal([400, "invalid_usage_key"]);
+      expect([unknown.status, unknown.body.code]).to.deep.equal([400, "invalid_usage_key"]);
       expect(await list()).to.deep.equal(before);
     });
 
     it("PATCH: refuses the account key, and action code the key may not run; the trigger is unchanged and still runs", async function () {
       const t = (await create({ name: "patched" })).body;
       const toAccountKey = await api(`/api/triggers/${t.id}`, { method: "PATCH", body: { usage_api_key: apiKey, name: "renamed" } });
-      expect([toAccountKey.status, toAccountKey.body.error]).to.deep.equal([400, "account_key_not_allowed"]);
+      expect([toAccountKey.status, toAccountKey.body.code]).to.deep.equal([400, "account_key_not_allowed"]);
       const toSteal = await api(`/api/triggers/${t.id}`, { method: "PATCH", body: { action_code: STEAL } });
-      expect([toSteal.status, toSteal.body.error]).to.deep.equal([403, "usage_key_not_permitted"]);
+      expect([toSteal.status, toSteal.body.code]).to.deep.equal([403, "usage_key_not_permitted"]);
       const both = await api(`/api/triggers/${t.id}`, { method: "PATCH", body: { action_code: STEAL, usage_api_key: apiKey } });
-      expect([both.status, both.body.error]).to.deep.equal([400, "account_key_not_allowed"]);
+      expect([both.status, both.body.code]).to.deep.equal([400, "account_key_not_allowed"]);
       expect((await api(`/api/triggers/${t.id}`)).body).to.deep.equal(t);
       const run = await fire(t.id);
       expect([run.status, run.response.response]).to.deep.equal(["success", { echoed: { n: 1 } }]);

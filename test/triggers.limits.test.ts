@@ -27,6 +27,7 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
         TRIGGERS_CORE_URL: core.url,
         TRIGGERS_MAX_PER_USER: "3",
         TRIGGERS_MAX_STORED_RESPONSE_BYTES: "4096",
+        TRIGGERS_WEBHOOK_BODY_LIMIT: "256kb", // the depth tests send 200 KB bodies (the size limit has its own test)
         TRIGGERS_LOGIN_RATE_PER_ADDRESS: "2",
         TRIGGERS_LOGIN_RATE_PER_IP: "5",
         TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: "1000",
@@ -60,7 +61,7 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       const statuses = [];
       for (let i = 0; i < 3; i++) statuses.push(await login("Victim@Example.com".replace("V", i === 1 ? "v" : "V")));
       expect(statuses.map((r) => r.status)).to.deep.equal([200, 200, 429]);
-      expect(statuses[2].body.error).to.equal("rate_limited");
+      expect(statuses[2].body.code).to.equal("rate_limited");
       expect(statuses[2].body.message).to.equal("too many sign-in links requested for this e-mail address; try again later");
       expect(Number(statuses[2].headers.get("retry-after"))).to.be.within(1, 15 * 60);
       expect(h.links.length - sent).to.equal(2);
@@ -81,7 +82,7 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       const results = await Promise.all(Array.from({ length: 8 }, (_, i) => create({ name: `t${i}` })));
       expect(results.filter((r) => r.status === 201)).to.have.length(3);
       const refused = results.filter((r) => r.status !== 201);
-      expect(refused.map((r) => [r.status, r.body.error])).to.deep.equal(Array(5).fill([409, "trigger_quota_exceeded"]));
+      expect(refused.map((r) => [r.status, r.body.code])).to.deep.equal(Array(5).fill([409, "trigger_quota_exceeded"]));
       expect(refused[0].body.message).to.equal("you have 3 triggers, the most one user may have; delete one first");
       expect(await count()).to.equal(3);
       const one = results.find((r) => r.status === 201)!.body.id;
@@ -103,13 +104,13 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
       for (const n of [61, 3700, 100_000]) {
         const r = await http(`${h.svc.url}/webhook/${hook}`, { method: "POST", raw: deep(n), headers: { "content-type": "application/json" } });
-        expect([r.status, r.body.error], String(n)).to.deep.equal([400, "json_too_deep"]);
+        expect([r.status, r.body.code], String(n)).to.deep.equal([400, "json_too_deep"]);
         const t = await http(`${h.svc.url}/webhook/${hook}`, { method: "POST", raw: `{"a":${deep(n)}}`, headers: { "content-type": "text/plain" } });
-        expect([t.status, t.body.error], `text ${n}`).to.deep.equal([400, "json_too_deep"]);
+        expect([t.status, t.body.code], `text ${n}`).to.deep.equal([400, "json_too_deep"]);
       }
       for (const body of [`{"name":"d","kind":"webhook","action_code":"x","usage_api_key":"k","default_params":{"a":${deep(3700)}}}`, `{"name":"d","kind":"webhook","action_code":"x","usage_api_key":"k","config":${deep(100)}}`]) {
         const r = await http(`${h.svc.url}/api/triggers`, { token, method: "POST", raw: body, headers: { "content-type": "application/json" } });
-        expect([r.status, r.body.error]).to.deep.equal([400, "json_too_deep"]);
+        expect([r.status, r.body.code]).to.deep.equal([400, "json_too_deep"]);
       }
       expect([await count(), await runs()]).to.deep.equal(before);
       const ok = await http(`${h.svc.url}/webhook/${hook}`, { method: "POST", raw: deep(60), headers: { "content-type": "application/json" } });
@@ -120,7 +121,7 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       const before = await count();
       for (const action_code of ['async function main() { return "\uD800" }', "async function main() {} \u0000"]) {
         const r = await create({ action_code });
-        expect([r.status, r.body.error]).to.deep.equal([400, "invalid_request"]);
+        expect([r.status, r.body.code]).to.deep.equal([400, "invalid_request"]);
         expect(r.body.message).to.contain("action_code: must be well-formed Unicode text without NUL characters");
         const p = await api(`/api/triggers/${hook}`, { method: "PATCH", body: { action_code } });
         expect(p.status).to.equal(400);
@@ -192,7 +193,7 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
     });
 
     it("fails once a run the core refuses as too large or too deep (4xx), never retried", async function () {
-      reply = () => ({ status: 413, body: { error: "params_too_large", message: "params too large: at most 64 KB of JSON (maxParamsBytes)" } });
+      reply = () => ({ status: 413, body: { error: "params too large: at most 64 KB of JSON (maxParamsBytes)", code: "params_too_large", message: "params too large: at most 64 KB of JSON (maxParamsBytes)" } });
       const calls = core.calls.length;
       const run = await fire();
       expect([run.status, run.attempts, core.calls.length - calls]).to.deep.equal(["failed", 1, 1]);
@@ -222,9 +223,6 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       } finally {
         Cron.prototype.nextRun = original;
       }
-      const started = performance.now();
-      for (let i = 0; i < 5; i++) for (const cron of rare) try { validateSchedule({ cron }); } catch { /* never fires */ }
-      expect(performance.now() - started).to.be.below(1000); // was ~100 ms per expression
     });
 
     it("a schedule that cannot be read (stored by an older version) does not stop the others", async function () {
@@ -242,9 +240,18 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       for (const t of (await api("/api/triggers")).body) await api(`/api/triggers/${t.id}`, { method: "DELETE" });
       const t = (await create({ name: "every minute", kind: "schedule", config: { cron: "* * * * *" } })).body;
       clock.t += 3 * 365 * 24 * 3600_000 + 17_000; // three years (1.5 million minutes) later
-      const started = performance.now();
-      expect(await scanSchedules(h.svc.ctx)).to.equal(1);
-      expect(performance.now() - started).to.be.below(2000);
+      const original = Cron.prototype.nextRun;
+      let searches = 0;
+      Cron.prototype.nextRun = function (this: Cron, ...a: Parameters<Cron["nextRun"]>) {
+        searches++;
+        return original.apply(this, a);
+      };
+      try {
+        expect(await scanSchedules(h.svc.ctx)).to.equal(1);
+      } finally {
+        Cron.prototype.nextRun = original;
+      }
+      expect(searches, "a bisection, not one search per missed minute").to.be.below(200);
       const [run] = (await api(`/api/triggers/${t.id}/runs`)).body.runs;
       const latest = new Date(Math.floor(clock.t / 60_000) * 60_000).toISOString();
       expect(run.params.scheduled_at).to.equal(latest);

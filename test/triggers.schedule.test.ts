@@ -29,7 +29,7 @@ describe("triggers service: schedule trigger (spec 3, fake core)", function () {
     const before = (await api("/api/triggers")).body.length;
     for (const cron of ["*/10 * * * * *", "* * * * * *", "0,15 * * * * *", "0,45 * * * * *", "*/29 * * * * *"]) {
       const r = await create(cron);
-      expect([r.status, r.body.error], cron).to.deep.equal([400, "invalid_request"]);
+      expect([r.status, r.body.code], cron).to.deep.equal([400, "invalid_request"]);
       expect(r.body.message).to.match(/30 seconds/);
     }
     for (const cron of ["not a cron", "* * * *", "1 2 3 4 5 6 7"]) expect((await create(cron)).status, cron).to.equal(400);

@@ -2,14 +2,14 @@ import { expect } from "chai";
 import type { Request } from "express";
 import { ethers } from "hardhat";
 import type { Signer } from "ethers";
-import { buildTypedData, type PrimaryType } from "../relayer/eip712";
+import { buildTypedData, type PrimaryType } from "../protocol/eip712";
 import { billingIdentity, walletAuthHeader } from "../relayer/http/walletAuth";
-import { AppError } from "../relayer/errors";
+import { AppError } from "../protocol/errors";
 import { chainSecuredHash, hashOf } from "./helpers/accountConfig";
 import { deploySafeInfrastructure, safeSignTypedData } from "./helpers/safe";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { expectError } from "./helpers/relayerChecks";
-import { DEFAULT_ERC1271 } from "../relayer/eip712";
+import { DEFAULT_ERC1271 } from "../relayer/signed";
 import { startRelayer } from "../relayer/server";
 import pino from "pino";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseTrustProxy } from "../relayer/http/rateLimits";
+import { parseTrustProxy } from "../protocol/trustProxy";
 
 export const CHAINS = ["ethereum", "base", "arbitrum", "bsc", "polygon"] as const;
 export type ChainName = (typeof CHAINS)[number];
@@ -16,7 +16,12 @@ const EnvSchema = z.object({
   TRIGGERS_SECRET_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, "TRIGGERS_SECRET_KEY must be 32 bytes of hex").optional(),
   TRIGGERS_SECRET_FILE: z.string().optional(),
   TRIGGERS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  TRIGGERS_WEBHOOK_BODY_LIMIT: z.string().default("256kb"),
+  TRIGGERS_WEBHOOK_BODY_LIMIT: z.string().default("32kb"),
+  TRIGGERS_MAX_RUN_PARAMS_BYTES: int(1024).default(64 * 1024),
+  TRIGGERS_MAX_QUEUED_PER_TRIGGER: int(1).default(100),
+  TRIGGERS_RUNS_KEPT_PER_TRIGGER: int(1).default(1000),
+  TRIGGERS_MAX_CHAIN_EVENT_PER_USER: int(0).default(10),
+  TRIGGERS_MAX_BACKFILL_BLOCKS: int(0).default(100_000),
   TRIGGERS_API_BODY_LIMIT: z.string().default("2mb"),
   TRIGGERS_MAX_JSON_DEPTH: int(2, 1000).default(60),
   TRIGGERS_TRUST_PROXY: z.string().optional(),
@@ -66,6 +71,16 @@ export type TriggersConfig = {
   maxTriggersPerUser: number;
   /** Largest response stored for a run (as JSON); a larger one is stored cut, and says so. */
   maxStoredResponseBytes: number;
+  /** A run's params as JSON (what the core receives as js_params): larger webhook events are refused at the edge (413). */
+  maxRunParamsBytes: number;
+  /** Runs of one trigger waiting at once: a webhook call past it answers 429. */
+  maxQueuedPerTrigger: number;
+  /** Finished runs kept per trigger (the oldest are deleted). */
+  runsKeptPerTrigger: number;
+  /** Chain-event triggers per user (each polls a chain). */
+  maxChainEventPerUser: number;
+  /** How far back a chain-event trigger's start_block may be, in blocks. */
+  maxBackfillBlocks: number;
   /** Login mails per address and per client address, per window. */
   loginRatePerAddress: number;
   loginRatePerIp: number;
@@ -96,8 +111,8 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
   const r = EnvSchema.safeParse(env);
   if (!r.success) throw new Error(`invalid triggers environment: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   const e = r.data;
-  const trustProxy = parseTrustProxy(e.TRIGGERS_TRUST_PROXY);
-  if (trustProxy.problem) throw new Error(`invalid triggers environment: ${trustProxy.problem.replace(/^VESTA_/, "TRIGGERS_")}`);
+  const trustProxy = parseTrustProxy(e.TRIGGERS_TRUST_PROXY, "TRIGGERS_TRUST_PROXY");
+  if (trustProxy.problem) throw new Error(`invalid triggers environment: ${trustProxy.problem}`);
   const rpc: Partial<Record<ChainName, string>> = {};
   for (const c of CHAINS) {
     const url = e[`TRIGGERS_RPC_${c.toUpperCase()}` as keyof typeof e] as string | undefined;
@@ -119,6 +134,11 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
     trustProxy: trustProxy.value,
     maxTriggersPerUser: e.TRIGGERS_MAX_PER_USER,
     maxStoredResponseBytes: e.TRIGGERS_MAX_STORED_RESPONSE_BYTES,
+    maxRunParamsBytes: e.TRIGGERS_MAX_RUN_PARAMS_BYTES,
+    maxQueuedPerTrigger: e.TRIGGERS_MAX_QUEUED_PER_TRIGGER,
+    runsKeptPerTrigger: e.TRIGGERS_RUNS_KEPT_PER_TRIGGER,
+    maxChainEventPerUser: e.TRIGGERS_MAX_CHAIN_EVENT_PER_USER,
+    maxBackfillBlocks: e.TRIGGERS_MAX_BACKFILL_BLOCKS,
     loginRatePerAddress: e.TRIGGERS_LOGIN_RATE_PER_ADDRESS,
     loginRatePerIp: e.TRIGGERS_LOGIN_RATE_PER_IP,
     loginRateWindowMs: e.TRIGGERS_LOGIN_RATE_WINDOW_MS,

@@ -67,7 +67,7 @@ async function callCore(ctx: TriggersCtx, code: string, params: Record<string, u
   if (status >= 500) return { transient: `core answered ${status}: ${textOf(res.error).slice(0, 2000)}` };
   if (status >= 400) {
     const body = res.error as any;
-    const msg = typeof body === "object" && body ? `${body.error ?? "error"}: ${body.message ?? ""}` : textOf(body);
+    const msg = typeof body === "object" && body ? `${body.code ?? "error"}: ${body.error ?? body.message ?? ""}` : textOf(body);
     return { status: "failed", response: storedResponse(ctx, body ?? "", textOf(body)), error: errorText(`core answered ${status} ${msg}`) };
   }
   const text = res.data ?? "";
@@ -138,6 +138,8 @@ export function startWorkers(ctx: TriggersCtx): { wake: () => void; idle: () => 
           ctx.logger.error({ err, run: run.id }, "run failed unexpectedly");
           if (!ctx.signal.aborted) await ctx.store.finish(run.id, "failed", null, `internal error: ${(err as Error).message}`, ctx.now()).catch(() => {});
         }
+        // Retention: the trigger keeps its newest finished runs only.
+        await ctx.store.pruneRuns(run.triggerId, ctx.config.runsKeptPerTrigger).catch((err) => ctx.logger.warn({ err, trigger: run.triggerId }, "pruning old runs failed"));
         continue;
       }
       await pause(ctx.config.queuePollMs, ctx.signal, (done) => waiters.add(done));

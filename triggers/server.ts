@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import express from "express";
 import pino, { type Logger } from "pino";
-import { errorMiddleware, notFound } from "../relayer/errors";
+import { notFound } from "../protocol/errors";
+import { errorMiddleware, requestContext } from "../protocol/http";
 import type { TriggersConfig } from "./config";
 import type { Mailer, TriggersCtx } from "./context";
 import { loadSecretKey } from "./crypto";
@@ -75,6 +76,7 @@ export async function startTriggers(config: TriggersConfig, opts: TriggersOption
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless TRIGGERS_TRUST_PROXY says
+  app.use(requestContext(logger)); // X-Request-Id, X-Correlation-Id and the request's logger, on every answer
   app.get("/SKILL.md", (_req, res) => void res.type("text/markdown").send(SKILL.replaceAll("{triggers_url}", ctx.publicUrl())));
   app.get("/", (_req, res) => void res.type("text/plain").send(`Vesta triggers service. Agent guide: ${ctx.publicUrl()}/SKILL.md\n`));
   app.use(webhookRoutes(ctx));

@@ -7,10 +7,10 @@
  */
 import { BrowserProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, type Eip1193Provider, type JsonRpcSigner } from "ethers";
 import { createVestaClient, unwrap, VestaApiError, type Schemas, type VestaClient } from "@client";
-import { buildTypedData, type PrimaryType, type TypedData } from "../../relayer/eip712";
-import { IAccountConfig__factory, type IAccountConfig } from "../../typechain-types";
-import { hex32, toPermissionArgs, toRestUsageKey } from "../../relayer/usageKeyShape";
-import { LIMITS, truncateUtf8 } from "../../relayer/limits";
+import { buildTypedData, type PrimaryType, type TypedData } from "../../protocol/eip712";
+import { IAccountConfig__factory, type IAccountConfig } from "../../protocol/accountConfig";
+import { hex32, toPermissionArgs, toRestUsageKey } from "../../protocol/usageKeyShape";
+import { LIMITS, truncateUtf8 } from "../../protocol/limits";
 
 export type Group = { id: number; name: string; description: string; pkpCount: number; cidCount: number };
 export type WalletItem = { address: string; name: string; description: string };
@@ -100,7 +100,7 @@ export class ApiBackend implements Backend {
   }
   async addGroup(name: string, description: string, pkps: string[], cidHashes: string[]) {
     const r = await unwrap(this.api.POST("/core/v1/add_group", { body: { group_name: name, group_description: description, pkp_ids_permitted: pkps, cid_hashes_permitted: cidHashes } }));
-    return r.group_id;
+    return Number(r.group_id);
   }
   async updateGroup(id: number, name: string, description: string, pkps: string[], cidHashes: string[]) {
     await unwrap(this.api.POST("/core/v1/update_group", { body: { group_id: id, name, description, pkp_ids_permitted: pkps, cid_hashes_permitted: cidHashes } }));

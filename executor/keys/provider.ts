@@ -1,13 +1,10 @@
 import crypto from "node:crypto";
-import { computeAddress, SigningKey } from "ethers";
 import type { Logger } from "pino";
 import { LocalKeyProvider } from "./local";
 import { DstackKeyProvider } from "./dstack";
-import { hex32 } from "../../relayer/usageKeyShape";
-import { toPrivateKey } from "./secp256k1";
-
-/** A uint256 as 0x-prefixed 64-digit hex (defined beside the REST shapes, which the dashboard bundles too). */
-export { hex32, toPrivateKey };
+import { hex32 } from "../../protocol/usageKeyShape";
+import { toPrivateKey } from "../../protocol/keys";
+import { publicKeyOf } from "../../protocol/ecdsa";
 
 /**
  * Where key material comes from. Keys are derived on demand from a path and live only in memory;
@@ -21,10 +18,9 @@ export interface KeyProvider {
 
 export type DerivedWallet = { privateKey: string; address: string; /** Uncompressed (0x04...). */ publicKey: string };
 
-/** The public key and address of a secp256k1 private key (one point multiplication for both). */
+/** The public key and address of a secp256k1 private key (one point multiplication for both, native when it can be). */
 export function walletOf(privateKey: string): DerivedWallet {
-  const publicKey = new SigningKey(privateKey).publicKey;
-  return { privateKey, publicKey, address: computeAddress(publicKey) };
+  return { privateKey, ...publicKeyOf(privateKey) };
 }
 
 /** Derives the wallet (private key, public key and address) for `path`. */

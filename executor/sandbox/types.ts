@@ -75,7 +75,7 @@ export type RunResult = {
 /**
  * Privileged operations the sandbox asks the host for (answered asynchronously; inside the action
  * they are promises). The pool checks each call's shape and counts it against the run's limits
- * (host-calls.ts) before the Host sees it; the host re-checks permissions on every call.
+ * (host/call-checks.ts) before the Host sees it; the host re-checks permissions on every call.
  */
 export type HostCall =
   | { op: "getPrivateKey"; pkpId: string }

@@ -2,13 +2,32 @@ import type { TransactionReceipt, TransactionRequest } from "ethers";
 import type { IAccountConfig } from "../../typechain-types";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
+import type { ErrorCode } from "../../protocol/errors";
 import { decodeRevert } from "./revert";
-import { admitWrite, type WriteCharge } from "../../billing/charges";
+import { admitWrite, precheckWrite, type WriteCharge } from "../../billing/charges";
 import { writeCents } from "../../billing/pricing";
 import type { ReservationRow } from "../../billing/reservations";
 import type { WriteOutcome } from "../../billing/recovery";
 
 type WriteName = string;
+
+/**
+ * What any relayed write may answer (the route adds the not-found and conflict codes of its own
+ * contract function): the key and scope checks the contract repeats, credit, the chain and the payers.
+ */
+export const WRITE_ERRORS: ErrorCode[] = [
+  "invalid_api_key",
+  "payment_required",
+  "missing_scope",
+  "owner_only",
+  "account_chain_secured",
+  "already_exists",
+  "write_rejected",
+  "write_too_large",
+  "chain_unavailable",
+  "payer_not_authorized",
+  "chain_timeout",
+];
 
 /** The most gas one transaction may use (EIP-7825's cap, which Hardhat and Ethereum enforce). */
 export const MAX_TX_GAS = 16_777_216n;
@@ -26,11 +45,25 @@ export const gasLimitOf = (estimate: bigint): bigint => {
 export async function feesOf(ctx: Ctx): Promise<{ fields: Pick<TransactionRequest, "maxFeePerGas" | "maxPriorityFeePerGas" | "gasPrice">; worstPrice: bigint }> {
   const fee = await ctx.chain.provider.getFeeData();
   if (fee.maxFeePerGas !== null && fee.maxPriorityFeePerGas !== null) {
+    lastPrice.set(ctx, fee.maxFeePerGas);
     return { fields: { maxFeePerGas: fee.maxFeePerGas, maxPriorityFeePerGas: fee.maxPriorityFeePerGas }, worstPrice: fee.maxFeePerGas };
   }
   if (fee.gasPrice === null) throw new AppError(503, "chain_unavailable", "the chain gave no gas price; nothing changed, try again");
+  lastPrice.set(ctx, fee.gasPrice);
   return { fields: { gasPrice: fee.gasPrice }, worstPrice: fee.gasPrice };
 }
+
+/** The last price per gas the chain asked (0 before the first write). */
+const lastPrice = new WeakMap<Ctx, bigint>();
+/** The least gas any relayed write uses (a transaction's base cost plus a storage write). */
+const LEAST_WRITE_GAS = 45_000n;
+
+/**
+ * 402 before any RPC or key derivation when the acting key's account cannot pay the cheapest write
+ * at the last known gas price (the full worst case is reserved once the write is simulated).
+ */
+export const precheckRelayedWrite = (ctx: Ctx, method: WriteName, actingKeyHash: bigint): Promise<void> =>
+  precheckWrite(ctx, method, actingKeyHash, LEAST_WRITE_GAS * (lastPrice.get(ctx) ?? 0n));
 
 /**
  * Relays one AccountConfig write through the payer pool. The write is first simulated
@@ -47,6 +80,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], o
   const to = await contract.getAddress();
   const data = contract.interface.encodeFunctionData(method as never, args as never);
   const from = ctx.payers.addresses()[0];
+  await precheckRelayedWrite(ctx, opts.stepOf ?? method, args[0] as bigint); // 402 before anything is simulated (a step: as the write it prepares)
   let gas: bigint;
   try {
     gas = await ctx.chain.provider.estimateGas({ to, data, from });

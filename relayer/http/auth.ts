@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { AppError, unauthorized } from "../errors";
-import { keyHash } from "../usageKeySeal";
+import { keyHash } from "../../protocol/usageKeySeal";
 import type { Ctx } from "../context";
 
 export type Auth = {

@@ -1,9 +1,9 @@
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
 import type { Request, Response, Router } from "express";
-import type { z } from "zod";
-import { errorBody } from "../schemas/common";
+import { z } from "../schemas/common";
 import { AppError } from "../errors";
-import { parseOrThrow } from "./validate";
+import { ERROR_CODES, type ErrorCode } from "../../protocol/errors";
+import { parseOrThrow } from "../../protocol/validate";
 import { authenticate, type Auth } from "./auth";
 import { billingIdentity, type BillingIdentity } from "./walletAuth";
 import type { Ctx } from "../context";
@@ -23,8 +23,11 @@ export type RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | und
   body?: B;
   query?: Q;
   response: z.ZodType;
-  /** More documented answers (e.g. 402, 404, 409). */
-  responses?: RouteConfig["responses"];
+  /**
+   * The error codes this route answers beyond those every route of its kind does (see
+   * `errorCodesOf`); the OpenAPI document lists them under their catalogue status.
+   */
+  errors?: ErrorCode[];
   handler: (args: {
     ctx: Ctx;
     auth: Auth;
@@ -36,6 +39,44 @@ export type RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | und
     res: Response;
   }) => Promise<unknown>;
 };
+
+/** Codes every route may answer, by what it takes. */
+const EVERY: ErrorCode[] = ["invalid_request", "internal_error"];
+const WITH_BODY: ErrorCode[] = ["json_too_deep", "body_too_large", "unsupported_media_type", "unsupported_encoding"];
+const BY_AUTH: Record<RouteSpec<undefined, undefined>["auth"], ErrorCode[]> = {
+  none: [],
+  key: ["invalid_api_key"],
+  account: ["invalid_api_key", "owner_only"],
+  billing: ["invalid_api_key", "invalid_wallet_auth", "rate_limited"],
+};
+
+/** Every error code a route answers: its kind's, and its own. */
+export const errorCodesOf = (method: Method, spec: Pick<RouteSpec<undefined, undefined>, "auth" | "errors">): ErrorCode[] =>
+  [...new Set([...EVERY, ...(method === "post" ? WITH_BODY : []), ...BY_AUTH[spec.auth], ...(spec.errors ?? [])])];
+
+/** The documented error answers of a route: one per status, listing its codes and their meaning from the catalogue. */
+function errorResponses(codes: ErrorCode[]): RouteConfig["responses"] {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of codes) byStatus.set(ERROR_CODES[c].status, [...(byStatus.get(ERROR_CODES[c].status) ?? []), c]);
+  const out: RouteConfig["responses"] = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const sorted = [...list].sort();
+    out[status] = {
+      description: sorted.map((c) => `\`${c}\`: ${ERROR_CODES[c].meaning}`).join("\n\n"),
+      content: { "application/json": { schema: errorBodyFor(sorted) } },
+    };
+  }
+  return out;
+}
+
+/** The error body with `code` one of `codes`. */
+const errorBodyFor = (codes: ErrorCode[]) =>
+  z.object({
+    error: z.string().openapi({ description: "What went wrong, for people (Chipotle's SDK shows it)." }),
+    code: z.enum(codes as [ErrorCode, ...ErrorCode[]]).openapi({ description: "The stable code, for programs." }),
+    message: z.string().openapi({ description: "The same text as error." }),
+    details: z.record(z.string(), z.unknown()).optional(),
+  });
 
 /**
  * Registers one endpoint twice from the same zod schemas: on the express router (validation,
@@ -61,10 +102,7 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
       },
       responses: {
         200: { description: "OK", content: { "application/json": { schema: spec.response } } },
-        400: { description: "Bad input", content: { "application/json": { schema: errorBody } } },
-        ...(spec.auth === "none" ? {} : { 401: { description: "Missing, unknown or revoked key", content: { "application/json": { schema: errorBody } } } }),
-        ...(spec.auth === "none" ? {} : { 403: { description: "Not permitted", content: { "application/json": { schema: errorBody } } } }),
-        ...spec.responses,
+        ...errorResponses(errorCodesOf(method, spec)),
       },
     };
     registry.registerPath(doc);

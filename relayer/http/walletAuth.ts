@@ -3,9 +3,9 @@ import type { Request } from "express";
 import { solidityPackedKeccak256 } from "ethers";
 import { AppError } from "../errors";
 import { DEFAULT_MAX_JSON_DEPTH, jsonDeeperThan } from "../../protocol/json";
-import { SignedRequestError, verifySignedRequest } from "../eip712";
+import { SignedRequestError, verifySigned } from "../signed";
 import { authenticate } from "./auth";
-import { hex32 } from "../../executor/keys/provider";
+import { hex32 } from "../../protocol/usageKeyShape";
 import { accountRecord } from "../../billing/charges";
 import { TtlCache } from "./ttlCache";
 import type { Ctx } from "../context";
@@ -78,7 +78,7 @@ async function verifiedWallet(ctx: Ctx, typedData: unknown, signature: unknown):
   const hit = cache.get(key);
   if (hit) return hit;
   try {
-    const { address, validUntil } = await verifySignedRequest(typedData, signature, {
+    const { address, validUntil } = await verifySigned({ typed_data: typedData, signature }, {
       primaryType: "BillingAuth",
       domainName: ctx.config.eip712DomainName,
       chainId: ctx.chain.chainId,

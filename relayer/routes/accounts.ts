@@ -5,7 +5,7 @@ import { z, requiredName, description } from "../schemas/common";
 import { route } from "../http/route";
 import { hashKey, MAX_KEY_LENGTH, presentedKey, resolveKey } from "../http/auth";
 import { relayWrite } from "../chain/relay";
-import { usageKeySeal } from "../usageKeySeal";
+import { usageKeySeal } from "../../protocol/usageKeySeal";
 import { deriveWallet, paths } from "../../executor/keys/provider";
 import { unauthorized } from "../errors";
 import type { Ctx } from "../context";
@@ -30,15 +30,16 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     summary: "Creates a managed account. Returns its account key once, and its admin wallet address.",
     auth: "none",
     body: NewAccountBody,
+    errors: ["rate_limited", "already_exists", "write_rejected", "write_too_large", "chain_unavailable", "payer_not_authorized", "chain_timeout"],
     response: z.object({ api_key: z.string(), wallet_address: z.string() }).openapi("NewAccountResponse"),
-    handler: async ({ body }) => {
+    handler: async ({ body, req }) => {
       const apiKey = newSecretKey();
       const apiKeyHash = hashKey(apiKey);
       const admin = await deriveWallet(ctx.keys, paths.accountAdmin(apiKeyHash));
       // The key's hash is reserved under its seal first, so nobody who sees the creation pending can take it as a usage key.
       await relayWrite(ctx, "authorizeUsageApiKey", [apiKeyHash, usageKeySeal(apiKeyHash)], { stepOf: "newAccount" });
       await relayWrite(ctx, "newAccount", [apiKeyHash, true, body.account_name, body.account_description, admin.address]);
-      ctx.logger.info({ account: `0x${apiKeyHash.toString(16)}`, admin: admin.address }, "account created");
+      (req.log ?? ctx.logger).info({ account: `0x${apiKeyHash.toString(16)}`, admin: admin.address }, "account created");
       return { api_key: apiKey, wallet_address: admin.address };
     },
   });
@@ -49,6 +50,7 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     tag: "Accounts",
     summary: "Whether the presented key is a valid account or usage key (bare true or false).",
     auth: "none",
+    errors: ["invalid_api_key"],
     response: z.boolean(),
     handler: async ({ req }) => {
       const key = presentedKey(req);

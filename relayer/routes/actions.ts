@@ -2,11 +2,11 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, groupId, hash32, paging, success } from "../schemas/common";
 import { route } from "../http/route";
-import { cachedRead, relayWrite } from "../chain/relay";
+import { cachedRead, relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { cidHash, cidString } from "../schemas/cid";
 import { ListItem } from "./groups";
 import type { Ctx } from "../context";
-import { hex32 } from "../../executor/keys/provider";
+import { hex32 } from "../../protocol/usageKeyShape";
 
 const AddActionBody = z.object({ action_ipfs_cid: cidString, name: name.default(""), description: description.default("") }).strict().openapi("AddActionRequest");
 const HashedBody = z.object({ hashed_cid: hash32 }).strict().openapi("DeleteActionRequest");
@@ -22,6 +22,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "Registers action metadata for a raw IPFS CID (hashed server-side).",
     auth: "key",
     body: AddActionBody,
+    errors: WRITE_ERRORS,
     response: z.object({ success: z.literal(true), hashed_cid: z.string() }),
     handler: async ({ auth, body }) => {
       const h = cidHash(body.action_ipfs_cid);
@@ -37,6 +38,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "Deletes an action's metadata from the account (groups listing the CID are unchanged).",
     auth: "key",
     body: HashedBody,
+    errors: [...WRITE_ERRORS, "action_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "removeAction", [auth.keyHash, body.hashed_cid]);
@@ -51,6 +53,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "Changes an action's name and description.",
     auth: "key",
     body: MetadataBody,
+    errors: [...WRITE_ERRORS, "action_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "updateActionMetadata", [auth.keyHash, body.hashed_cid, 0n, body.name, body.description]);
@@ -65,6 +68,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "With group_id: the actions in that group; without: the account's registered actions.",
     auth: "key",
     query: paging.extend({ group_id: groupId.optional() }),
+    errors: ["group_not_found"],
     response: z.array(ActionItem),
     handler: async ({ auth, query }) => {
       const [items] = await cachedRead(ctx, auth.accountHash, `listActions:${query.group_id ?? "all"}:${query.page_number}:${query.page_size}`, (c) =>

@@ -1,12 +1,12 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import express, { type RequestHandler, type Router } from "express";
-import { z, errorBody } from "../schemas/common";
+import { z } from "../schemas/common";
 import { route } from "../http/route";
 import { AppError, badRequest } from "../errors";
 import { accountRecord, payerOf } from "../../billing/charges";
 import { MAX_FREE_CREDIT_PER_REQUEST_CENTS } from "../../billing/config";
 import type { BillingIdentity } from "../http/walletAuth";
-import { display, paymentsUnavailable } from "../../billing/errors";
+import { balanceView, paymentsUnavailable } from "../../billing/errors";
 import type { Billing } from "../../billing/service";
 import type { Payments } from "../../billing/payments";
 import type { Payer } from "../../billing/types";
@@ -31,10 +31,17 @@ const ConfirmBody = z
   .object({ payment_intent_id: z.string().regex(/^pi_\w{1,250}$/, "payment_intent_id must be a payment intent id (pi_...)") })
   .strict()
   .openapi("ConfirmPaymentRequest");
-const Balance = z.object({ balance_cents: z.number().int(), balance_display: z.string().openapi({ example: "$9.87" }) });
+/** Chipotle's convention (Stripe's customer balance): balance_cents < 0 while there is credit; credit_cents is that credit, positive. */
+const Balance = z.object({
+  balance_cents: z.number().int().openapi({ description: "Chipotle's sign (Stripe's customer balance): negative while there is credit (-credit_cents), 0 when none is left, positive when a charge went past it.", example: -987 }),
+  credit_cents: z.number().int().openapi({ description: "The credit left, in cents (positive): the balance less charges not settled yet and credit held by work under way.", example: 987 }),
+  balance_display: z.string().openapi({ description: '"$9.87 credit", "No credits", or "$0.05 owed".', example: "$9.87 credit" }),
+});
 
-const error = (description: string) => ({ description, content: { "application/json": { schema: errorBody } } });
-const notConfigured = { 404: error("Billing, or card payments, not configured on this node") };
+/** Answered by every billing route but the webhook's: billing off, or card payments unavailable. */
+const NOT_CONFIGURED = ["billing_not_configured", "stripe_not_configured"] as const;
+/** Answered by the routes that read or fund a balance: who the credential may act for. */
+const CUSTOMER = ["account_chain_secured", "owner_only", "payment_provider_unavailable"] as const;
 
 function enabled(ctx: Ctx): Billing {
   if (!ctx.billing) throw new AppError(404, "billing_not_configured", "billing is off on this node (VESTA_BILLING=off)");
@@ -67,8 +74,7 @@ async function customerFor(ctx: Ctx, identity: BillingIdentity, act: "read" | "a
 }
 
 async function balanceOf(billing: Billing, p: Payer) {
-  const cents = await billing.balance(p);
-  return { balance_cents: cents, balance_display: display(cents, billing.config.currency) };
+  return balanceView(await billing.balance(p), billing.config.currency);
 }
 
 /**
@@ -83,7 +89,7 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     tag: "Billing",
     summary: "The payment provider's publishable key, for Stripe's client library (404 stripe_not_configured in local mode).",
     auth: "none",
-    responses: notConfigured,
+    errors: ["billing_not_configured", "stripe_not_configured"],
     response: z.object({ publishable_key: z.string() }),
     handler: async () => ({ publishable_key: payments(ctx).remote.publishableKey }),
   });
@@ -95,7 +101,7 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     summary: "The credit balance that pays for the authenticated account (its admin wallet's, once ChainSecured), in cents, less charges not settled yet and credit held by work under way. Account key, usage key or admin wallet.",
     auth: "billing",
     query: z.object({}).strict(),
-    responses: notConfigured,
+    errors: ["billing_not_configured", ...CUSTOMER],
     response: Balance.openapi("BalanceResponse"),
     handler: async ({ identity }) => balanceOf(enabled(ctx), await customerFor(ctx, identity, "read")),
   });
@@ -107,7 +113,7 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     summary: "Creates a Stripe payment intent of amount_cents (at least 500) for the account; pay it with client_secret, then confirm_payment. The owner only (account key or admin wallet).",
     auth: "billing",
     body: PaymentIntentBody,
-    responses: notConfigured,
+    errors: [...NOT_CONFIGURED, ...CUSTOMER],
     response: z.object({ client_secret: z.string(), payment_intent_id: z.string() }).openapi("CreatePaymentIntentResponse"),
     handler: async ({ identity, body }) => {
       const pay = payments(ctx);
@@ -123,11 +129,7 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     summary: "Verifies with Stripe that the payment intent succeeded and is this account's, and credits it (once: confirming again credits nothing). The owner only.",
     auth: "billing",
     body: ConfirmBody,
-    responses: {
-      ...notConfigured,
-      403: error("The payment intent is another account's"),
-      409: error("The payment intent has not succeeded"),
-    },
+    errors: [...NOT_CONFIGURED, ...CUSTOMER, "payment_intent_not_yours", "payment_intent_not_found", "payment_not_succeeded", "payment_currency_mismatch"],
     response: Balance.extend({ success: z.literal(true), payment_intent_id: z.string(), amount_cents: z.number().int(), credited: z.boolean() }).openapi("ConfirmPaymentResponse"),
     handler: async ({ identity, body }) => {
       const pay = payments(ctx);
@@ -153,7 +155,7 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
       })
       .strict()
       .openapi("FreeCreditRequest"),
-    responses: { 404: error("Not a development node with local billing (no free credit)"), 409: error("The balance would pass the free-credit cap") },
+    errors: ["billing_not_configured", "free_credit_unavailable", "free_credit_capped", ...CUSTOMER],
     response: Balance.extend({ amount_cents: z.number().int() }).openapi("FreeCreditResponse"),
     handler: async ({ identity, body }) => {
       const billing = enabled(ctx);
@@ -172,13 +174,13 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     tag: "Billing",
     summary: "Stripe webhook endpoint (Stripe-Signature checked with STRIPE_WEBHOOK_SECRET): payment_intent.succeeded credits the account once.",
     auth: "none",
-    responses: notConfigured,
+    errors: [...NOT_CONFIGURED, "invalid_webhook_signature", "payment_provider_unavailable"],
     response: z.object({ received: z.literal(true) }),
     handler: async ({ req }) => {
       const pay = payments(ctx);
       if (!ctx.config.billing.stripe?.webhookSecret) throw new AppError(404, "stripe_not_configured", "no STRIPE_WEBHOOK_SECRET on this node: the webhook endpoint is off");
       const signature = req.get("stripe-signature");
-      if (!signature) throw new AppError(400, "invalid_signature", "the Stripe-Signature header is missing");
+      if (!signature) throw new AppError(400, "invalid_webhook_signature", "the Stripe-Signature header is missing");
       if (!Buffer.isBuffer(req.body)) throw badRequest("the webhook body is missing");
       await pay.webhook(req.body, signature);
       return { received: true };

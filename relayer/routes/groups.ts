@@ -1,11 +1,14 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, requiredName, description, groupId, address, hash32, paging, success, boundedList } from "../schemas/common";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../protocol/limits";
 import { route } from "../http/route";
-import { cachedRead, eventArgs, relayWrite } from "../chain/relay";
+import { cachedRead, eventArgs, relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { cidHash, cidString } from "../schemas/cid";
 import type { Ctx } from "../context";
+import type { Auth } from "../http/auth";
+import { AppError } from "../errors";
+import { accountRecord } from "../../billing/charges";
 
 const members = {
   pkp_ids_permitted: boundedList(address, LIMITS.groupMembers, "pkp_ids_permitted").default([]),
@@ -25,6 +28,24 @@ const PkpInGroupBody = z.object({ group_id: groupId, pkp_id: address }).strict()
 const AddActionToGroupBody = z.object({ group_id: groupId, action_ipfs_cid: cidString }).strict().openapi("AddActionToGroupRequest");
 const RemoveActionFromGroupBody = z.object({ group_id: groupId, hashed_cid: hash32 }).strict().openapi("RemoveActionFromGroupRequest");
 
+/**
+ * The account's admin wallet (new_account's `wallet_address`) holds the account: it is never a PKP,
+ * and no group lists it, since an action permitted to use a PKP's key would then act as the owner.
+ * The contract refuses it too (not a registered wallet); this says why.
+ */
+async function refuseAdminWallet(ctx: Ctx, auth: Auth, pkps: string[]): Promise<void> {
+  if (pkps.length === 0) return;
+  const { admin } = await accountRecord(ctx, auth.accountHash);
+  if (pkps.includes(admin)) {
+    throw new AppError(
+      400,
+      "admin_wallet_not_a_pkp",
+      `${admin} is this account's admin wallet (the wallet_address new_account answered), not a PKP: it owns the account, and an action allowed to use its key would act as the owner. Create a PKP with create_wallet and use that one`,
+      { pkp_id: admin },
+    );
+  }
+}
+
 export const ListItem = z.object({ id: z.string(), name: z.string(), description: z.string() }).openapi("ListItem");
 
 export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
@@ -35,10 +56,14 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Creates a group (group:create; initial PKPs need group:addPkp and CIDs group:manageActions on it).",
     auth: "key",
     body: AddGroupBody,
-    response: z.object({ success: z.literal(true), group_id: z.number().int() }),
+    errors: [...WRITE_ERRORS, "wallet_not_found", "admin_wallet_not_a_pkp"],
+    response: z
+      .object({ success: z.literal(true), group_id: z.string().openapi({ description: "The new group's id, a decimal string (as Chipotle answers it); every route takes it as string or number.", example: "1" }) })
+      .openapi("AddGroupResponse"),
     handler: async ({ auth, body }) => {
+      await refuseAdminWallet(ctx, auth, body.pkp_ids_permitted);
       const receipt = await relayWrite(ctx, "addGroup", [auth.keyHash, body.group_name, body.group_description, body.cid_hashes_permitted, body.pkp_ids_permitted]);
-      return { success: true, group_id: Number(eventArgs(ctx, receipt, "GroupCreated").groupId) };
+      return { success: true, group_id: BigInt(eventArgs(ctx, receipt, "GroupCreated").groupId).toString() };
     },
   });
 
@@ -49,8 +74,10 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Replaces a group's name, description, PKPs and CID hashes.",
     auth: "key",
     body: UpdateGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found", "wallet_not_found", "admin_wallet_not_a_pkp"],
     response: success,
     handler: async ({ auth, body }) => {
+      await refuseAdminWallet(ctx, auth, body.pkp_ids_permitted);
       await relayWrite(ctx, "updateGroup", [auth.keyHash, body.group_id, body.name, body.description, body.cid_hashes_permitted, body.pkp_ids_permitted]);
       return { success: true };
     },
@@ -63,6 +90,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Deletes a group (group:delete).",
     auth: "key",
     body: GroupIdBody,
+    errors: [...WRITE_ERRORS, "group_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "removeGroup", [auth.keyHash, body.group_id]);
@@ -77,8 +105,10 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Adds one of the account's PKPs to a group (group:addPkp on it).",
     auth: "key",
     body: PkpInGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found", "wallet_not_found", "admin_wallet_not_a_pkp"],
     response: success,
     handler: async ({ auth, body }) => {
+      await refuseAdminWallet(ctx, auth, [body.pkp_id]);
       await relayWrite(ctx, "addPkpToGroup", [auth.keyHash, body.group_id, body.pkp_id]);
       return { success: true };
     },
@@ -91,6 +121,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Removes a PKP from a group (group:removePkp on it).",
     auth: "key",
     body: PkpInGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found", "wallet_not_in_group"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "removePkpFromGroup", [auth.keyHash, body.group_id, body.pkp_id]);
@@ -105,6 +136,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Lists an action (raw IPFS CID, hashed server-side) in a group (group:manageActions on it).",
     auth: "key",
     body: AddActionToGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found"],
     response: z.object({ success: z.literal(true), hashed_cid: z.string() }),
     handler: async ({ auth, body }) => {
       const h = cidHash(body.action_ipfs_cid);
@@ -120,6 +152,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     summary: "Removes an action (by hashed CID) from a group (group:manageActions on it).",
     auth: "key",
     body: RemoveActionFromGroupBody,
+    errors: [...WRITE_ERRORS, "group_not_found", "action_not_in_group"],
     response: success,
     handler: async ({ auth, body }) => {
       await relayWrite(ctx, "removeActionFromGroup", [auth.keyHash, body.group_id, body.hashed_cid]);

@@ -1,6 +1,7 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { errorBody, z } from "../schemas/common";
+import { z } from "../schemas/common";
+import { RUN_REFUSAL_CODES } from "../http/runRefusals";
 import { route } from "../http/route";
 import { actionCode } from "../../executor/code";
 import { admitRun } from "../../billing/charges";
@@ -51,6 +52,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
     summary: "Whether the presented key is a usage key and may run an action ({code} or {ipfs_id}); runs, stores and charges nothing, and tells nothing of other keys or accounts.",
     auth: "key",
     body: ExecutePermissionBody,
+    errors: ["invalid_code", "code_too_large"],
     response: ExecutePermissionResponse,
     handler: async ({ auth, body }) => {
       const cid = await ctx.executor.cidOf({ code: body.code, ipfsId: body.ipfs_id });
@@ -67,12 +69,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       auth: "key",
       body: RunBody,
       response: RunResponse,
-      responses: {
-        402: { description: "The account's balance does not cover the run", content: { "application/json": { schema: errorBody } } },
-        404: { description: "No code is stored for ipfs_id", content: { "application/json": { schema: errorBody } } },
-        413: { description: "Code or js_params over their limits", content: { "application/json": { schema: errorBody } } },
-        429: { description: "The account's share of the sandbox and its queue are full (Retry-After)", content: { "application/json": { schema: errorBody } } },
-      },
+      errors: [...RUN_REFUSAL_CODES, "payment_required"],
       handler: async ({ auth, body }) => {
         const run = await ctx.executor.prepare(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params }); // 400/403/404/413
         // One billing step between the permission check and the run: reserve its time limit (402 here), settle what it used.
@@ -102,6 +99,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       summary: "The IPFS CID (CIDv0, as `ipfs add` gives) of the action code sent as a JSON string body.",
       auth: "none",
       body: z.string().openapi({ description: "The action's JavaScript source, as a JSON string." }),
+      errors: ["invalid_code", "code_too_large"],
       response: z.string().openapi({ example: "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o" }),
       handler: async ({ body }) => (await actionCode(body, ctx.config.limits.maxCodeBytes)).cid, // the same checks and bytes as a run
     });

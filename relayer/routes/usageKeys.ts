@@ -1,16 +1,16 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, uint64, uintString, paging, success, boundedList } from "../schemas/common";
-import { LIMITS } from "../limits";
+import { LIMITS } from "../../protocol/limits";
 import { route } from "../http/route";
 import { MAX_KEY_LENGTH } from "../http/auth";
-import { cachedRead, relayWrite } from "../chain/relay";
+import { cachedRead, relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { notFound } from "../errors";
 import { newSecretKey } from "./accounts";
 import type { Ctx } from "../context";
 import type { Auth } from "../http/auth";
-import { toPermissionArgs, toRestUsageKey } from "../usageKeyShape";
-import { keyHash } from "../usageKeySeal";
+import { toPermissionArgs, toRestUsageKey } from "../../protocol/usageKeyShape";
+import { keyHash } from "../../protocol/usageKeySeal";
 import { registerMintedUsageKey } from "../usageKeyRegistration";
 
 /** A usage key's value in a body (the API names keys by value; the hash is derived from it). */
@@ -115,6 +115,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
       "Creates a usage key with its permission set; its value is returned once. Two relayed writes: the key is reserved for the account under a seal, then registered (nobody watching the chain can take or block it).",
     auth: "account",
     body: AddBody,
+    errors: WRITE_ERRORS,
     response: z.object({ success: z.literal(true), usage_api_key: z.string() }),
     handler: async ({ auth, body }) => {
       const key = newSecretKey();
@@ -130,6 +131,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     summary: "Replaces the whole permission set of a usage key (omitted fields reset to their defaults).",
     auth: "account",
     body: UpdateBody,
+    errors: [...WRITE_ERRORS, "usage_key_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
       const h = await ownUsageKey(ctx, auth, body.usage_api_key);
@@ -152,6 +154,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     summary: "Changes only the name and description of a usage key.",
     auth: "account",
     body: MetadataBody,
+    errors: [...WRITE_ERRORS, "usage_key_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
       const h = await ownUsageKey(ctx, auth, body.usage_api_key);
@@ -167,6 +170,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     summary: "Revokes a usage key at once.",
     auth: "account",
     body: RemoveBody,
+    errors: [...WRITE_ERRORS, "usage_key_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
       const h = await ownUsageKey(ctx, auth, body.usage_api_key);

@@ -2,10 +2,14 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, groupId, paging } from "../schemas/common";
 import { route } from "../http/route";
-import { cachedRead, relayWrite } from "../chain/relay";
+import { cachedRead, precheckRelayedWrite, relayWrite, WRITE_ERRORS } from "../chain/relay";
+import { AppError } from "../errors";
 import { deriveWallet, paths, randomDerivationPath } from "../../executor/keys/provider";
 import { ListItem } from "./groups";
 import type { Ctx } from "../context";
+
+/** Scope.CreatePkps of contracts/types/AccountConfigTypes.sol. */
+const SCOPE_CREATE_PKPS = 2;
 
 const CreateWalletInput = z.object({ name: name.default(""), description: description.default("") }).strict().openapi("CreateWalletRequest");
 const WalletItem = ListItem.extend({ wallet_address: z.string() }).openapi("WalletItem");
@@ -25,8 +29,14 @@ export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "Derives a new wallet (PKP) for the account and registers it on chain (pkp:create). Optional name/description.",
     auth: "key",
     body: CreateWalletInput,
+    errors: WRITE_ERRORS,
     response: z.object({ wallet_address: z.string() }).openapi("CreateWalletResponse"),
     handler: async ({ auth, body }) => {
+      // Refusals first, from what is cached (credit, the key's pkp:create): a key derivation is the costly part.
+      await precheckRelayedWrite(ctx, "registerWalletDerivation", auth.keyHash);
+      if (!auth.isAccountKey && !(await cachedRead(ctx, auth.accountHash, `hasScope:${auth.keyHash}:pkp`, (c) => c.hasScope(auth.keyHash, SCOPE_CREATE_PKPS, 0)))) {
+        throw new AppError(403, "missing_scope", "this key lacks the pkp:create permission", { scope: "pkp:create" });
+      }
       const derivationPath = randomDerivationPath();
       const { address } = await deriveWallet(ctx.keys, paths.pkp(auth.accountHash, derivationPath));
       await relayWrite(ctx, "registerWalletDerivation", [auth.keyHash, address, derivationPath, body.name, body.description]);
@@ -55,6 +65,7 @@ export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "The wallets in one group.",
     auth: "key",
     query: paging.extend({ group_id: groupId }),
+    errors: ["group_not_found"],
     response: z.array(WalletItem),
     handler: async ({ auth, query }) => {
       const [items] = await cachedRead(ctx, auth.accountHash, `listWalletsInGroup:${query.group_id}:${query.page_number}:${query.page_size}`, (c) =>

@@ -1,7 +1,7 @@
 import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
 import { getAddress, isHexString } from "ethers";
 import { z } from "zod";
-import { LIMITS, utf8Length } from "../limits";
+import { LIMITS, utf8Length } from "../../protocol/limits";
 
 extendZodWithOpenApi(z);
 export { z };
@@ -30,7 +30,7 @@ export const uintString = (max: bigint, what: string, opts: { hex?: boolean } = 
 /** A group id: a positive integer (JSON number or decimal string). */
 export const groupId = uintString(U64_MAX, "group_id", { hex: true })
   .refine((n) => n > 0n, "group_id starts at 1")
-  .openapi({ type: "integer", example: 1, description: "Group id (integer or decimal string)." });
+  .openapi({ type: ["integer", "string"], example: 1, description: "Group id: a JSON number, or a decimal or 0x hex string (add_group answers it as a decimal string)." });
 
 export const uint64 = (what: string) => uintString(U64_MAX, what);
 export const uint256 = (what: string) => uintString(U256_MAX, what);
@@ -86,7 +86,3 @@ export const paging = z
   .strict();
 
 export const success = z.object({ success: z.literal(true) });
-
-export const errorBody = z
-  .object({ error: z.string().openapi({ example: "invalid_request" }), message: z.string() })
-  .openapi("Error");

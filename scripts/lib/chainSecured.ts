@@ -5,8 +5,8 @@
  * over HTTP. Used by `scripts/chain-secured-demo.ts` and by the test suite (so the script cannot rot).
  */
 import { JsonRpcProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, verifyMessage, Wallet, type TransactionReceipt } from "ethers";
-import { buildTypedData, type PrimaryType, type TypedData } from "../../relayer/eip712";
-import { keyHash } from "../../relayer/usageKeySeal";
+import { buildTypedData, type PrimaryType, type TypedData } from "../../protocol/eip712";
+import { keyHash } from "../../protocol/usageKeySeal";
 import { computeCid } from "../../executor/cid";
 import { IAccountConfig__factory, type IAccountConfig } from "../../typechain-types";
 
@@ -31,9 +31,20 @@ export function signEnvelope(signer: TypedDataSigner, td: TypedData): Promise<st
   return signer.signTypedData(td.domain, types, td.message);
 }
 
-/** A signed-request body `{typed_data, signature}` proving `signer`'s address, issued now. */
+/** The last issuedAt signed per signer, purpose and chain (see signedRequest). */
+const lastIssuedAt = new Map<string, number>();
+
+/**
+ * A signed-request body `{typed_data, signature}` proving `signer`'s address, issued now. Never the
+ * same envelope twice: the service takes a ConvertAccount or AddUsageApiKey signature once (409
+ * signature_used), and a wallet signs deterministically, so a second request of the same purpose
+ * within the same second is issued a second later (well inside the service's issuedAt window).
+ */
 export async function signedRequest(signer: TypedDataSigner & { address: string }, primaryType: PrimaryType, chainId: bigint | number) {
-  const typed_data = buildTypedData(primaryType, { chainId, address: signer.address, issuedAt: Math.floor(Date.now() / 1000) });
+  const slot = `${signer.address}/${primaryType}/${chainId}`;
+  const issuedAt = Math.max(Math.floor(Date.now() / 1000), (lastIssuedAt.get(slot) ?? 0) + 1);
+  lastIssuedAt.set(slot, issuedAt);
+  const typed_data = buildTypedData(primaryType, { chainId, address: signer.address, issuedAt });
   return { typed_data, signature: await signEnvelope(signer, typed_data) };
 }
 

@@ -2,7 +2,7 @@ import { ethers, ignition } from "hardhat";
 import { keccak256, toUtf8Bytes, solidityPackedKeccak256, type Signer } from "ethers";
 import AccountConfigModule from "../../ignition/modules/AccountConfig";
 import type { IAccountConfig } from "../../typechain-types";
-import { usageKeySeal } from "../../relayer/usageKeySeal";
+import { usageKeySeal } from "../../protocol/usageKeySeal";
 
 /** AccountConfig at its one address, with the merged ABI (writes, and the reads its fallback serves). */
 export type AccountConfig = IAccountConfig;

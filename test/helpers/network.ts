@@ -3,7 +3,7 @@ import dnsPromises from "node:dns/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildConnector } from "undici";
-import type { Connector, ResolvedAddress, Resolver } from "../../executor/sandbox/egress";
+import type { Connector, ResolvedAddress, Resolver } from "../../executor/sandbox/host/egress";
 
 /** An HTTP server on 127.0.0.1 that counts the TCP connections it accepts. */
 export async function countingServer(handler: http.RequestListener) {

@@ -4,6 +4,7 @@ import { ethers } from "hardhat";
 import { hashOf } from "./accountConfig";
 import { accountState, plain, WHOLE } from "./scenario";
 import { call, startStack, type Reply, type Stack } from "./relayer";
+import { ERROR_CODES, isErrorCode } from "../../protocol/errors";
 
 /** Valid raw IPFS CIDs (v0 and v1). */
 export const CID_V0 = "QmPZ9gcCEpqKTo6aq61g2nXGUhM4iCL3ewB6LDXZCtioEB";
@@ -25,14 +26,21 @@ export function suiteStack(opts: Parameters<typeof startStack>[0] = {}): () => S
 /** Text that only a leaked stack trace or source path would put in an answer. */
 const LEAKS = [/\n\s*at /, /\bat [\w.<>]+ \(/, /node_modules/, /\.ts:\d+/, /\.js:\d+/, /\/work\//, /\/home\//];
 
-/** Expects the one JSON error body of the API, `{error, message}` (plus optional `details`), with no stack trace or file path. */
+/**
+ * Expects the one JSON error body of the API, `{error, code, message}` (plus optional `details`):
+ * `error` the human message (what Chipotle's SDK shows), `message` the same text, `code` a stable
+ * code of the catalogue with this status; no stack trace or file path.
+ */
 export function expectErrorBody(reply: Reply) {
   const where = `answer ${reply.status} ${JSON.stringify(reply.body)}`;
   expect(reply.status, where).to.be.at.least(400);
   expect(reply.body, where).to.be.an("object").that.is.not.null;
-  expect(Object.keys(reply.body), where).to.satisfy((keys: string[]) => keys.every((k) => ["details", "error", "message"].includes(k)));
-  expect(reply.body.error, where).to.be.a("string").that.matches(/^[a-z_]+$/);
+  expect(Object.keys(reply.body), where).to.satisfy((keys: string[]) => keys.every((k) => ["details", "error", "code", "message"].includes(k)));
+  expect(reply.body.code, where).to.be.a("string").that.matches(/^[a-z_]+$/);
+  const code: string = reply.body.code;
+  expect(isErrorCode(code) && ERROR_CODES[code].status, `${where}: the catalogue's status of ${code}`).to.equal(reply.status);
   expect(reply.body.message, where).to.be.a("string").that.is.not.empty;
+  expect(reply.body.error, where).to.equal(reply.body.message);
   expectNoLeak(reply);
 }
 
@@ -41,7 +49,7 @@ export function expectError(reply: Reply, status: number, code: string, ...menti
   const where = `answer ${reply.status} ${JSON.stringify(reply.body)}`;
   expect(reply.status, where).to.equal(status);
   expectErrorBody(reply);
-  expect(reply.body.error, where).to.equal(code);
+  expect(reply.body.code, where).to.equal(code);
   for (const m of mentions) expect(reply.body.message, where).to.include(m);
 }
 
@@ -87,7 +95,7 @@ export function ok<T = any>(reply: Reply<T>, what: string): T {
 
 /** Creates a group through the API and returns its id. */
 export async function apiGroup(stack: Stack, key: string, groupName = "group", extra: Record<string, unknown> = {}): Promise<number> {
-  return ok(await call(stack, "POST", "/add_group", { key, body: { group_name: groupName, ...extra } }), "add_group").group_id;
+  return Number(ok(await call(stack, "POST", "/add_group", { key, body: { group_name: groupName, ...extra } }), "add_group").group_id);
 }
 
 /** Creates a wallet (PKP) through the API and returns its address. */

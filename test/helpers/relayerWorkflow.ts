@@ -163,7 +163,7 @@ export async function createWallet(owner: Client, name = "wallet"): Promise<stri
 /** Creates a group through `owner` and returns its id. */
 export async function addGroup(owner: Client, name: string, pkps: string[] = [], cids: string[] = []): Promise<number> {
   const body = { group_name: name, group_description: `${name} description`, pkp_ids_permitted: pkps, cid_hashes_permitted: cids.map(hashCid) };
-  return (await ok(owner.post("/add_group", body))).group_id;
+  return Number((await ok(owner.post("/add_group", body))).group_id);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { ethers } from "hardhat";
 import { Wallet, type BaseWallet } from "ethers";
-import { buildTypedData } from "../../relayer/eip712";
+import { buildTypedData } from "../../protocol/eip712";
 import { walletAuthHeader } from "../../relayer/http/walletAuth";
 import { signEnvelope } from "../../scripts/lib/chainSecured";
 import { chainSecuredHash } from "./accountConfig";

@@ -2,9 +2,9 @@ import crypto from "node:crypto";
 import express, { Router, type Request, type RequestHandler } from "express";
 import { ipKeyGenerator, rateLimit } from "express-rate-limit";
 import { z } from "zod";
-import { AppError, forbidden, notFound, unauthorized } from "../../relayer/errors";
-import { jsonBody } from "../../relayer/http/jsonBody";
-import { parseOrThrow } from "../../relayer/http/validate";
+import { AppError, forbidden, notFound, unauthorized } from "../../protocol/errors";
+import { jsonBody } from "../../protocol/jsonBody";
+import { parseOrThrow } from "../../protocol/validate";
 import { challengeOf, newId, randomToken } from "../crypto";
 import type { TriggersCtx } from "../context";
 import type { User } from "../store/types";
@@ -105,6 +105,16 @@ export const requireBearer = (ctx: TriggersCtx): RequestHandler => async (req, _
 const Login = z.object({ email: z.string().email().max(320), next: z.string().max(2000).optional() });
 
 /**
+ * The mailbox an address delivers to, for the per-address limit: lower-cased, without a subaddress
+ * (`victim+1@x` and `VICTIM@x` reach `victim@x`), so tags cannot multiply one mailbox's budget.
+ */
+export function mailboxOf(email: string): string {
+  const at = email.lastIndexOf("@");
+  const local = email.slice(0, at).replace(/\+.*$/, "");
+  return `${local}${email.slice(at)}`.toLowerCase();
+}
+
+/**
  * Limits on sign-in mails (each request sends one): per client address, and per e-mail address
  * (so nobody can flood a mailbox from many addresses). 429 with Retry-After.
  */
@@ -115,7 +125,7 @@ function loginLimits(ctx: TriggersCtx): RequestHandler[] {
   const perIp = rateLimit({ ...common, limit: ctx.config.loginRatePerIp, keyGenerator: (req) => ipKeyGenerator(req.ip ?? "unknown"), handler: limited("from this address") });
   const emailOf = (req: Request) => {
     const parsed = Login.safeParse(req.body);
-    return parsed.success ? parsed.data.email.toLowerCase() : undefined;
+    return parsed.success ? mailboxOf(parsed.data.email) : undefined;
   };
   const perAddress = rateLimit({
     ...common,

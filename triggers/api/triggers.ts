@@ -1,8 +1,8 @@
 import { Router } from "express";
 import { z } from "zod";
-import { AppError, notFound } from "../../relayer/errors";
-import { jsonBody } from "../../relayer/http/jsonBody";
-import { parseOrThrow } from "../../relayer/http/validate";
+import { AppError, notFound } from "../../protocol/errors";
+import { jsonBody } from "../../protocol/jsonBody";
+import { parseOrThrow } from "../../protocol/validate";
 import { jsonDeeperThan, MAX_STORED_JSON_DEPTH } from "../../protocol/json";
 import { isWellFormed } from "../../protocol/text";
 import { newId, open, seal } from "../crypto";
@@ -85,6 +85,13 @@ export function triggerRoutes(ctx: TriggersCtx): Router {
 
   r.post("/api/triggers", async (req, res) => {
     const b = parseOrThrow(Create, req.body, "body");
+    if (b.kind === "chain_event") {
+      // Each chain-event trigger polls a chain: fewer of them per user than the overall quota.
+      const mine = (await ctx.store.listTriggers(req.user!.id)).filter((t) => t.kind === "chain_event").length;
+      if (mine >= ctx.config.maxChainEventPerUser) {
+        throw new AppError(409, "trigger_quota_exceeded", `you have ${mine} chain-event triggers, the most one user may have (TRIGGERS_MAX_CHAIN_EVENT_PER_USER); delete one first`);
+      }
+    }
     const { config, state } = await prepareKind(ctx, b.kind, b.config);
     await requirePermittedKey(ctx, b.usage_api_key, b.action_code);
     const now = ctx.now();

@@ -1,6 +1,6 @@
 import express, { Router } from "express";
 import { ipKeyGenerator, rateLimit } from "express-rate-limit";
-import { AppError, notFound } from "../../relayer/errors";
+import { AppError, notFound } from "../../protocol/errors";
 import { jsonDeeperThan, tooDeepMessage } from "../../protocol/json";
 import { decodeUtf8 } from "../../protocol/text";
 import { newId } from "../crypto";
@@ -50,7 +50,16 @@ export function webhookRoutes(ctx: TriggersCtx): Router {
     }
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !STRIPPED_HEADERS.has(k.toLowerCase())));
     const id = newId("run");
-    await ctx.store.enqueue(t.id, [{ id, params: { ...t.defaultParams, event, event_raw: raw, event_raw_encoding: encoding, headers } }], ctx.now());
+    const params = { ...t.defaultParams, event, event_raw: raw, event_raw_encoding: encoding, headers };
+    // What the core would refuse is refused here, before anything is stored (the event travels twice: parsed and raw).
+    const size = Buffer.byteLength(JSON.stringify(params), "utf8");
+    if (size > ctx.config.maxRunParamsBytes) {
+      throw new AppError(413, "params_too_large", `this call would give the action ${size} bytes of params (the event, its raw bytes, the headers and the default params); at most ${ctx.config.maxRunParamsBytes}`);
+    }
+    if (!(await ctx.store.enqueueBounded(t.id, { id, params }, ctx.now(), ctx.config.maxQueuedPerTrigger))) {
+      res.set("Retry-After", "30");
+      throw new AppError(429, "trigger_queue_full", `this trigger has ${ctx.config.maxQueuedPerTrigger} runs waiting already; retry later`);
+    }
     ctx.wake();
     res.status(202).json({ run_id: id, status: "queued" });
   });

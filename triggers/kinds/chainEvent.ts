@@ -1,6 +1,6 @@
 import { EventFragment, getAddress, Interface, isHexString, JsonRpcProvider, type Log } from "ethers";
 import { z } from "zod";
-import { AppError, badRequest } from "../../relayer/errors";
+import { AppError, badRequest } from "../../protocol/errors";
 import { CHAINS } from "../config";
 import { newId } from "../crypto";
 import type { TriggersCtx } from "../context";
@@ -37,17 +37,20 @@ export async function prepareChainEvent(ctx: TriggersCtx, c: ChainEventConfig): 
     throw badRequest("config.contract_address is not an address");
   }
   const fragment = fragmentOf(c.event_signature);
-  const start = c.start_block === undefined ? undefined : Number(BigInt(c.start_block));
-  let next = start;
-  if (next === undefined) {
-    try {
-      next = (await provider.getBlockNumber()) + 1;
-    } catch (err) {
-      throw new AppError(503, "chain_unavailable", `the ${c.chain} RPC did not answer: ${(err as Error).message}`);
-    }
+  const start = c.start_block === undefined ? undefined : BigInt(c.start_block);
+  let head: number;
+  try {
+    head = await provider.getBlockNumber();
+  } catch (err) {
+    throw new AppError(503, "chain_unavailable", `the ${c.chain} RPC did not answer: ${(err as Error).message}`);
   }
+  // A backfill costs RPC for every block it walks: bounded (a start_block in the future simply waits).
+  if (start !== undefined && BigInt(head) - start > BigInt(ctx.config.maxBackfillBlocks)) {
+    throw badRequest(`config.start_block ${start} is ${BigInt(head) - start} blocks behind the head of ${c.chain}; a trigger may backfill at most ${ctx.config.maxBackfillBlocks} blocks`);
+  }
+  const next = start === undefined ? head + 1 : Number(start);
   return {
-    config: { ...c, contract_address: address, event_signature: fragment.format("full").replace(/^event /, ""), ...(start !== undefined ? { start_block: start } : {}) },
+    config: { ...c, contract_address: address, event_signature: fragment.format("full").replace(/^event /, ""), ...(start !== undefined ? { start_block: Number(start) } : {}) },
     state: { next_block: next },
   };
 }
@@ -71,13 +74,16 @@ function decode(fragment: EventFragment, log: Log): Record<string, unknown> {
   }
 }
 
+/** The head of each chain, read once per scan whatever the number of triggers on it. */
+type Heads = (chain: ChainEventConfig["chain"]) => Promise<number>;
+
 /** One scan of one trigger: logs from the cursor up to the confirmed head, enqueued with the cursor advance in one transaction. */
-async function scanOne(ctx: TriggersCtx, t: TriggerRow): Promise<number> {
+async function scanOne(ctx: TriggersCtx, t: TriggerRow, heads: Heads): Promise<number> {
   const c = t.config as ChainEventConfig;
   const provider = ctx.providers[c.chain];
   if (!provider) return 0;
   const confirmations = c.confirmations ?? ctx.config.confirmations;
-  const safe = (await provider.getBlockNumber()) - confirmations;
+  const safe = (await heads(c.chain)) - confirmations;
   const from = Number(t.state.next_block);
   if (from > safe) return 0;
   const to = Math.min(safe, from + ctx.config.chainMaxRange - 1);
@@ -109,9 +115,15 @@ async function scanOne(ctx: TriggersCtx, t: TriggerRow): Promise<number> {
 
 export async function scanChains(ctx: TriggersCtx): Promise<number> {
   let n = 0;
+  const read = new Map<string, Promise<number>>();
+  const heads: Heads = (chain) => {
+    let head = read.get(chain);
+    if (!head) read.set(chain, (head = ctx.providers[chain]!.getBlockNumber()));
+    return head;
+  };
   for (const t of await ctx.store.listEnabled("chain_event")) {
     try {
-      n += await scanOne(ctx, t);
+      n += await scanOne(ctx, t, heads);
     } catch (err) {
       ctx.logger.warn({ trigger: t.id, err: (err as Error).message }, "chain scan failed; retrying at the next poll");
     }

@@ -1,4 +1,4 @@
-import { parseOrThrow } from "../../relayer/http/validate";
+import { parseOrThrow } from "../../protocol/validate";
 import { z } from "zod";
 import type { TriggersCtx } from "../context";
 import type { TriggerKind } from "../store/types";

@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import { z } from "zod";
-import { badRequest } from "../../relayer/errors";
+import { badRequest } from "../../protocol/errors";
 import { newId } from "../crypto";
 import type { TriggersCtx } from "../context";
 import type { TriggerRow } from "../store/types";

@@ -173,6 +173,22 @@ export class PostgresStore implements Store {
       return ids;
     });
   }
+  async enqueueBounded(triggerId: string, run: NewRun, now: number, maxQueued: number) {
+    return this.tx(async (c) => {
+      await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`runs:${triggerId}`]); // one bounded insert per trigger at a time
+      const { n } = (await c.query("SELECT COUNT(*)::int AS n FROM runs WHERE trigger_id = $1 AND status = 'queued'", [triggerId])).rows[0];
+      if (n >= maxQueued) return false;
+      await c.query("INSERT INTO runs (id, trigger_id, status, params, created_at) VALUES ($1, $2, 'queued', $3, $4)", [run.id, triggerId, json(run.params), now]);
+      return true;
+    });
+  }
+  async pruneRuns(triggerId: string, keep: number) {
+    await this.q(
+      `DELETE FROM runs WHERE trigger_id = $1 AND status IN ('success', 'failed') AND seq < (
+         SELECT seq FROM runs WHERE trigger_id = $1 AND status IN ('success', 'failed') ORDER BY seq DESC LIMIT 1 OFFSET $2)`,
+      [triggerId, keep - 1],
+    );
+  }
   async claim(now: number) {
     const r = (
       await this.q(

@@ -158,6 +158,24 @@ export class SqliteStore implements Store {
       return ids;
     })();
   }
+  async enqueueBounded(triggerId: string, run: NewRun, now: number, maxQueued: number) {
+    return this.db.transaction(() => {
+      const { n } = this.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE trigger_id = ? AND status = 'queued'").get(triggerId) as { n: number };
+      if (n >= maxQueued) return false;
+      this.db
+        .prepare(`INSERT INTO runs (id, trigger_id, status, params, dedupe_key, seq, created_at) VALUES (?, ?, 'queued', ?, NULL, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), ?)`)
+        .run(run.id, triggerId, JSON.stringify(run.params), now);
+      return true;
+    }).immediate();
+  }
+  async pruneRuns(triggerId: string, keep: number) {
+    this.db
+      .prepare(
+        `DELETE FROM runs WHERE trigger_id = ? AND status IN ('success', 'failed') AND seq < (
+           SELECT seq FROM runs WHERE trigger_id = ? AND status IN ('success', 'failed') ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
+      )
+      .run(triggerId, triggerId, keep - 1);
+  }
   async claim(now: number) {
     const r = this.db
       .prepare(

@@ -61,6 +61,10 @@ export interface Store {
   // runs
   /** Inserts runs (skipping dedupe keys already seen) and, in the same transaction, replaces the trigger's state. */
   enqueue(triggerId: string, runs: NewRun[], now: number, state?: Record<string, unknown>): Promise<string[]>;
+  /** Inserts one run unless the trigger already has `maxQueued` runs waiting (false then), atomically. */
+  enqueueBounded(triggerId: string, run: NewRun, now: number, maxQueued: number): Promise<boolean>;
+  /** Deletes the trigger's finished runs but the newest `keep`. */
+  pruneRuns(triggerId: string, keep: number): Promise<void>;
   /** Moves the oldest queued run to running and answers it; no two callers get the same run. */
   claim(now: number): Promise<RunRow | undefined>;
   noteAttempt(id: string, attempts: number): Promise<void>;

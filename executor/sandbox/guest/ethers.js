@@ -1,6 +1,6 @@
 // Guest module: the `ethers` shim, compiled inside QuickJS on the first access to `ethers`.
 // Every operation is a synchronous host function backed by the real ethers v6 in the worker
-// (../ethers-host.ts). Values cross the boundary as JSON with two tags: {$bigint: "123"} and
+// (../process/ethers-calls.ts). Values cross the boundary as JSON with two tags: {$bigint: "123"} and
 // {$bytes: "0x.."}. Inside the sandbox, byte results are Uint8Array; byte inputs may be 0x-hex
 // strings, Uint8Array or arrays of numbers; big numbers are native bigint (v5's BigNumber is not
 // emulated).

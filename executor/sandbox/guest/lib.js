@@ -1,5 +1,5 @@
 // Guest module: helpers shared by the other guest modules, around the raw host functions (`raw`,
-// built by ../host-functions.ts and never reachable from a global).
+// built by ../process/guest-bindings.ts and never reachable from a global).
 (function (raw) {
   "use strict";
   const parse = JSON.parse;

@@ -4,8 +4,8 @@
  * channel does it on the main thread, before the Host sees the call). The guest API (guest/*.js)
  * validates too, but the action can reach the Host only through these checks.
  */
-import { MAX_CID_CHARS, MAX_CRYPTO_MESSAGE_CHARS, MAX_HOST_CALLS_PER_RUN } from "./bounds";
-import type { HostCall, RunLimits } from "./types";
+import { MAX_CID_CHARS, MAX_CRYPTO_MESSAGE_CHARS, MAX_HOST_CALLS_PER_RUN } from "../wire/bounds";
+import type { HostCall, RunLimits } from "../types";
 
 const MAX_ID_CHARS = 512;
 const MAX_URL_CHARS = 8192;

@@ -1,19 +1,19 @@
 /**
- * One action run inside a worker: a fresh QuickJS runtime + context (nothing survives between
+ * One action run inside the sandbox process: a fresh QuickJS runtime + context (nothing survives between
  * runs), limits, the guest API, and the loop that drives promises until the action settles.
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
-import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "./bounds";
+import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "../wire/bounds";
 import type { FreshContext } from "./context";
-import { limitError, type RunError } from "./errors";
-import { GuestException, type GuestHost } from "./host-functions";
-import type { HostAnswer } from "./messages";
+import { limitError, type RunError } from "../errors";
+import { GuestException, type GuestHost } from "./guest-bindings";
+import type { HostAnswer } from "../wire/messages";
 import { actionStack, buildResult, describeThrown, LogBuffer, readString } from "./run-output";
 import { GuestTimers } from "./timers";
-import { MAX_TIMEOUT_MS, type RunLimits } from "./types";
+import { MAX_TIMEOUT_MS, type RunLimits } from "../types";
 
-/** One run as the worker sees it: the code as text (decoded from the bytes its CID names), params as JSON. */
-export type WorkerRunRequest = { code: string; ipfsId: string; paramsJson: string; limits: RunLimits };
+/** One run as the sandbox process sees it: the code as text (decoded from the bytes its CID names), params as JSON. */
+export type SandboxRunRequest = { code: string; ipfsId: string; paramsJson: string; limits: RunLimits };
 
 /** WASM growth allowed beyond memoryBytes (allocator overhead, Emscripten's over-growth). */
 const wasmAllowance = (memoryBytes: number) => Math.ceil(memoryBytes * 1.5) + 16 * 1024 * 1024;
@@ -45,7 +45,7 @@ export class ActionRun implements GuestHost {
   constructor(
     private readonly fresh: FreshContext,
     private readonly memory: WebAssembly.Memory,
-    private readonly req: WorkerRunRequest,
+    private readonly req: SandboxRunRequest,
     private readonly send: (callId: number, op: string, argsJson: string) => void,
   ) {
     this.ctx = fresh.ctx;
@@ -163,7 +163,7 @@ export class ActionRun implements GuestHost {
   // ---- GuestHost ------------------------------------------------------------------------
 
   /**
-   * Sends a host call to the pool, which checks and counts it (host-calls.ts) and answers. This
+   * Sends a host call to the pool, which checks and counts it (host/call-checks.ts) and answers. This
    * side only bounds what it sends: the size of each message, and how many (a flood of calls
    * must not reach the main thread).
    */

@@ -1,10 +1,10 @@
 /**
- * A fresh QuickJS runtime + context with the guest API installed, made by the worker while it
+ * A fresh QuickJS runtime + context with the guest API installed, made by the sandbox process while it
  * waits for its next run, so a run does not wait for it. No code but the sandbox's own has run
  * in it; the run binds itself as the host and sets its limits when it starts.
  */
 import type { QuickJSContext, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten";
-import { installGuestApi, type GuestApi, type GuestHost } from "./host-functions";
+import { installGuestApi, type GuestApi, type GuestHost, type GuestSources } from "./guest-bindings";
 
 /** QuickJS stack limit; larger values let some recursions (JSON, nested arrays) exhaust V8's native stack first. */
 const STACK_BYTES = 256 * 1024;
@@ -17,7 +17,7 @@ export type FreshContext = {
   bind(host: GuestHost): void;
 };
 
-export function freshContext(qjs: QuickJSWASMModule): FreshContext {
+export function freshContext(qjs: QuickJSWASMModule, sources: GuestSources): FreshContext {
   const rt = qjs.newRuntime();
   rt.setMaxStackSize(STACK_BYTES);
   const ctx = rt.newContext();
@@ -35,7 +35,7 @@ export function freshContext(qjs: QuickJSWASMModule): FreshContext {
     fail: (message, stack) => host().fail(message, stack),
   };
   try {
-    const api = installGuestApi(ctx, forward);
+    const api = installGuestApi(ctx, forward, sources);
     return { rt, ctx, api, bind: (run) => (bound = run) };
   } catch (err) {
     ctx.dispose();

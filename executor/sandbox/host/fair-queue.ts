@@ -4,7 +4,7 @@
  * queue is bounded per account and in total; a full queue refuses at once, so one account can
  * neither starve the others nor pile up work.
  */
-import type { RunOwner } from "./types";
+import type { RunOwner } from "../types";
 
 export type FairShare = {
   /** Runs of one account at a time (default: all workers but one, at least 1). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { badRequest } from "../errors";
+import { badRequest } from "./errors";
 
 /** Parses `value` with `schema`, or throws a 400 naming each bad field. */
 export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: "body" | "query"): z.output<T> {

@@ -1,22 +1,26 @@
 /**
- * Installs the sandbox's globals in a fresh QuickJS context. The raw host functions live on an
- * object no global reaches; the globals (Lit, Actions, console, timers, fetch, ethers) are lazy:
- * the guest module defining each (guest/*.js) is compiled on first access only, so a run pays for
- * what it touches. Only strings and numbers cross the boundary (getString/getNumber in, new
- * QuickJS values out), so no handle to a host object, nor the host's Function constructor, ever
- * exists in the sandbox. Host errors become plain guest errors (name + message, no host stack).
+ * The guest's bindings to the sandbox process: installs the sandbox's globals in a fresh QuickJS
+ * context. The raw bindings (call, log, setResponse, timers, ethers, load) live on an object no
+ * global reaches; the globals (Lit, Actions, console, timers, fetch, ethers) are lazy: the guest
+ * module defining each (guest/*.js) is compiled on first access only, so a run pays for what it
+ * touches. Only strings and numbers cross the boundary (getString/getNumber in, new QuickJS values
+ * out), so no handle to an object of this process, nor Node's Function constructor, ever exists in
+ * the sandbox. Errors raised here become plain guest errors (name + message, no Node stack).
  */
 import fs from "node:fs";
 import path from "node:path";
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten";
-import { MAX_HOST_ERROR_BYTES, truncateUtf8 } from "./bounds";
-import { callEthers } from "./ethers-host";
+import { MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
+import { callEthers } from "./ethers-calls";
 
-/** Guest sources, with whole-line comments dropped (QuickJS compiles them on every run). */
-const guestSource = (name: string) =>
-  fs.readFileSync(path.join(__dirname, "guest", `${name}.js`), "utf8").replace(/^\s*\/\/.*\n/gm, "");
-const TRACK_SOURCE = guestSource("track");
-const MODULES = new Map(["lib", "actions", "console", "timers", "fetch", "ethers"].map((name) => [name, guestSource(name)]));
+/** The guest modules' sources (guest/*.js), read once per process. */
+export type GuestSources = { track: string; modules: ReadonlyMap<string, string> };
+
+/** Reads the guest modules from `dir`, with whole-line comments dropped (QuickJS compiles them on every run). */
+export function readGuestSources(dir: string): GuestSources {
+  const source = (name: string) => fs.readFileSync(path.join(dir, `${name}.js`), "utf8").replace(/^\s*\/\/.*\n/gm, "");
+  return { track: source("track"), modules: new Map(["lib", "actions", "console", "timers", "fetch", "ethers"].map((name) => [name, source(name)])) };
+}
 /** Each global of the sandbox and the guest module that defines it. */
 const GLOBALS: Record<string, string> = {
   Lit: "actions",
@@ -58,7 +62,7 @@ export class GuestException {
 
 type Impl = (...args: QuickJSHandle[]) => QuickJSHandle | void;
 
-export function installGuestApi(ctx: QuickJSContext, host: GuestHost): GuestApi {
+export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: GuestSources): GuestApi {
   const owned: QuickJSHandle[] = [];
   const keep = (h: QuickJSHandle) => (owned.push(h), h);
   const unwrap = (r: VmCallResult<QuickJSHandle>): QuickJSHandle => {
@@ -105,7 +109,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost): GuestApi 
   const load = (name: string): QuickJSHandle => {
     const cached = exportsOf.get(name);
     if (cached) return cached;
-    const source = MODULES.get(name);
+    const source = sources.modules.get(name);
     if (source === undefined) throw new TypeError("unknown guest module");
     const factory = unwrap(ctx.evalCode(source, `vesta:${name}`, { type: "global" }));
     try {
@@ -143,7 +147,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost): GuestApi 
     });
   }
 
-  const track = keep(unwrap(ctx.evalCode(TRACK_SOURCE, "vesta:track", { type: "global" })));
+  const track = keep(unwrap(ctx.evalCode(sources.track, "vesta:track", { type: "global" })));
   return {
     track,
     dispose: () => owned.splice(0).forEach((h) => h.alive && h.dispose()),

@@ -1,8 +1,9 @@
 /**
- * Host side of the guest `ethers` shim (guest/ethers.js): synchronous functions backed by the real
- * ethers v6, run in the worker thread. Inputs and outputs are JSON text with two tags,
- * {$bigint: "123"} and {$bytes: "0x.."}, so no host object ever reaches the QuickJS heap.
- * Keys used here are only those the action passes in (which it got from the host).
+ * What the guest `ethers` shim (guest/ethers.js) calls: synchronous pure functions backed by the
+ * real ethers v6, run in the sandbox process (they hold no secret and ask the relayer nothing).
+ * Inputs and outputs are JSON text with two tags, {$bigint: "123"} and {$bytes: "0x.."}, so no
+ * object of this process ever reaches the QuickJS heap. Keys used here are only those the action
+ * passes in (which it got from the relayer through a host call).
  */
 import * as ethers from "ethers";
 import type { TransactionLike, TypedDataField } from "ethers";

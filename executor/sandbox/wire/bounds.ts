@@ -1,13 +1,13 @@
 /**
  * The one place that bounds what crosses the sandbox boundary, in and out. The run request
  * (code, params), each host call's arguments and each answer, and everything a run sends back
- * (response, logs, error message, stack) are checked here; the worker applies the same functions
+ * (response, logs, error message, stack) are checked here; the sandbox process applies the same functions
  * to what it sends and the pool to what it receives, so neither side trusts the other.
  */
-import { jsonDeeperThan } from "../../protocol/json";
-import { decodeUtf8, truncateUtf8 } from "../../protocol/text";
-import { isLimitKey, limitError, type RunError } from "./errors";
-import type { RunLimits, RunResult } from "./types";
+import { jsonDeeperThan } from "../../../protocol/json";
+import { decodeUtf8, truncateUtf8 } from "../../../protocol/text";
+import { isLimitKey, limitError, type RunError } from "../errors";
+import type { RunLimits, RunResult } from "../types";
 
 export { truncateUtf8 };
 
@@ -16,7 +16,7 @@ export const MAX_ERROR_MESSAGE_BYTES = 4096;
 export const MAX_ERROR_STACK_BYTES = 4096;
 /** Bytes of a host error's message as the action sees it. */
 export const MAX_HOST_ERROR_BYTES = 2048;
-/** Host calls of any kind per run, counted by the worker (what it may send) and by the pool (what it answers). */
+/** Host calls of any kind per run, counted by the sandbox process (what it may send) and by the pool (what it answers). */
 export const MAX_HOST_CALLS_PER_RUN = 256;
 /** Characters of an Encrypt message (a Decrypt ciphertext may be twice that). */
 export const MAX_CRYPTO_MESSAGE_CHARS = 1024 * 1024;
@@ -32,6 +32,17 @@ export const MAX_OP_CHARS = 64;
  */
 export const hostMessageChars = (limits: RunLimits) => 6 * Math.max(limits.maxFetchBytes, 2 * MAX_CRYPTO_MESSAGE_CHARS) + 64 * 1024;
 
+/**
+ * Bytes of one frame from a sandbox process (frames.ts): its largest message, a host call's
+ * arguments or the end of a run, with every character escaped at worst (6 bytes). Between runs a
+ * process has only short things to say.
+ */
+export function sandboxFrameBytes(limits: RunLimits | undefined): number {
+  if (!limits) return 64 * 1024;
+  const result = limits.maxResponseBytes + limits.maxLogBytes + MAX_ERROR_MESSAGE_BYTES + MAX_ERROR_STACK_BYTES;
+  return 6 * Math.max(hostMessageChars(limits), result) + 64 * 1024;
+}
+
 /** An error as it may leave a run: message and stack cut to their caps, `limit` only when it is a RunLimits key. */
 export function boundError(error: { message?: unknown; stack?: unknown; limit?: unknown }): RunError {
   const message = truncateUtf8(typeof error.message === "string" ? error.message : "the action failed", MAX_ERROR_MESSAGE_BYTES);
@@ -39,7 +50,7 @@ export function boundError(error: { message?: unknown; stack?: unknown; limit?: 
   return { message, ...(stack ? { stack } : {}), ...(isLimitKey(error.limit) ? { limit: error.limit } : {}) };
 }
 
-/** What the worker sends back at the end of a run: plain strings, no object graph. */
+/** What the sandbox process sends back at the end of a run: plain strings, no object graph. */
 export type WireResult = {
   /** The response as JSON text (setResponse's or main's), or null. */
   responseJson: string | null;

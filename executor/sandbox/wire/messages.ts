@@ -1,46 +1,50 @@
 /**
- * The protocol between SandboxPool (main thread) and a sandbox worker. Every message is a flat
- * record of strings, numbers, booleans and one byte array (the code): no object graph of the
- * action's making is ever structured-cloned (params, arguments, answers and the response travel
- * as JSON text). Each side checks what it receives with the readers below and bounds what it
- * sends (bounds.ts), so the worker could move into another process unchanged.
+ * The protocol between SandboxPool (host/, in the relayer) and a sandbox process (process/). Every
+ * message is a flat record of strings, numbers, booleans and one byte array (the code): params,
+ * arguments, answers and the response travel as JSON text, never as an object graph of the
+ * action's making. Between processes each message is one bounded frame (frames.ts). Each side
+ * checks what it receives with the readers below and bounds what it sends (bounds.ts).
  */
 import { hostMessageChars, MAX_CID_CHARS, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES, MAX_OP_CHARS } from "./bounds";
-import { isLimitKey, LIMIT_KEYS } from "./errors";
-import type { RunLimits } from "./types";
+import { isLimitKey, LIMIT_KEYS } from "../errors";
+import type { RunLimits } from "../types";
 
-/** Passed as workerData when a worker starts. */
-export type WorkerConfig = {
-  /** Hard ceiling of the worker's WASM memory (WebAssembly.Memory maximum). */
+/** What a sandbox process is started with (its one command-line argument, as JSON). */
+export type SandboxConfig = {
+  /** Hard ceiling of the process's WASM memory (WebAssembly.Memory maximum). */
   wasmMaxBytes: number;
+  /** The QuickJS WASM file (quickjs-emscripten's release-sync build). */
+  wasmFile: string;
+  /** The guest modules (guest/*.js). */
+  guestDir: string;
 };
 
 export type HostAnswer = { ok: true; json: string } | { ok: false; message: string; limit?: keyof RunLimits };
 
 export type RunMessage = { type: "run"; runId: number; ipfsId: string; code: Uint8Array; paramsJson: string; limits: RunLimits };
 
-export type ToWorker = RunMessage | ({ type: "answer"; runId: number; callId: number } & HostAnswer);
+export type ToSandbox = RunMessage | ({ type: "answer"; runId: number; callId: number } & HostAnswer);
 
-/** The end of a run, as the worker reports it (bounded by bounds.ts before it is sent). */
+/** The end of a run, as the sandbox process reports it (bounded by bounds.ts before it is sent). */
 export type DoneMessage = {
   type: "done";
   runId: number;
   responseJson: string | null;
   logs: string;
   error?: { message: string; stack?: string; limit?: keyof RunLimits };
-  /** Size of the worker's WASM memory after the run (it never shrinks). */
+  /** Size of the process's WASM memory after the run (it never shrinks). */
   wasmBytes: number;
-  /** The QuickJS module may be corrupt (a WASM trap or a failed dispose): replace the worker. */
+  /** The QuickJS module may be corrupt (a WASM trap or a failed dispose): replace the process. */
   poisoned: boolean;
   /** What QuickJS printed to stderr during the run, if anything. */
   diagnostic?: string;
 };
 
-export type FromWorker =
+export type FromSandbox =
   | { type: "ready" }
   | { type: "call"; runId: number; callId: number; op: string; argsJson: string }
   | DoneMessage
-  /** Freeing the last run's runtime failed after its result was sent: replace this worker. */
+  /** Freeing the last run's runtime failed after its result was sent: replace this process. */
   | { type: "poisoned"; diagnostic?: string };
 
 const DIAGNOSTIC_CHARS = 500;
@@ -50,8 +54,8 @@ const id = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number)
 const str = (v: unknown, max: number): v is string => typeof v === "string" && v.length <= max;
 const optionalStr = (v: unknown, max: number) => v === undefined || str(v, max);
 
-/** A message from a worker, checked (against the run's limits for calls and results), or undefined. */
-export function readFromWorker(raw: unknown, limits: RunLimits | undefined): FromWorker | undefined {
+/** A message from a sandbox process, checked (against the run's limits for calls and results), or undefined. */
+export function readFromSandbox(raw: unknown, limits: RunLimits | undefined): FromSandbox | undefined {
   const m = record(raw);
   if (!m) return undefined;
   switch (m.type) {
@@ -93,7 +97,7 @@ function readLimits(v: unknown): RunLimits | undefined {
 }
 
 /** A message from the pool, checked, or undefined. */
-export function readToWorker(raw: unknown): ToWorker | undefined {
+export function readToSandbox(raw: unknown): ToSandbox | undefined {
   const m = record(raw);
   if (!m || !id(m.runId)) return undefined;
   if (m.type === "run") {

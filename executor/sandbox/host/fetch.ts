@@ -8,8 +8,8 @@
  */
 import { Agent, fetch, type Response } from "undici";
 import { EgressRefused, guardedConnector, type EgressOptions } from "./egress";
-import { SandboxLimitError, limitMessage } from "./errors";
-import type { FetchAnswer, HostCall, RunLimits } from "./types";
+import { SandboxLimitError, limitMessage } from "../errors";
+import type { FetchAnswer, HostCall, RunLimits } from "../types";
 
 const MAX_REQUEST_MS = 10_000;
 const MAX_REDIRECTS = 5;

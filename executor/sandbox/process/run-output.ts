@@ -1,8 +1,8 @@
-/** The observable output of one run, inside the worker: bounded logs, the response, errors read from QuickJS. */
+/** The observable output of one run, inside the sandbox process: bounded logs, the response, errors read from QuickJS. */
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten";
-import { boundError, MAX_ERROR_MESSAGE_BYTES, truncateUtf8, type WireResult } from "./bounds";
-import { limitError, type RunError } from "./errors";
-import type { RunLimits } from "./types";
+import { boundError, MAX_ERROR_MESSAGE_BYTES, truncateUtf8, type WireResult } from "../wire/bounds";
+import { limitError, type RunError } from "../errors";
+import type { RunLimits } from "../types";
 
 /** console output, capped at maxLogBytes (lines joined with "\n"). */
 export class LogBuffer {
@@ -72,7 +72,7 @@ export function describeThrown(ctx: QuickJSContext, thrown: QuickJSHandle, limit
   return boundError({ message: `Uncaught ${shown}` });
 }
 
-/** What the worker sends back: the response JSON (setResponse's or main's) within maxResponseBytes, the logs, the error. */
+/** What the sandbox process sends back: the response JSON (setResponse's or main's) within maxResponseBytes, the logs, the error. */
 export function buildResult(logs: LogBuffer, limits: RunLimits, responseJson: string | undefined, error?: RunError): WireResult {
   if (responseJson !== undefined && (responseJson.length > limits.maxResponseBytes || Buffer.byteLength(responseJson, "utf8") > limits.maxResponseBytes)) {
     error = error ?? limitError("maxResponseBytes", limits);

@@ -1,6 +1,6 @@
 import express, { type RequestHandler } from "express";
-import { jsonDeeperThan, tooDeepMessage } from "../../protocol/json";
-import { AppError } from "../errors";
+import { jsonDeeperThan, tooDeepMessage } from "./json";
+import { AppError } from "./errors";
 
 export type JsonBodyOptions = {
   /** Largest body, in bytes or as "256kb" (then 413 body_too_large). */

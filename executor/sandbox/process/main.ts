@@ -1,21 +1,26 @@
 /**
- * A sandbox worker thread: one warm QuickJS WASM module (sync build) whose memory has a hard
- * ceiling, running one action at a time; each run gets a fresh runtime + context (see run.ts).
- * Loaded by SandboxPool through worker-entry.js.
+ * A sandbox process (started by host/launchers.ts with an empty environment, no access to the
+ * relayer's files, and its own user when the relayer runs as root): one warm QuickJS WASM module
+ * (sync build) whose memory has a hard ceiling, running one action at a time; each run gets a
+ * fresh runtime + context (see run.ts). Everything it needs from the relayer (keys, encryption,
+ * fetch) is a host call over its port (port.ts); it holds no secret of its own.
  */
-import { parentPort, workerData } from "node:worker_threads";
+import fs from "node:fs";
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from "quickjs-emscripten";
-import { boundError, codeText, paramsProblem } from "./bounds";
-import { readToWorker, type FromWorker, type RunMessage, type WorkerConfig } from "./messages";
+import { boundError, codeText, paramsProblem } from "../wire/bounds";
+import { readToSandbox, type FromSandbox, type RunMessage } from "../wire/messages";
 import { freshContext, type FreshContext } from "./context";
+import { readGuestSources } from "./guest-bindings";
+import { openHostPort } from "./port";
 import { ActionRun } from "./run";
 
 const PAGE_BYTES = 64 * 1024;
 /** Emscripten's INITIAL_MEMORY for this build (16 MB); the imported memory may not start smaller. */
 const INITIAL_PAGES = 256;
 
-const port = parentPort!;
-const config = workerData as WorkerConfig;
+const port = openHostPort();
+const { config } = port;
+const guest = readGuestSources(config.guestDir);
 const memory = new WebAssembly.Memory({
   initial: INITIAL_PAGES,
   maximum: Math.max(INITIAL_PAGES * 2, Math.floor(config.wasmMaxBytes / PAGE_BYTES)),
@@ -26,11 +31,15 @@ let diagnostic: string | undefined;
 const emscriptenModule: Parameters<typeof newVariant>[1]["emscriptenModule"] & { printErr: (text: string) => void } = {
   printErr: (text) => (diagnostic = text.slice(0, 500)),
 };
-const quickjs = newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, emscriptenModule }));
+const wasm = fs.readFileSync(config.wasmFile);
+const wasmBinary = wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength);
+const quickjs = newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, wasmBinary, emscriptenModule }));
 let current: { runId: number; run: ActionRun } | undefined;
-/** The context the next run will use, made while the worker is idle. */
+/** The last run whose result was sent (a failure after it may not send a second one). */
+let answered = 0;
+/** The context the next run will use, made while the process is idle. */
 let spare: FreshContext | undefined;
-/** The QuickJS module may be corrupt: run nothing more (the pool replaces this worker). */
+/** The QuickJS module may be corrupt: run nothing more (the pool replaces this process). */
 let poisoned = false;
 
 // Emscripten grows the heap through memory.grow() (its sbrk). Refusing a growth past the run's
@@ -44,7 +53,7 @@ memory.grow = (pages: number): number => {
   return nativeGrow(pages);
 };
 
-const post = (msg: FromWorker) => port.postMessage(msg);
+const post = (msg: FromSandbox) => port.send(msg);
 
 async function runAction(msg: RunMessage): Promise<void> {
   const { runId, limits } = msg;
@@ -55,7 +64,7 @@ async function runAction(msg: RunMessage): Promise<void> {
     return post({ type: "done", runId, responseJson: null, logs: "", error: boundError(problem ?? { message: "bad code" }), wasmBytes: memory.buffer.byteLength, poisoned: false });
   }
   const qjs = await quickjs;
-  const fresh = spare ?? freshContext(qjs);
+  const fresh = spare ?? freshContext(qjs, guest);
   spare = undefined;
   const req = { code: code.text, ipfsId: msg.ipfsId, paramsJson: msg.paramsJson, limits };
   const run = new ActionRun(fresh, memory, req, (callId, op, argsJson) => post({ type: "call", runId, callId, op, argsJson }));
@@ -63,27 +72,30 @@ async function runAction(msg: RunMessage): Promise<void> {
   const { result, crashed } = await run.start();
   current = undefined;
   post({ type: "done", runId, ...result, wasmBytes: memory.buffer.byteLength, poisoned: crashed, ...(diagnostic ? { diagnostic } : {}) });
+  answered = runId;
   diagnostic = undefined;
   // Freeing the run's QuickJS runtime and making the next one happen after the answer is sent.
   poisoned = crashed || !run.release();
   if (poisoned && !crashed) post({ type: "poisoned", ...(diagnostic ? { diagnostic } : {}) });
-  if (!poisoned) spare = freshContext(qjs);
+  if (!poisoned) spare = freshContext(qjs, guest);
 }
 
-port.on("message", (raw: unknown) => {
-  const msg = readToWorker(raw);
+port.onMessage((raw: unknown) => {
+  const msg = readToSandbox(raw);
   if (!msg) return; // not from the pool's protocol: ignored (the pool's kill timer ends a run that waits forever)
   if (msg.type === "run" && !poisoned && !current) {
     runAction(msg).catch((err) => {
-      // A failure outside the action (e.g. making a context): this worker may be damaged.
+      // A failure outside the action (e.g. making a context): this process may be damaged.
       current = undefined;
       poisoned = true;
-      post({ type: "done", runId: msg.runId, responseJson: null, logs: "", error: boundError({ message: `the sandbox failed: ${(err as Error)?.message ?? String(err)}` }), wasmBytes: memory.buffer.byteLength, poisoned: true });
+      const message = `the sandbox failed: ${(err as Error)?.message ?? String(err)}`;
+      if (answered === msg.runId) post({ type: "poisoned", diagnostic: message.slice(0, 500) }); // the run already has its result
+      else post({ type: "done", runId: msg.runId, responseJson: null, logs: "", error: boundError({ message }), wasmBytes: memory.buffer.byteLength, poisoned: true });
     });
   } else if (msg.type === "answer" && current?.runId === msg.runId) current.run.answer(msg.callId, msg);
 });
 
 void quickjs.then((qjs) => {
-  spare = freshContext(qjs);
+  spare = freshContext(qjs, guest);
   post({ type: "ready" });
 });

@@ -1,50 +1,52 @@
 /**
- * SandboxPool: runs actions on a pool of worker threads (one run per worker at a time), shares the
- * workers fairly between accounts (fair-queue.ts), answers the workers' host calls through each
- * run's HostChannel, and terminates + replaces a worker that overruns its deadline (the only stop
- * for built-ins that never check the interrupt handler), that reports a possibly corrupt QuickJS
- * module, whose WASM memory grew too large, or that breaks the protocol (messages.ts). Nothing a
- * worker sends can throw past a listener here: a fault fails that one run and retires the worker.
+ * SandboxPool: runs actions in a pool of sandbox processes (launchers.ts; one run per process at a
+ * time), shares them fairly between accounts (fair-queue.ts), answers each run's host calls through
+ * its HostChannel in this process (which holds the keys), and stops + replaces a sandbox that
+ * overruns its deadline (the only stop for built-ins that never check the interrupt handler), that
+ * reports a possibly corrupt QuickJS module, whose WASM memory grew too large, that breaks the
+ * protocol (frames.ts, messages.ts), or that dies (killed, crashed, out of memory): the run it held
+ * fails with a clear error and the others go on. Nothing a sandbox sends can throw past a handler.
  */
 import os from "node:os";
-import path from "node:path";
-import { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
-import { RunRefused } from "../errors";
-import { boundResult, codeText, failedResult, MAX_CID_CHARS, paramsProblem } from "./bounds";
-import { HostChannel } from "./channel";
-import { limitError, type RunError } from "./errors";
+import { RunRefused } from "../../errors";
+import { limitError, type RunError } from "../errors";
+import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type Host, type RunLimits, type RunOwner, type RunRequest, type RunResult } from "../types";
+import { boundResult, codeText, failedResult, MAX_CID_CHARS, MAX_HOST_CALLS_PER_RUN, paramsProblem, sandboxFrameBytes } from "../wire/bounds";
+import { readFromSandbox, type DoneMessage, type HostAnswer, type ToSandbox } from "../wire/messages";
+import { HostChannel } from "./call-channel";
 import { defaultFairShare, FairQueue, type FairShare } from "./fair-queue";
-import { readFromWorker, type DoneMessage, type HostAnswer, type ToWorker, type WorkerConfig } from "./messages";
-import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type Host, type RunLimits, type RunOwner, type RunRequest, type RunResult } from "./types";
+import { processLauncher, type Sandbox, type SandboxExit, type SandboxLauncher } from "./launchers";
 
 export type SandboxPoolOptions = {
-  /** Worker threads (default os.availableParallelism()). */
+  /** Sandbox processes (default os.availableParallelism()). */
   size?: number;
   logger?: Logger;
-  /** Hard ceiling of each worker's WASM memory (default 1 GiB); caps memoryBytes in effect. */
+  /** How a sandbox starts (default: processLauncher(), an isolated OS process). */
+  launcher?: SandboxLauncher;
+  /** Hard ceiling of each sandbox's WASM memory (default 1 GiB); caps memoryBytes in effect. */
   wasmMaxBytes?: number;
-  /** A worker whose WASM memory grew past this (it never shrinks) is replaced after its run (default 256 MB). */
+  /** A sandbox whose WASM memory grew past this (it never shrinks) is replaced after its run (default 256 MB). */
   recycleWasmBytes?: number;
-  /** Time past a run's deadline before its worker is terminated (default 500 ms). */
+  /** Time past a run's deadline before its sandbox is killed (default 500 ms). */
   graceMs?: number;
-  /** Each account's (and key's) share of the workers and of the queue (see fair-queue.ts). */
+  /** Each account's (and key's) share of the sandboxes and of the queue (see fair-queue.ts). */
   fairShare?: Partial<FairShare>;
 };
 
-export type SandboxPoolStats = { workers: number; busy: number; queued: number; started: number; replaced: number };
+export type SandboxPoolStats = { sandboxes: number; busy: number; queued: number; started: number; replaced: number };
 
 type Job = { req: RunRequest; host: Host; owner: RunOwner; resolve: (result: RunResult) => void };
-type Current = { runId: number; job: Job; channel: HostChannel; killTimer: NodeJS.Timeout; startedAt: number };
-type Slot = { worker: Worker; ready: boolean; exited: boolean; current?: Current };
+type Current = { runId: number; job: Job; channel: HostChannel; killTimer: NodeJS.Timeout; startedAt: number; calls: number };
+type Slot = { sandbox: Sandbox; ready: boolean; exited: boolean; current?: Current };
 
-const WORKER_ENTRY = path.join(__dirname, "worker-entry.js");
 const MB = 1024 * 1024;
 
 export class SandboxPool {
   private readonly size: number;
   private readonly logger?: Logger;
-  private readonly config: WorkerConfig;
+  private readonly launcher: SandboxLauncher;
+  private readonly wasmMaxBytes: number;
   private readonly recycleWasmBytes: number;
   private readonly graceMs: number;
   private readonly slots = new Set<Slot>();
@@ -54,13 +56,14 @@ export class SandboxPool {
   private started = 0;
   private replaced = 0;
   private closed = false;
-  /** Moving average of how long a run holds a worker, for Retry-After. */
+  /** Moving average of how long a run holds a sandbox, for Retry-After. */
   private averageRunMs = 100;
 
   constructor(opts: SandboxPoolOptions = {}) {
     this.size = Math.max(1, Math.floor(opts.size ?? os.availableParallelism()));
     this.logger = opts.logger;
-    this.config = { wasmMaxBytes: opts.wasmMaxBytes ?? 1024 * MB };
+    this.launcher = opts.launcher ?? processLauncher();
+    this.wasmMaxBytes = opts.wasmMaxBytes ?? 1024 * MB;
     this.recycleWasmBytes = opts.recycleWasmBytes ?? 256 * MB;
     this.graceMs = opts.graceMs ?? 500;
     this.queue = new FairQueue(defaultFairShare(this.size, opts.fairShare));
@@ -89,10 +92,15 @@ export class SandboxPool {
 
   stats(): SandboxPoolStats {
     const busy = [...this.slots].filter((s) => s.current).length;
-    return { workers: this.slots.size, busy, queued: this.queue.length, started: this.started, replaced: this.replaced };
+    return { sandboxes: this.slots.size, busy, queued: this.queue.length, started: this.started, replaced: this.replaced };
   }
 
-  /** Ends queued and running runs with an error result and terminates the workers; later run() calls reject. */
+  /** The live sandbox processes (none for thread sandboxes), and whether each holds a run. */
+  processes(): { pid: number; busy: boolean }[] {
+    return [...this.slots].flatMap((s) => (s.sandbox.pid === undefined || s.exited ? [] : [{ pid: s.sandbox.pid, busy: s.current !== undefined }]));
+  }
+
+  /** Ends queued and running runs with an error result and stops the sandboxes; later run() calls reject. */
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.drain()) job.resolve(failedResult({ message: "the sandbox pool was closed before the run started" }, job.req.limits));
@@ -127,8 +135,8 @@ export class SandboxPool {
       if (!job) break;
       this.assign(slot, job);
     }
-    // Start workers for what is still queued, plus one spare: a run of another account must not wait
-    // for a worker to boot while one account's runs hold the others (each takes a job once it is ready).
+    // Start sandboxes for what is still queued, plus one spare: a run of another account must not wait
+    // for a sandbox to boot while one account's runs hold the others (each takes a job once it is ready).
     let available = [...this.slots].filter((s) => !s.exited && (!s.ready || !s.current)).length;
     while (available < this.queue.length + 1 && this.slots.size < this.size) {
       if (!this.spawn()) break;
@@ -137,36 +145,33 @@ export class SandboxPool {
   }
 
   private spawn(): boolean {
-    let worker: Worker;
+    const slot = { ready: false, exited: false } as Slot;
     try {
-      worker = new Worker(WORKER_ENTRY, { workerData: this.config, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+      slot.sandbox = this.launcher({ wasmMaxBytes: this.wasmMaxBytes }, () => sandboxFrameBytes(slot.current?.job.req.limits), {
+        message: (msg) => this.guard(slot, () => this.onMessage(slot, msg)),
+        problem: (problem) => this.guard(slot, () => this.fault(slot, `the sandbox broke the protocol (${problem})`)),
+        exit: (exit) => this.guard(slot, () => this.onExit(slot, exit)),
+      });
     } catch (err) {
-      this.logger?.error({ err }, "sandbox: cannot start a worker");
-      if (this.slots.size === 0) this.failQueued(`the sandbox worker failed to start (${(err as Error).message})`);
+      this.logger?.error({ err }, "sandbox: cannot start a sandbox");
+      if (this.slots.size === 0) this.failQueued(`the sandbox failed to start (${(err as Error).message})`);
       return false;
     }
-    worker.unref(); // a running job keeps the process alive through its kill timer
-    const slot: Slot = { worker, ready: false, exited: false };
     this.slots.add(slot);
     this.started++;
-    let failure: Error | undefined;
-    worker.on("message", (msg: unknown) => this.guard(slot, () => this.onMessage(slot, msg)));
-    worker.on("messageerror", () => this.guard(slot, () => this.fault(slot, "a message could not be read")));
-    worker.on("error", (err) => (failure = err));
-    worker.on("exit", (code) => this.guard(slot, () => this.onExit(slot, code, failure)));
     return true;
   }
 
-  /** Runs a handler of a worker event; a throw fails that worker's run instead of the process. */
+  /** Runs a handler of a sandbox event; a throw fails that sandbox's run instead of the relayer. */
   private guard(slot: Slot, fn: () => void): void {
     try {
       fn();
     } catch (err) {
-      this.logger?.error({ err }, "sandbox: handling a worker event failed");
+      this.logger?.error({ err }, "sandbox: handling a sandbox event failed");
       try {
         this.fault(slot, `the sandbox failed: ${(err as Error)?.message ?? String(err)}`);
       } catch {
-        /* nothing more can be done for this worker */
+        /* nothing more can be done for this sandbox */
       }
     }
   }
@@ -175,24 +180,28 @@ export class SandboxPool {
     const runId = ++this.lastRunId;
     const { req } = job;
     const killTimer = setTimeout(() => this.guard(slot, () => this.kill(slot, runId)), req.limits.timeoutMs + this.graceMs);
-    slot.current = { runId, job, channel: new HostChannel(job.host, req.ipfsId, req.limits), killTimer, startedAt: performance.now() };
+    slot.current = { runId, job, channel: new HostChannel(job.host, req.ipfsId, req.limits), killTimer, startedAt: performance.now(), calls: 0 };
     this.post(slot, { type: "run", runId, ipfsId: req.ipfsId, code: req.code, paramsJson: req.paramsJson, limits: req.limits });
   }
 
   private onMessage(slot: Slot, raw: unknown): void {
-    if (slot.exited) return; // a retired worker's last words
+    if (slot.exited) return; // a retired sandbox's last words
     const current = slot.current;
     const { type, runId } = (raw ?? {}) as { type?: unknown; runId?: unknown };
-    if ((type === "call" || type === "done") && (!current || current.runId !== runId)) return; // late message of a run that already ended
-    const msg = readFromWorker(raw, current?.job.req.limits);
-    if (!msg) return this.fault(slot, "the sandbox worker sent a malformed message");
+    // Every way a run ends without "done" retires its sandbox: a live one speaks of its own run only.
+    if ((type === "call" || type === "done") && (!current || current.runId !== runId)) return this.fault(slot, "the sandbox sent a message for a run it does not hold");
+    const msg = readFromSandbox(raw, current?.job.req.limits);
+    if (!msg) return this.fault(slot, "the sandbox sent a malformed message");
     if (msg.type === "ready") {
+      if (slot.ready) return this.fault(slot, "the sandbox said it was ready twice");
       slot.ready = true;
       return this.dispatch();
     }
     if (msg.type === "poisoned") return this.onPoisoned(slot, msg.diagnostic);
     if (!current) return;
     if (msg.type === "call") {
+      // The sandbox itself stops at MAX_HOST_CALLS_PER_RUN (run.ts): more is a flood, not a run.
+      if (++current.calls > MAX_HOST_CALLS_PER_RUN) return this.fault(slot, `the sandbox sent more than ${MAX_HOST_CALLS_PER_RUN} host calls in one run`);
       const { runId, callId } = msg;
       const reply = (answer: HostAnswer) =>
         this.guard(slot, () => {
@@ -208,15 +217,15 @@ export class SandboxPool {
     const limits = slot.current!.job.req.limits;
     this.endRun(slot, boundResult(msg, limits));
     if (msg.poisoned || msg.wasmBytes > this.recycleWasmBytes) {
-      this.logger?.info({ wasmBytes: msg.wasmBytes, poisoned: msg.poisoned, diagnostic: msg.diagnostic }, "sandbox: replacing a worker");
+      this.logger?.info({ wasmBytes: msg.wasmBytes, poisoned: msg.poisoned, diagnostic: msg.diagnostic }, "sandbox: replacing a sandbox");
       void this.retire(slot);
     }
     this.dispatch();
   }
 
-  /** The worker will run nothing more; a run already sent to it never started there: queue it again. */
+  /** The sandbox will run nothing more; a run already sent to it never started there: queue it again. */
   private onPoisoned(slot: Slot, diagnostic?: string): void {
-    this.logger?.info({ diagnostic }, "sandbox: replacing a worker whose QuickJS runtime could not be freed");
+    this.logger?.info({ diagnostic }, "sandbox: replacing a sandbox whose QuickJS runtime could not be freed");
     const current = slot.current;
     if (current) {
       clearTimeout(current.killTimer);
@@ -227,9 +236,9 @@ export class SandboxPool {
     this.dispatch();
   }
 
-  /** The worker broke the protocol (or a handler failed): its run fails, the worker is replaced. */
+  /** The sandbox broke the protocol (or a handler failed): its run fails, the sandbox is replaced. */
   private fault(slot: Slot, message: string): void {
-    this.logger?.error({ message }, "sandbox: retiring a worker after a protocol fault");
+    this.logger?.error({ message, pid: slot.sandbox.pid }, "sandbox: retiring a sandbox after a protocol fault");
     this.endRun(slot, { message });
     void this.retire(slot);
     this.dispatch();
@@ -239,28 +248,34 @@ export class SandboxPool {
   private kill(slot: Slot, runId: number): void {
     if (slot.current?.runId !== runId) return;
     const limits = slot.current.job.req.limits;
-    this.logger?.warn({ timeoutMs: limits.timeoutMs }, "sandbox: terminating a worker that overran its deadline");
+    this.logger?.warn({ timeoutMs: limits.timeoutMs, pid: slot.sandbox.pid }, "sandbox: killing a sandbox that overran its deadline");
     const error = limitError("timeoutMs", limits);
-    this.endRun(slot, { ...error, message: `${error.message}; the sandbox worker was terminated` });
+    this.endRun(slot, { ...error, message: `${error.message}; the sandbox was killed` });
     void this.retire(slot);
     this.dispatch();
   }
 
-  private onExit(slot: Slot, code: number, failure?: Error): void {
+  private onExit(slot: Slot, exit: SandboxExit): void {
     const retired = slot.exited;
     slot.exited = true;
     this.slots.delete(slot);
-    if (!slot.ready && !retired) {
+    if (retired) return this.dispatch(); // stopped by the pool, its run already ended
+    const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+    if (!slot.ready) {
       // It never started (e.g. its code failed to load): fail what waits rather than respawn in a loop.
-      this.logger?.error({ code, err: failure }, "sandbox: a worker failed to start");
-      this.failQueued(`the sandbox worker failed to start (${failure?.message ?? `exit code ${code}`})`);
+      this.logger?.error({ ...exit }, "sandbox: a sandbox failed to start");
+      const lines = exit.detail?.split("\n") ?? [];
+      this.failQueued(`the sandbox failed to start (${(lines.find((line) => /^\w*Error\b/.test(line)) ?? lines[0] ?? how).slice(0, 300)})`);
       return;
     }
+    this.replaced++;
     if (slot.current) {
-      const oom = (failure as { code?: string } | undefined)?.code === "ERR_WORKER_OUT_OF_MEMORY";
-      const error: RunError = oom ? limitError("memoryBytes", slot.current.job.req.limits) : { message: `the sandbox worker exited unexpectedly (${failure?.message ?? `exit code ${code}`})` };
-      this.logger?.error({ code, err: failure }, "sandbox: worker exited during a run");
+      const limits = slot.current.job.req.limits;
+      const error: RunError = exit.outOfMemory ? limitError("memoryBytes", limits) : { message: `the sandbox process ended during the run (${how}); the run did not complete` };
+      this.logger?.error({ ...exit, pid: slot.sandbox.pid }, "sandbox: a sandbox ended during a run");
       this.endRun(slot, error);
+    } else {
+      this.logger?.warn({ ...exit, pid: slot.sandbox.pid }, "sandbox: an idle sandbox ended; replacing it");
     }
     this.dispatch();
   }
@@ -286,20 +301,20 @@ export class SandboxPool {
     if (!this.slots.delete(slot)) return;
     slot.exited = true;
     if (replace) this.replaced++;
-    await slot.worker.terminate().catch(() => undefined);
+    await slot.sandbox.stop().catch(() => undefined);
   }
 
-  /** Sends to the worker; a message that cannot be sent is a fault of that run, never a throw. */
-  private post(slot: Slot, msg: ToWorker): void {
+  /** Sends to the sandbox; a message that cannot be sent is a fault of that run, never a throw. */
+  private post(slot: Slot, msg: ToSandbox): void {
     try {
-      slot.worker.postMessage(msg);
+      slot.sandbox.send(msg);
     } catch (err) {
       this.fault(slot, `the sandbox could not send the run its message (${(err as Error).message})`);
     }
   }
 }
 
-/** Why a request may not reach a worker (code, params, CID), or undefined. */
+/** Why a request may not reach a sandbox (code, params, CID), or undefined. */
 function requestProblem(req: RunRequest, limits: RunLimits): RunError | undefined {
   if (typeof req.ipfsId !== "string" || req.ipfsId.length === 0 || req.ipfsId.length > MAX_CID_CHARS) return { message: "TypeError: ipfsId must be a CID" };
   const code = codeText(req.code, limits);

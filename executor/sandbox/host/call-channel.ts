@@ -1,13 +1,13 @@
 /**
- * The main-thread end of one run's host calls: each call from the worker is parsed, checked
- * (host-calls.ts) and counted against the run's limits before the Host sees it, and each answer is
+ * The relayer's end of one run's host calls: each call from the sandbox process is parsed, checked
+ * (call-checks.ts) and counted against the run's limits before the Host sees it, and each answer is
  * bounded before it goes back. Never throws: every failure becomes a refusal the action sees.
  */
-import { hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_HOST_ERROR_BYTES, truncateUtf8 } from "./bounds";
-import { isLimitKey, limitMessage } from "./errors";
-import { countCall, toHostCall, type CallCounts } from "./host-calls";
-import type { HostAnswer } from "./messages";
-import type { Host, RunLimits } from "./types";
+import { hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
+import { isLimitKey, limitMessage } from "../errors";
+import { countCall, toHostCall, type CallCounts } from "./call-checks";
+import type { HostAnswer } from "../wire/messages";
+import type { Host, RunLimits } from "../types";
 
 const refuse = (message: string, limit?: unknown): HostAnswer => ({
   ok: false,
