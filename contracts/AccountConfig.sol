@@ -234,10 +234,12 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         address[] calldata pkpIds
     ) external {
         (uint256 apiKeyHash, uint64 id, Group storage g) = _groupRewrite(actorKeyHash, groupId, name, description);
-        uint32 generation = g.generation + 1;
+        uint32 previous = g.generation;
+        uint32 generation = previous + 1;
         g.generation = generation;
         emit GroupUpdated(apiKeyHash, id, actorKeyHash);
         _addMembers(apiKeyHash, id, g, generation, pkpIds, cidHashes, actorKeyHash);
+        _unindexDropped(apiKeyHash, id, g, previous, generation + 1);
     }
 
     /// @inheritdoc IAccountConfigWrites
@@ -251,6 +253,8 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         (uint256 apiKeyHash, bool isOwner) = _actor(actorKeyHash);
         if (!isOwner) _requireScope(actorKeyHash, Scope.DeleteGroups, 0);
         if (groupId > type(uint64).max || !_groupIds[apiKeyHash].remove(groupId)) revert GroupNotFound(apiKeyHash, groupId);
+        Group storage g = _groups[apiKeyHash][uint64(groupId)];
+        _unindexDropped(apiKeyHash, uint64(groupId), g, g.generation, 0);
         emit GroupRemoved(apiKeyHash, uint64(groupId), actorKeyHash);
     }
 
@@ -263,7 +267,7 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
     /// @inheritdoc IAccountConfigWrites
     function removePkpFromGroup(uint256 actorKeyHash, uint256 groupId, address pkpId) external {
         (uint256 apiKeyHash, uint64 id, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.RemovePkp);
-        if (!g.pkps[g.generation].remove(pkpId)) revert PkpNotInGroup(apiKeyHash, id, pkpId);
+        if (!_delist(_pkpIndex[apiKeyHash], g.pkps, g.generation, id, _pkpMember(pkpId))) revert PkpNotInGroup(apiKeyHash, id, pkpId);
         emit PkpRemovedFromGroup(apiKeyHash, id, pkpId, actorKeyHash);
     }
 
@@ -276,7 +280,7 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
     /// @inheritdoc IAccountConfigWrites
     function removeActionFromGroup(uint256 actorKeyHash, uint256 groupId, uint256 cidHash) external {
         (uint256 apiKeyHash, uint64 id, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.ManageActions);
-        if (!g.cids[g.generation].remove(cidHash)) revert ActionNotInGroup(apiKeyHash, id, cidHash);
+        if (!_delist(_cidIndex[apiKeyHash], g.cids, g.generation, id, cidHash)) revert ActionNotInGroup(apiKeyHash, id, cidHash);
         emit ActionRemovedFromGroup(apiKeyHash, id, cidHash, actorKeyHash);
     }
 
@@ -301,6 +305,7 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         p.name = name;
         p.description = description;
         _accountPkps[apiKeyHash].add(walletAddress);
+        _pkpIndex[apiKeyHash].groups[_pkpMember(walletAddress)].opened = true; // what `_addPkp` checks
         emit WalletRegistered(apiKeyHash, walletAddress, derivationPath, actorKeyHash, name, description);
     }
 
@@ -310,6 +315,7 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         _checkText(name, description);
         if (cidHash == 0) revert InvalidCidHash();
         if (!_accountActions[apiKeyHash].add(cidHash)) revert ActionAlreadyExists(apiKeyHash, cidHash);
+        _cidIndex[apiKeyHash].groups[cidHash].opened = true; // its listings in groups then write a little less
         ActionMeta storage m = _actions[apiKeyHash][cidHash];
         m.name = name;
         m.description = description;
@@ -502,15 +508,97 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
     }
 
     function _addPkp(uint256 apiKeyHash, uint64 groupId, Group storage g, uint32 generation, address pkpId, uint256 actorKeyHash) private {
-        if (_pkps[apiKeyHash][pkpId].derivationPath == 0) revert PkpNotFound(apiKeyHash, pkpId);
-        if (!g.pkps[generation].add(pkpId)) revert PkpAlreadyInGroup(apiKeyHash, groupId, pkpId);
+        MemberIndex storage ix = _pkpIndex[apiKeyHash];
+        uint256 member = _pkpMember(pkpId);
+        GroupIndex storage head = ix.groups[member];
+        // Opened exactly when the PKP is registered to the account (`registerWalletDerivation`).
+        if (!head.opened) revert PkpNotFound(apiKeyHash, pkpId);
+        if (!_list(ix, head, g.pkps[generation], groupId, generation, member)) revert PkpAlreadyInGroup(apiKeyHash, groupId, pkpId);
         emit PkpAddedToGroup(apiKeyHash, groupId, pkpId, actorKeyHash);
     }
 
     function _addCid(uint256 apiKeyHash, uint64 groupId, Group storage g, uint32 generation, uint256 cidHash, uint256 actorKeyHash) private {
         if (cidHash == 0) revert InvalidCidHash();
-        if (!g.cids[generation].add(cidHash)) revert ActionAlreadyInGroup(apiKeyHash, groupId, cidHash);
+        MemberIndex storage ix = _cidIndex[apiKeyHash];
+        if (!_list(ix, ix.groups[cidHash], g.cids[generation], groupId, generation, cidHash)) revert ActionAlreadyInGroup(apiKeyHash, groupId, cidHash);
         emit ActionAddedToGroup(apiKeyHash, groupId, cidHash, actorKeyHash);
+    }
+
+    // ───────────────────────────────────── Group lists and indexes ─────────────────────────────────
+
+    /// @dev Lists `member` in group `groupId` at `generation` (appended to `list`, that generation's
+    /// list), and links the group into the member's index unless it is there already. False when the
+    /// group lists it already.
+    function _list(MemberIndex storage ix, GroupIndex storage head, uint256[] storage list, uint64 groupId, uint32 generation, uint256 member)
+        private
+        returns (bool)
+    {
+        Membership storage m = ix.memberships[member][groupId];
+        uint32 tag = generation + 1;
+        if (m.listedIn == tag) return false;
+        uint256 position = list.length;
+        list.push(member);
+        if (m.linked) {
+            (m.listedIn, m.position) = (tag, uint64(position));
+        } else {
+            uint64 first = head.firstGroup;
+            if (first != 0) ix.memberships[member][first].prevGroup = groupId;
+            head.firstGroup = groupId;
+            (m.listedIn, m.position, m.nextGroup, m.linked) = (tag, uint64(position), first, true); // prevGroup is 0: first in the index
+        }
+        return true;
+    }
+
+    /// @dev Drops `member` from group `groupId`'s list at `generation` (the last entry takes its place)
+    /// and from its index. False when the group does not list it.
+    function _delist(MemberIndex storage ix, mapping(uint32 => uint256[]) storage lists, uint32 generation, uint64 groupId, uint256 member)
+        private
+        returns (bool)
+    {
+        Membership storage m = ix.memberships[member][groupId];
+        if (m.listedIn != generation + 1) return false;
+        uint256[] storage list = lists[generation];
+        uint64 position = m.position;
+        uint256 last = list[list.length - 1];
+        if (last != member) {
+            list[position] = last;
+            ix.memberships[last][groupId].position = position;
+        }
+        list.pop();
+        m.listedIn = 0;
+        _unlink(ix, groupId, member);
+        return true;
+    }
+
+    /// @dev Takes group `groupId` out of `member`'s index (a no-op when it is not linked).
+    function _unlink(MemberIndex storage ix, uint64 groupId, uint256 member) private {
+        mapping(uint64 => Membership) storage ms = ix.memberships[member];
+        Membership storage m = ms[groupId];
+        if (!m.linked) return;
+        (uint64 prev, uint64 next) = (m.prevGroup, m.nextGroup);
+        GroupIndex storage head = ix.groups[member];
+        if (prev == 0) head.firstGroup = next;
+        else ms[prev].nextGroup = next;
+        if (next != 0) ms[next].prevGroup = prev;
+        (m.linked, m.prevGroup, m.nextGroup) = (false, 0, 0);
+    }
+
+    /// @dev After `updateGroup` (the group now lists at `liveTag`) or `removeGroup` (`liveTag` 0):
+    /// unlinks from their indexes the members of the `generation` lists the group no longer lists,
+    /// the last `_MAX_GROUP_MEMBERS` of each kind at most, so the write stays bounded (an entry left
+    /// over is skipped by the execution check, which verifies every listing).
+    function _unindexDropped(uint256 apiKeyHash, uint64 groupId, Group storage g, uint32 generation, uint32 liveTag) private {
+        _unindexDropped(_cidIndex[apiKeyHash], g.cids[generation], groupId, liveTag);
+        _unindexDropped(_pkpIndex[apiKeyHash], g.pkps[generation], groupId, liveTag);
+    }
+
+    function _unindexDropped(MemberIndex storage ix, uint256[] storage list, uint64 groupId, uint32 liveTag) private {
+        uint256 n = list.length;
+        uint256 stop = n > _MAX_GROUP_MEMBERS ? n - _MAX_GROUP_MEMBERS : 0;
+        for (uint256 i = n; i > stop; --i) {
+            uint256 member = list[i - 1];
+            if (liveTag == 0 || ix.memberships[member][groupId].listedIn != liveTag) _unlink(ix, groupId, member);
+        }
     }
 
     function _requireUsageKeyOf(uint256 apiKeyHash, uint256 usageApiKeyHash) private view {

@@ -46,12 +46,44 @@ abstract contract AccountConfigStorage is IAccountConfigBase {
         mapping(uint32 version => mapping(uint8 scope => uint64[] groupIds)) lists;
     }
 
+    /// Members (PKP addresses as uint256, CID hashes) are listed per generation; `updateGroup` starts
+    /// a new generation, so the previous lists are simply no longer read.
     struct Group {
         uint32 generation;
         string name;
         string description;
-        mapping(uint32 generation => EnumerableSet.AddressSet) pkps;
-        mapping(uint32 generation => EnumerableSet.UintSet) cids;
+        mapping(uint32 generation => uint256[]) pkps;
+        mapping(uint32 generation => uint256[]) cids;
+    }
+
+    /// One member (a CID hash, or a PKP address as uint256) of one group of an account, kept for the
+    /// life of the contract: whether the group lists it now, where, and its links in the member's
+    /// group index (see `MemberIndex`). One storage slot.
+    struct Membership {
+        uint32 listedIn; // the group's generation + 1 while the group lists the member, else 0
+        uint64 position; // its index in that generation's member list (while listed)
+        uint64 prevGroup; // its neighbours in the member's group index (0: none)
+        uint64 nextGroup;
+        bool linked; // in the member's group index
+    }
+
+    /// The head of a member's group index: the groups of the account that list it, as a doubly linked
+    /// list through `Membership.prevGroup/nextGroup`, newest first.
+    struct GroupIndex {
+        uint64 firstGroup;
+        bool opened; // set when the member is registered (a PKP, an action's metadata): its later listings write less
+    }
+
+    /// The execution check's index: for each member, the groups that list it, so that finding a group
+    /// that lists a CID and a PKP walks their two indexes side by side (a group that lists both is in
+    /// both, so the search ends with the shorter one), never the account's groups.
+    /// A group leaves a member's index when it stops listing it (`removeActionFromGroup`,
+    /// `removePkpFromGroup`) or, for its last `_MAX_GROUP_MEMBERS` members of each kind, when it is
+    /// replaced (`updateGroup`) or removed (`removeGroup`); an entry left over (a group grown past that)
+    /// is skipped by the check, which always verifies the listing itself.
+    struct MemberIndex {
+        mapping(uint256 member => mapping(uint64 groupId => Membership)) memberships;
+        mapping(uint256 member => GroupIndex) groups;
     }
 
     struct Pkp {
@@ -81,6 +113,8 @@ abstract contract AccountConfigStorage is IAccountConfigBase {
 
     mapping(uint256 apiKeyHash => mapping(uint64 groupId => Group)) internal _groups;
     mapping(uint256 apiKeyHash => EnumerableSet.UintSet) internal _groupIds;
+    mapping(uint256 apiKeyHash => MemberIndex) internal _cidIndex;
+    mapping(uint256 apiKeyHash => MemberIndex) internal _pkpIndex;
 
     /// Per account: an address registered by one account is no record of another.
     mapping(uint256 apiKeyHash => mapping(address pkpId => Pkp)) internal _pkps;
@@ -143,9 +177,14 @@ abstract contract AccountConfigStorage is IAccountConfigBase {
 
     /// @dev Whether group `groupId` (known to exist) lists the CID and, when given, the PKP.
     function _groupLists(uint256 apiKeyHash, uint64 groupId, uint256 cidHash, address pkpId) internal view returns (bool) {
-        Group storage g = _groups[apiKeyHash][groupId];
-        uint32 generation = g.generation;
-        return g.cids[generation].contains(cidHash) && (pkpId == address(0) || g.pkps[generation].contains(pkpId));
+        uint32 tag = _groups[apiKeyHash][groupId].generation + 1;
+        return _cidIndex[apiKeyHash].memberships[cidHash][groupId].listedIn == tag
+            && (pkpId == address(0) || _pkpIndex[apiKeyHash].memberships[_pkpMember(pkpId)][groupId].listedIn == tag);
+    }
+
+    /// @dev A PKP address as a member of group lists and indexes.
+    function _pkpMember(address pkpId) internal pure returns (uint256) {
+        return uint256(uint160(pkpId));
     }
 
     /// @dev The seal of a usage key hash (see `authorizeUsageApiKey`).

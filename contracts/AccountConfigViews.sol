@@ -138,18 +138,25 @@ contract AccountConfigViews is AccountConfigStorage, IAccountConfigViews {
         UsageKey storage k = _usageKeys[keyHash];
         if (_expired(k)) return (false, 0);
         if (k.wildcards & _bit(Scope.Execute) != 0) {
-            EnumerableSet.UintSet storage ids = _groupIds[apiKeyHash];
-            uint256 n = ids.length();
-            for (uint256 i = 0; i < n; ++i) {
-                uint64 id = uint64(ids.at(i));
-                if (_groupLists(apiKeyHash, id, cidHash, pkpId)) return (true, id);
+            // Any group: the CID's and the PKP's indexes side by side; a group that lists both is in
+            // both, so the search is over when either index is.
+            MemberIndex storage cids = _cidIndex[apiKeyHash];
+            MemberIndex storage pkps = _pkpIndex[apiKeyHash];
+            uint256 pkp = _pkpMember(pkpId);
+            uint64 a = cids.groups[cidHash].firstGroup;
+            uint64 b = pkpId == address(0) ? 0 : pkps.groups[pkp].firstGroup;
+            while (a != 0 && (b != 0 || pkpId == address(0))) {
+                if (_executesIn(apiKeyHash, a, cidHash, pkpId)) return (true, a);
+                a = cids.memberships[cidHash][a].nextGroup;
+                if (pkpId == address(0)) continue;
+                if (_executesIn(apiKeyHash, b, cidHash, pkpId)) return (true, b);
+                b = pkps.memberships[pkp][b].nextGroup;
             }
         } else {
             uint64[] storage list = k.lists[k.version][uint8(Scope.Execute)];
             uint256 n = list.length;
             for (uint256 i = 0; i < n; ++i) {
-                uint64 id = list[i];
-                if (_groupIds[apiKeyHash].contains(id) && _groupLists(apiKeyHash, id, cidHash, pkpId)) return (true, id);
+                if (_executesIn(apiKeyHash, list[i], cidHash, pkpId)) return (true, list[i]);
             }
         }
         return (false, 0);
@@ -199,7 +206,11 @@ contract AccountConfigViews is AccountConfigStorage, IAccountConfigViews {
     {
         uint256 apiKeyHash = _listed(keyHash);
         Group storage g = _groups[apiKeyHash][_requireGroup(apiKeyHash, groupId)];
-        return _walletPage(apiKeyHash, g.pkps[g.generation], pageNumber, pageSize);
+        uint256[] storage list = g.pkps[g.generation];
+        total = list.length;
+        (uint256 start, uint256 end) = Pagination.bounds(total, pageNumber, pageSize);
+        items = new WalletView[](end - start);
+        for (uint256 i = start; i < end; ++i) items[i - start] = _walletView(apiKeyHash, address(uint160(list[i])));
     }
 
     /// @inheritdoc IAccountConfigViews
@@ -216,7 +227,11 @@ contract AccountConfigViews is AccountConfigStorage, IAccountConfigViews {
     {
         uint256 apiKeyHash = _listed(keyHash);
         Group storage g = _groups[apiKeyHash][_requireGroup(apiKeyHash, groupId)];
-        return _actionPage(apiKeyHash, g.cids[g.generation], pageNumber, pageSize);
+        uint256[] storage list = g.cids[g.generation];
+        total = list.length;
+        (uint256 start, uint256 end) = Pagination.bounds(total, pageNumber, pageSize);
+        items = new ActionView[](end - start);
+        for (uint256 i = start; i < end; ++i) items[i - start] = _actionView(apiKeyHash, list[i]);
     }
 
     /// @inheritdoc IAccountConfigViews
@@ -255,6 +270,11 @@ contract AccountConfigViews is AccountConfigStorage, IAccountConfigViews {
 
     // ────────────────────────────────────────── Internals ──────────────────────────────────────────
 
+    /// @dev Whether group `groupId` of the account exists and lists the CID and, when given, the PKP.
+    function _executesIn(uint256 apiKeyHash, uint64 groupId, uint256 cidHash, address pkpId) private view returns (bool) {
+        return _groupIds[apiKeyHash].contains(groupId) && _groupLists(apiKeyHash, groupId, cidHash, pkpId);
+    }
+
     /// @dev The account a list names: the key's account, or the hash itself when it is unknown.
     function _listed(uint256 keyHash) private view returns (uint256) {
         uint256 apiKeyHash = _resolve(keyHash);
@@ -282,7 +302,7 @@ contract AccountConfigViews is AccountConfigStorage, IAccountConfigViews {
 
     function _groupView(uint256 apiKeyHash, uint64 groupId) private view returns (GroupView memory) {
         Group storage g = _groups[apiKeyHash][groupId];
-        return GroupView(groupId, g.name, g.description, g.pkps[g.generation].length(), g.cids[g.generation].length());
+        return GroupView(groupId, g.name, g.description, g.pkps[g.generation].length, g.cids[g.generation].length);
     }
 
     function _walletView(uint256 apiKeyHash, address walletAddress) private view returns (WalletView memory) {
@@ -309,10 +329,11 @@ contract AccountConfigViews is AccountConfigStorage, IAccountConfigViews {
         total = set.length();
         (uint256 start, uint256 end) = Pagination.bounds(total, pageNumber, pageSize);
         items = new ActionView[](end - start);
-        for (uint256 i = start; i < end; ++i) {
-            uint256 cidHash = set.at(i);
-            ActionMeta storage m = _actions[apiKeyHash][cidHash];
-            items[i - start] = ActionView(cidHash, m.name, m.description);
-        }
+        for (uint256 i = start; i < end; ++i) items[i - start] = _actionView(apiKeyHash, set.at(i));
+    }
+
+    function _actionView(uint256 apiKeyHash, uint256 cidHash) private view returns (ActionView memory) {
+        ActionMeta storage m = _actions[apiKeyHash][cidHash];
+        return ActionView(cidHash, m.name, m.description);
     }
 }

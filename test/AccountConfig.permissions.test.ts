@@ -518,3 +518,116 @@ describe("canExecute / findExecutionGroup (execution flow of spec 1)", function 
   });
 });
 
+
+// Red-team finding 6c: with the wildcard, finding a group that lists the CID and the PKP walked every
+// group of the account, so an account with thousands of groups made every run's check expensive.
+describe("findExecutionGroup with the wildcard: its work does not grow with the account's groups", function () {
+  this.timeout(300_000);
+  const gasOf = (ctx: Ctx, key: bigint, cid: bigint, pkp: string) => ctx.config.findExecutionGroup.estimateGas(key, cid, pkp);
+
+  /** The four questions a run asks with a wildcard key: allowed and denied, with and without a PKP. */
+  async function checks(ctx: Ctx, key: bigint) {
+    const unlisted = hashOf("QmListedNowhere");
+    expect(await ctx.config.findExecutionGroup(key, CID_B, ctx.pkpB)).to.deep.equal([true, 2n]);
+    expect(await ctx.config.findExecutionGroup(key, CID_A, ctx.pkpB)).to.deep.equal([false, 0n]);
+    expect(await ctx.config.findExecutionGroup(key, CID_B, ZeroAddress)).to.deep.equal([true, 2n]);
+    expect(await ctx.config.findExecutionGroup(key, unlisted, ZeroAddress)).to.deep.equal([false, 0n]);
+    return Promise.all([gasOf(ctx, key, CID_B, ctx.pkpB), gasOf(ctx, key, CID_A, ctx.pkpB), gasOf(ctx, key, CID_B, ZeroAddress), gasOf(ctx, key, unlisted, ZeroAddress)]);
+  }
+
+  it("costs the same gas with 2 groups and with 300 more that list neither the CID nor the PKP", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const few = await checks(ctx, key);
+    for (let i = 0; i < 300; i++) await (await ctx.c.addGroup(ctx.account, `empty ${i}`, "", [], [])).wait();
+    for (let i = 0; i < 20; i++) await (await ctx.c.addGroup(ctx.account, `other members ${i}`, "", [hashOf(`QmOther${i}`)], [SPARE_TO_ADD])).wait();
+    expect(await checks(ctx, key)).to.deep.equal(few);
+  });
+
+  it("costs the same gas when 100 groups each list the CID with their own PKP as when 2 do (a group per end user)", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const pkps: string[] = [];
+    const addUser = async (i: number) => {
+      const pkp = Wallet.createRandom().address;
+      await (await ctx.c.registerWalletDerivation(ctx.account, pkp, 1000n + BigInt(i), `user ${i}`, "")).wait();
+      await (await ctx.c.addGroup(ctx.account, `user ${i}`, "", [CID_A], [pkp])).wait();
+      pkps.push(pkp);
+    };
+    // The first user's group is the oldest in the CID's index, the newest user's the first.
+    const gas = () => Promise.all([gasOf(ctx, key, CID_A, pkps[0]), gasOf(ctx, key, CID_A, pkps.at(-1)!), gasOf(ctx, key, CID_B, pkps[0])]);
+    for (let i = 0; i < 2; i++) await addUser(i);
+    const two = await gas();
+    for (let i = 2; i < 100; i++) await addUser(i);
+    expect(await ctx.config.findExecutionGroup(key, CID_A, pkps[0])).to.deep.equal([true, 3n]);
+    expect(await ctx.config.findExecutionGroup(key, CID_A, pkps[99])).to.deep.equal([true, 102n]);
+    expect(await ctx.config.findExecutionGroup(key, CID_B, pkps[0])).to.deep.equal([false, 0n]); // an action the user's group does not list
+    expect(await gas()).to.deep.equal(two);
+  });
+
+  it("follows every change of the listing: removed from a group, re-added, replaced by updateGroup, group removed", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const found = (cid: bigint, pkp: string) => ctx.config.findExecutionGroup(key, cid, pkp);
+    await (await ctx.c.removeActionFromGroup(ctx.account, 2n, CID_B)).wait();
+    expect(await found(CID_B, ctx.pkpB)).to.deep.equal([false, 0n]);
+    expect(await found(CID_B, ZeroAddress)).to.deep.equal([false, 0n]);
+    await (await ctx.c.addActionToGroup(ctx.account, 2n, CID_B)).wait();
+    expect(await found(CID_B, ctx.pkpB)).to.deep.equal([true, 2n]);
+    await (await ctx.c.removePkpFromGroup(ctx.account, 2n, ctx.pkpB)).wait();
+    expect(await found(CID_B, ctx.pkpB)).to.deep.equal([false, 0n]);
+    expect(await found(CID_B, ZeroAddress)).to.deep.equal([true, 2n]);
+    // updateGroup replaces the members: what it drops is no longer found, what it lists is.
+    await (await ctx.c.updateGroup(ctx.account, 2n, "two", "", [CID_A], [ctx.pkpB])).wait();
+    expect(await found(CID_B, ZeroAddress)).to.deep.equal([false, 0n]);
+    expect(await found(CID_A, ctx.pkpB)).to.deep.equal([true, 2n]);
+    expect(await found(CID_A, ctx.pkpA)).to.deep.equal([true, 1n]);
+    await (await ctx.c.removeGroup(ctx.account, 1n)).wait();
+    expect(await found(CID_A, ctx.pkpA)).to.deep.equal([false, 0n]);
+    expect(await found(CID_A, ZeroAddress)).to.deep.equal([true, 2n]);
+    await (await ctx.c.removeGroup(ctx.account, 2n)).wait();
+    expect(await found(CID_A, ZeroAddress)).to.deep.equal([false, 0n]);
+  });
+
+  it("never skips the listing: a CID and a PKP in many groups, never together, are refused", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    for (let i = 0; i < 15; i++) {
+      await (await ctx.c.addGroup(ctx.account, `cid ${i}`, "", [CID_A], [])).wait();
+      await (await ctx.c.addGroup(ctx.account, `pkp ${i}`, "", [], [ctx.pkpB])).wait();
+    }
+    expect(await ctx.config.findExecutionGroup(key, CID_A, ctx.pkpB)).to.deep.equal([false, 0n]);
+    await (await ctx.c.addPkpToGroup(ctx.account, 3n, ctx.pkpB)).wait(); // the oldest "cid" group: last in both indexes
+    expect(await ctx.config.findExecutionGroup(key, CID_A, ctx.pkpB)).to.deep.equal([true, 3n]);
+  });
+
+  it("skips what a group grown past one write's members listed before its update (left in the index, never found)", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const cids = Array.from({ length: 14 }, (_, i) => hashOf(`QmGrown${i}`));
+    await (await ctx.c.addGroup(ctx.account, "grown", "", cids.slice(0, 10), [])).wait();
+    for (const cid of cids.slice(10)) await (await ctx.c.addActionToGroup(ctx.account, 3n, cid)).wait();
+    for (const cid of cids) expect(await ctx.config.findExecutionGroup(key, cid, ZeroAddress)).to.deep.equal([true, 3n]);
+    await (await ctx.c.updateGroup(ctx.account, 3n, "grown", "", [cids[13]], [])).wait();
+    for (const cid of cids.slice(0, 13)) expect(await ctx.config.findExecutionGroup(key, cid, ZeroAddress)).to.deep.equal([false, 0n]);
+    expect(await ctx.config.findExecutionGroup(key, cids[13], ZeroAddress)).to.deep.equal([true, 3n]);
+    await (await ctx.c.removeGroup(ctx.account, 3n)).wait();
+    for (const cid of cids) expect(await ctx.config.findExecutionGroup(key, cid, ZeroAddress)).to.deep.equal([false, 0n]);
+    // re-listed elsewhere, each is found again
+    await (await ctx.c.addGroup(ctx.account, "again", "", [cids[0], cids[5]], [])).wait();
+    expect(await ctx.config.findExecutionGroup(key, cids[0], ZeroAddress)).to.deep.equal([true, 4n]);
+    expect(await ctx.config.findExecutionGroup(key, cids[5], ZeroAddress)).to.deep.equal([true, 4n]);
+  });
+
+  it("costs the same gas after 100 short-lived groups listed the CID and were removed", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const before = await checks(ctx, key);
+    for (let i = 0; i < 100; i++) {
+      const receipt = await (await ctx.c.addGroup(ctx.account, `session ${i}`, "", [CID_B, CID_A], [ctx.pkpA])).wait();
+      const id = ctx.config.interface.parseLog(receipt!.logs[0])!.args.groupId as bigint;
+      await (await ctx.c.removeGroup(ctx.account, id)).wait();
+    }
+    expect(await checks(ctx, key)).to.deep.equal(before);
+  });
+});

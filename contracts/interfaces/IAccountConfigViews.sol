@@ -78,9 +78,15 @@ interface IAccountConfigViews is IAccountConfigBase {
     /// PKP; the wildcard widens the groups, it never skips the listing.
     function canExecute(uint256 keyHash, uint256 cidHash, address pkpId, uint64 groupId) external view returns (bool);
 
-    /// @notice Finds a group that proves `canExecute`. Off-chain helper: its cost grows
-    /// with the number of groups the key may execute in; pass its answer to `canExecute`.
-    /// `allowed` is true with groupId 0 for an account key of a managed account.
+    /// @notice Finds a group that proves `canExecute` (pass its answer there); the relayer's check
+    /// before every run. A key with a list looks at its listed groups (at most
+    /// `MAX_PERMISSION_GROUPS`). A key with the wildcard looks only at groups that list the CID, and
+    /// the PKP when one is given: it walks the CID's and the PKP's group indexes side by side (a group
+    /// that lists both is in both), so its work does not depend on how many groups the account has,
+    /// only on the shorter of those two indexes (for no PKP, on the CID's, and it stops at the first
+    /// group found). Every group found is checked as `canExecute` checks it: the wildcard widens the
+    /// groups, it never skips the listing. `allowed` is true with groupId 0 for an account key of a
+    /// managed account.
     function findExecutionGroup(uint256 keyHash, uint256 cidHash, address pkpId) external view returns (bool allowed, uint64 groupId);
 
     // ─────────────────────────────────────── Single records ───────────────────────────────────────

@@ -109,6 +109,9 @@ interface IAccountConfigWrites is IAccountConfigBase {
 
     /// @notice Replaces a group's name, description, CIDs and PKPs. The owner, or a key holding
     /// group:manageActions, group:addPkp and group:removePkp on that group. Chipotle's signature.
+    /// Members it drops leave the execution index (`findExecutionGroup`), the last
+    /// `MAX_GROUP_MEMBERS` of each kind at most so that the write stays bounded; one left there is
+    /// never found (every listing is checked).
     function updateGroup(
         uint256 actorKeyHash,
         uint256 groupId,
@@ -122,7 +125,8 @@ interface IAccountConfigWrites is IAccountConfigBase {
     function updateGroupMetadata(uint256 actorKeyHash, uint256 groupId, string calldata name, string calldata description) external;
 
     /// @notice Removes a group (scope group:delete). Its id is never reused, so usage keys whose
-    /// lists still name it gain nothing; their stored lists are left as granted.
+    /// lists still name it gain nothing; their stored lists are left as granted. Its members leave
+    /// the execution index as in `updateGroup`.
     function removeGroup(uint256 actorKeyHash, uint256 groupId) external;
 
     /// @notice Adds one of the account's PKPs to a group (scope group:addPkp on the group).
