@@ -31,6 +31,8 @@ export type ExecutorOptions = {
   /** Each account's (and key's) share of the sandbox processes and queue. */
   fairShare?: Partial<FairShare>;
   permissionPollMs: number;
+  /** How long a key the chain does not know is answered from memory, at most (see PermissionCache). */
+  unknownKeyCacheMs?: number;
   /** Let actions fetch loopback/private addresses (development and tests only). */
   fetchAllowPrivate?: boolean;
 };
@@ -62,7 +64,7 @@ export class Executor {
 
   constructor(private readonly opts: ExecutorOptions) {
     makePrivateDir(opts.dataDir, opts.logger);
-    this.permissions = new PermissionCache(opts.accountConfig, opts.provider, opts.logger, opts.permissionPollMs);
+    this.permissions = new PermissionCache(opts.accountConfig, opts.provider, opts.logger, opts.permissionPollMs, undefined, opts.unknownKeyCacheMs);
     this.codes = new CodeStore(path.join(opts.dataDir, "actions.sqlite"), (cid, problem) =>
       opts.logger.error({ cid, problem }, "action code store: a stored action does not match its CID; treating it as missing"),
     );

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { IAccountConfig } from "../typechain-types";
 import type { JsonRpcProvider } from "ethers";
+import { TtlCache } from "../protocol/ttlCache";
 
 export type Who = { keyHash: bigint; accountHash: bigint; isAccountKey: boolean };
 type Decision = { allowed: boolean; groupId: bigint };
@@ -14,12 +15,21 @@ type CachedKey = { accountHash: bigint; isAccountKey: boolean; expiration: bigin
  * cached decision of that account. Writes relayed by this service drop them at once (see
  * `invalidate`); writes sent to the contract directly are seen at the next poll (`pollMs`).
  * The cache only ever holds what the chain answered; on any doubt (not synced yet) it asks the chain.
+ *
+ * Keys the chain does not know (or knows as revoked, expired, or without an account key) are
+ * remembered too, for `unknownKeyTtlMs` at most and until an event names them (`seen`: a key becomes
+ * usable only through an event that names it, `AccountCreated` or `UsageApiKeySet`), so that a
+ * caller repeating a bad key costs no chain read; concurrent lookups of one key share one read.
  */
 export class PermissionCache {
   private readonly decisions = new Map<string, Decision>();
   private readonly keys = new Map<bigint, CachedKey>();
   private readonly reads = new Map<string, unknown>();
   private readonly byAccount = new Map<bigint, Set<string>>();
+  /** Keys the chain answered unknown or inactive (by hash, as a decimal string). */
+  private readonly unknown: TtlCache<true>;
+  /** Chain reads of keys under way, shared by concurrent callers. */
+  private readonly lookups = new Map<bigint, Promise<Resolved>>();
   /** Bumped on every invalidation, so that a chain read that raced with one is not cached. */
   private version = 0;
   private cursor = -1;
@@ -39,7 +49,11 @@ export class PermissionCache {
      * the chain uncached (correct, only slower) until an invalidation frees room.
      */
     private readonly maxEntries = 100_000,
-  ) {}
+    /** How long an unknown or inactive key is answered from memory, at most (0: never). */
+    private readonly unknownKeyTtlMs = 10_000,
+  ) {
+    this.unknown = new TtlCache<true>(maxEntries);
+  }
 
   /** Starts following the chain from the current block; stops on `signal`. */
   async start(signal: AbortSignal): Promise<void> {
@@ -74,7 +88,7 @@ export class PermissionCache {
     }
     if (head === this.cursor) return;
     const logs = await this.provider.getLogs({ address: await this.accountConfig.getAddress(), fromBlock: this.cursor + 1, toBlock: head });
-    for (const log of logs) if (log.topics[1]) this.invalidate(BigInt(log.topics[1]));
+    for (const log of logs) this.seen(log.topics);
     await this.seeBlock(head);
     this.cursor = head;
   }
@@ -96,6 +110,16 @@ export class PermissionCache {
     return expiration !== 0n && this.now() >= expiration;
   }
 
+  /**
+   * An AccountConfig event: topic 1 names its account (whose cached state is dropped), and a key
+   * named in topic 1 or 2 (a created account, a usage key set) is no longer remembered as unknown.
+   */
+  seen(topics: readonly string[]): void {
+    if (!topics[1]) return;
+    this.invalidate(BigInt(topics[1]));
+    for (const t of topics.slice(1, 3)) this.unknown.delete(BigInt(t).toString());
+  }
+
   /** Drops every cached decision of `accountHash` (after a write this service relayed for it). */
   invalidate(accountHash: bigint): void {
     this.version++;
@@ -112,21 +136,47 @@ export class PermissionCache {
   clear(): void {
     this.version++;
     this.keys.clear();
+    this.unknown.clear();
     this.reads.clear();
     this.decisions.clear();
     this.byAccount.clear();
   }
 
   /**
-   * Resolves a presented key's hash (cached like the decisions; an unknown key is never cached, and
-   * a usage key's expiration is checked against the clock on every use).
+   * A presented key's hash as far as it is remembered (known keys with their expiry checked against
+   * the clock, and keys remembered unknown), or undefined when only the chain can tell.
    */
-  async resolve(keyHash: bigint): Promise<Resolved> {
-    const cached = this.caching() ? this.keys.get(keyHash) : undefined;
-    if (cached) return { accountHash: cached.accountHash, isAccountKey: cached.isAccountKey, active: !this.expired(cached.expiration) };
+  cached(keyHash: bigint): Resolved | undefined {
+    if (!this.caching()) return undefined;
+    const known = this.keys.get(keyHash);
+    if (known) return { accountHash: known.accountHash, isAccountKey: known.isAccountKey, active: !this.expired(known.expiration) };
+    if (this.unknown.get(keyHash.toString())) return { accountHash: 0n, isAccountKey: false, active: false };
+    return undefined;
+  }
+
+  /**
+   * Resolves a presented key's hash: from memory (see `cached`), else from the chain, one read per
+   * key however many callers wait for it. `beforeRead` runs (and may refuse by throwing) only when
+   * this call starts a chain read.
+   */
+  async resolve(keyHash: bigint, beforeRead?: () => void): Promise<Resolved> {
+    const cached = this.cached(keyHash);
+    if (cached) return cached;
+    const pending = this.lookups.get(keyHash);
+    if (pending) return pending;
+    beforeRead?.();
+    const lookup = this.readKey(keyHash).finally(() => this.lookups.delete(keyHash));
+    this.lookups.set(keyHash, lookup);
+    return lookup;
+  }
+
+  private async readKey(keyHash: bigint): Promise<Resolved> {
     const before = this.version;
     const [accountHash, isAccountKey, active] = await this.accountConfig.resolveApiKey(keyHash);
-    if (accountHash === 0n || !active) return { accountHash, isAccountKey, active };
+    if (accountHash === 0n || !active) {
+      if (this.caching() && before === this.version && this.unknownKeyTtlMs > 0) this.unknown.set(keyHash.toString(), true, Date.now() + this.unknownKeyTtlMs);
+      return { accountHash, isAccountKey, active };
+    }
     const expiration = isAccountKey ? 0n : (await this.accountConfig.getUsageApiKey(keyHash)).expiration;
     if (this.caching() && before === this.version && this.keys.size < this.maxEntries) {
       this.keys.set(keyHash, { accountHash, isAccountKey, expiration });
@@ -180,7 +230,7 @@ export class PermissionCache {
   }
 
   /** How many decisions and keys are cached (for tests and metrics). */
-  size(): { decisions: number; keys: number } {
-    return { decisions: this.decisions.size, keys: this.keys.size };
+  size(): { decisions: number; keys: number; unknownKeys: number } {
+    return { decisions: this.decisions.size, keys: this.keys.size, unknownKeys: this.unknown.size };
   }
 }

@@ -11,6 +11,7 @@ import { DEFAULT_ERC1271 } from "./signed";
 import { loadBillingConfig, type BillingConfig } from "../billing/config";
 import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
 import { parseTrustProxy } from "../protocol/trustProxy";
+import { parseExempt } from "./http/authFailures";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
@@ -32,6 +33,9 @@ const EnvSchema = z
     VESTA_RECEIPT_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100),
     VESTA_NEW_ACCOUNT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
     VESTA_SIGNATURE_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
+    VESTA_AUTH_FAILURE_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
+    VESTA_AUTH_FAILURE_EXEMPT: z.string().default(""),
+    VESTA_UNKNOWN_KEY_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
     VESTA_TRUST_PROXY: z.string().optional(),
     VESTA_ERC1271_GAS_LIMIT: z.coerce.number().int().min(30_000, "VESTA_ERC1271_GAS_LIMIT must be >= 30000").max(10_000_000, "VESTA_ERC1271_GAS_LIMIT is at most 10000000").default(DEFAULT_ERC1271.gasLimit),
     VESTA_ERC1271_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_ERC1271_TIMEOUT_MS must be >= 100").max(30_000, "VESTA_ERC1271_TIMEOUT_MS is at most 30000").default(DEFAULT_ERC1271.timeoutMs),
@@ -97,6 +101,12 @@ export type RelayerConfig = {
   newAccountRateLimitPerMinute: number;
   /** Per client address and minute, on every route that checks a signature (EIP-712 / ERC-1271). */
   signatureRateLimitPerMinute: number;
+  /** Per client address and minute: failed authentications (and lookups of keys not known yet) before 429. */
+  authFailureRateLimitPerMinute: number;
+  /** Client addresses without that budget (a service that presents many users' keys: the triggers service). */
+  authFailureExempt: string[];
+  /** How long a key the chain does not know (or knows as revoked or expired) is answered 401 without asking again, unless an event names it. */
+  unknownKeyCacheMs: number;
   /** Express `trust proxy`: which proxies may name the client in X-Forwarded-For (false: none). */
   trustProxy: false | number | string;
   /** Bounds of an ERC-1271 isValidSignature call into a contract the caller chose. */
@@ -175,6 +185,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   }
   const trustProxy = parseTrustProxy(e.VESTA_TRUST_PROXY);
   if (trustProxy.problem) problems.push(trustProxy.problem);
+  const authFailureExempt = parseExempt(e.VESTA_AUTH_FAILURE_EXEMPT);
+  if (authFailureExempt.problem) problems.push(authFailureExempt.problem);
   const nobody = defaultSandboxUser(); // set when the relayer runs as root
   const sandboxUser = nobody && { uid: e.VESTA_SANDBOX_UID ?? nobody.uid, gid: e.VESTA_SANDBOX_GID ?? nobody.gid };
   if (!sandboxUser && (e.VESTA_SANDBOX_UID !== undefined || e.VESTA_SANDBOX_GID !== undefined)) {
@@ -201,6 +213,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     receiptPollMs: e.VESTA_RECEIPT_POLL_MS,
     newAccountRateLimitPerMinute: e.VESTA_NEW_ACCOUNT_RATE_LIMIT,
     signatureRateLimitPerMinute: e.VESTA_SIGNATURE_RATE_LIMIT,
+    authFailureRateLimitPerMinute: e.VESTA_AUTH_FAILURE_RATE_LIMIT,
+    authFailureExempt: authFailureExempt.value,
+    unknownKeyCacheMs: e.VESTA_UNKNOWN_KEY_CACHE_MS,
     trustProxy: trustProxy.value,
     erc1271: { gasLimit: e.VESTA_ERC1271_GAS_LIMIT, timeoutMs: e.VESTA_ERC1271_TIMEOUT_MS },
     logLevel: e.VESTA_LOG_LEVEL,

@@ -111,8 +111,9 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], o
     }
     throw new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
   }
-  // Every AccountConfig event names its account in topic 1: drop what is cached for those accounts now.
-  for (const log of receipt.logs) if (log.address.toLowerCase() === to.toLowerCase() && log.topics[1]) ctx.executor.permissions.invalidate(BigInt(log.topics[1]));
+  // Every AccountConfig event names its account in topic 1 (and a usage key set, in topic 2): drop
+  // what is cached for those accounts and keys now.
+  for (const log of receipt.logs) if (log.address.toLowerCase() === to.toLowerCase()) ctx.executor.permissions.seen(log.topics);
   return receipt;
 }
 

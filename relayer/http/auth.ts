@@ -2,6 +2,7 @@ import type { Request } from "express";
 import { AppError, unauthorized } from "../errors";
 import { keyHash } from "../../protocol/usageKeySeal";
 import type { Ctx } from "../context";
+import { normalAddress } from "./authFailures";
 
 export type Auth = {
   /** The key's on-chain hash: keccak256 of its UTF-8 bytes (account keys and usage keys alike). */
@@ -24,16 +25,28 @@ export function presentedKey(req: Request): string | undefined {
   return m ? m[1].trim() : undefined;
 }
 
+/** The client's address as the per-client limits see it (`trust proxy` applied), in one form. */
+export const clientAddress = (req: Request): string => normalAddress(req.ip ?? "");
+
 /** The hash of a key (keccak256 of its UTF-8 bytes): an account's apiKeyHash, or a usage key's hash. */
 export const hashKey = keyHash;
 
 /**
  * Resolves a presented key by its hash: an account key (of an account that has one) or a usage key
- * registered on chain. `active` false (or account 0) means 401.
+ * registered on chain. `active` false (or account 0) means 401. A key the service does not remember
+ * costs a chain read, counted against the client's budget of failed authentications (429 past it,
+ * before the read; see AuthFailureLimit); a key that proves good is not counted.
  */
-export async function resolveKey(ctx: Ctx, key: string): Promise<Auth & { active: boolean }> {
+export async function resolveKey(ctx: Ctx, req: Request, key: string): Promise<Auth & { active: boolean }> {
   const h = hashKey(key);
-  return { keyHash: h, ...(await ctx.executor.permissions.resolve(h)) };
+  const client = clientAddress(req);
+  let counted = false;
+  const r = await ctx.executor.permissions.resolve(h, () => {
+    counted = ctx.authFailures.startLookup(client, h);
+  });
+  if (r.accountHash !== 0n && r.active) ctx.authFailures.succeeded(client, h, counted);
+  else ctx.authFailures.failed(h);
+  return { keyHash: h, ...r };
 }
 
 /**
@@ -45,7 +58,7 @@ export async function authenticate(ctx: Ctx, req: Request, need: "key" | "accoun
   const key = presentedKey(req);
   if (!key) throw unauthorized();
   if (key.length > MAX_KEY_LENGTH) throw unauthorized("the API key is malformed (too long)");
-  const { keyHash, accountHash, isAccountKey, active } = await resolveKey(ctx, key);
+  const { keyHash, accountHash, isAccountKey, active } = await resolveKey(ctx, req, key);
   if (accountHash === 0n || !active) throw unauthorized("this API key is unknown, revoked or expired");
   if (need === "account" && !isAccountKey) throw new AppError(403, "owner_only", "only the account key can do this; a usage key cannot");
   return { keyHash, accountHash, isAccountKey };

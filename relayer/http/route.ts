@@ -45,8 +45,8 @@ const EVERY: ErrorCode[] = ["invalid_request", "internal_error"];
 const WITH_BODY: ErrorCode[] = ["json_too_deep", "body_too_large", "unsupported_media_type", "unsupported_encoding"];
 const BY_AUTH: Record<RouteSpec<undefined, undefined>["auth"], ErrorCode[]> = {
   none: [],
-  key: ["invalid_api_key"],
-  account: ["invalid_api_key", "owner_only"],
+  key: ["invalid_api_key", "rate_limited"], // rate_limited: past the client's budget of failed authentications
+  account: ["invalid_api_key", "owner_only", "rate_limited"],
   billing: ["invalid_api_key", "invalid_wallet_auth", "rate_limited"],
 };
 

@@ -50,13 +50,13 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     tag: "Accounts",
     summary: "Whether the presented key is a valid account or usage key (bare true or false).",
     auth: "none",
-    errors: ["invalid_api_key"],
+    errors: ["invalid_api_key", "rate_limited"],
     response: z.boolean(),
     handler: async ({ req }) => {
       const key = presentedKey(req);
       if (!key) throw unauthorized();
       if (key.length > MAX_KEY_LENGTH) return false;
-      const { accountHash, active } = await resolveKey(ctx, key);
+      const { accountHash, active } = await resolveKey(ctx, req, key);
       return accountHash !== 0n && active;
     },
   });

@@ -10,7 +10,7 @@ import { hex32 } from "../../protocol/usageKeyShape";
 import { ISSUED_AT_TOLERANCE_S, type PrimaryType } from "../../protocol/eip712";
 import { MAX_SIWE_MESSAGE_BYTES } from "../../protocol/siwe";
 import { verifySigned, type SignedProof } from "../signed";
-import { TtlCache } from "../http/ttlCache";
+import { TtlCache } from "../../protocol/ttlCache";
 import { envelopeKey } from "../http/walletAuth";
 import { newSecretKey } from "./accounts";
 import { keyHash } from "../../protocol/usageKeySeal";

@@ -59,6 +59,7 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
     VESTA_ACTION_FETCH_PRIVATE: "true", // test servers live on 127.0.0.1
     VESTA_NEW_ACCOUNT_RATE_LIMIT: "10000",
     VESTA_SIGNATURE_RATE_LIMIT: "10000", // the limit's own tests set theirs
+    VESTA_AUTH_FAILURE_RATE_LIMIT: "10000",
     // Billing in local mode with credit no test exhausts; billing tests pass the Stripe double's env (see stripeDouble.ts).
     VESTA_BILLING: "local",
     VESTA_FREE_CREDIT_CENTS: "1000000000",
