@@ -198,9 +198,11 @@ export class PermissionCache {
   /** Whether `who` may run `cidHash` with `pkp` (ZeroAddress: the action alone, no PKP). */
   async allowed(who: Who, cidHash: string, pkp: string): Promise<boolean> {
     const k = `${who.keyHash}:${cidHash}:${pkp.toLowerCase()}`;
-    const cached = this.caching() ? this.decisions.get(k) : undefined;
-    // A key that expired since the decision was cached (e.g. during a run) is denied without asking the chain.
+    // A cached decision holds only beside its key's cached expiry: a key that expired since (e.g.
+    // during a run) is denied without asking the chain, and a decision whose key is not cached (its
+    // read raced an invalidation) is asked again, so an expired key is never let through from memory.
     const key = this.caching() ? this.keys.get(who.keyHash) : undefined;
+    const cached = key ? this.decisions.get(k) : undefined;
     if (cached && key && this.expired(key.expiration)) return false;
     if (cached) return cached.allowed;
     const before = this.version;
