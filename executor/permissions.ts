@@ -8,6 +8,9 @@ type Decision = { allowed: boolean; groupId: bigint };
 export type Resolved = { accountHash: bigint; isAccountKey: boolean; active: boolean };
 type CachedKey = { accountHash: bigint; isAccountKey: boolean; expiration: bigint };
 
+/** How long an event's naming of a key is kept, to tell whether it happened during a chain read of that key (longer than any read). */
+const NAMED_MEMORY_MS = 600_000;
+
 /**
  * The execution question of spec 1 — may key K run action C with PKP P? — answered by the
  * contract (`findExecutionGroup`), cached, and kept in sync from the contract's events: every
@@ -26,8 +29,14 @@ export class PermissionCache {
   private readonly keys = new Map<bigint, CachedKey>();
   private readonly reads = new Map<string, unknown>();
   private readonly byAccount = new Map<bigint, Set<string>>();
-  /** Keys the chain answered unknown or inactive (by hash, as a decimal string). */
-  private readonly unknown: TtlCache<true>;
+  /** Keys the chain answered unknown or inactive, with that answer (by hash, as a decimal string). */
+  private readonly unknown: TtlCache<Resolved>;
+  /**
+   * When (the `version`) an event last named a key, and when the cache was last cleared: a refusal
+   * read from the chain is remembered only when neither happened while it was read.
+   */
+  private readonly named: TtlCache<number>;
+  private clearedAt = 0;
   /** Chain reads of keys under way, shared by concurrent callers. */
   private readonly lookups = new Map<bigint, Promise<Resolved>>();
   /** Bumped on every invalidation, so that a chain read that raced with one is not cached. */
@@ -52,7 +61,8 @@ export class PermissionCache {
     /** How long an unknown or inactive key is answered from memory, at most (0: never). */
     private readonly unknownKeyTtlMs = 10_000,
   ) {
-    this.unknown = new TtlCache<true>(maxEntries);
+    this.unknown = new TtlCache<Resolved>(maxEntries);
+    this.named = new TtlCache<number>(maxEntries);
   }
 
   /** Starts following the chain from the current block; stops on `signal`. */
@@ -117,7 +127,11 @@ export class PermissionCache {
   seen(topics: readonly string[]): void {
     if (!topics[1]) return;
     this.invalidate(BigInt(topics[1]));
-    for (const t of topics.slice(1, 3)) this.unknown.delete(BigInt(t).toString());
+    for (const t of topics.slice(1, 3)) {
+      const k = BigInt(t).toString();
+      this.unknown.delete(k);
+      this.named.set(k, this.version, Date.now() + NAMED_MEMORY_MS);
+    }
   }
 
   /** Drops every cached decision of `accountHash` (after a write this service relayed for it). */
@@ -137,6 +151,7 @@ export class PermissionCache {
     this.version++;
     this.keys.clear();
     this.unknown.clear();
+    this.clearedAt = this.version;
     this.reads.clear();
     this.decisions.clear();
     this.byAccount.clear();
@@ -150,8 +165,7 @@ export class PermissionCache {
     if (!this.caching()) return undefined;
     const known = this.keys.get(keyHash);
     if (known) return { accountHash: known.accountHash, isAccountKey: known.isAccountKey, active: !this.expired(known.expiration) };
-    if (this.unknown.get(keyHash.toString())) return { accountHash: 0n, isAccountKey: false, active: false };
-    return undefined;
+    return this.unknown.get(keyHash.toString());
   }
 
   /**
@@ -174,8 +188,12 @@ export class PermissionCache {
     const before = this.version;
     const [accountHash, isAccountKey, active] = await this.accountConfig.resolveApiKey(keyHash);
     if (accountHash === 0n || !active) {
-      if (this.caching() && before === this.version && this.unknownKeyTtlMs > 0) this.unknown.set(keyHash.toString(), true, Date.now() + this.unknownKeyTtlMs);
-      return { accountHash, isAccountKey, active };
+      const refused = { accountHash, isAccountKey, active };
+      // (an inactive key keeps its account: billing resolves a wallet-owned account's hash, which has no account key)
+      const k = keyHash.toString();
+      const unchanged = this.clearedAt <= before && (this.named.get(k) ?? -1) <= before; // no event named it, no reset, while it was read
+      if (this.caching() && unchanged && this.unknownKeyTtlMs > 0) this.unknown.set(k, refused, Date.now() + this.unknownKeyTtlMs);
+      return refused;
     }
     const expiration = isAccountKey ? 0n : (await this.accountConfig.getUsageApiKey(keyHash)).expiration;
     if (this.caching() && before === this.version && this.keys.size < this.maxEntries) {

@@ -8,6 +8,8 @@ import { call, type Stack } from "./helpers/relayer";
 import { costOf, suiteStack } from "./helpers/relayerChecks";
 import { hashOf } from "./helpers/accountConfig";
 import { walletAccount } from "./helpers/wallets";
+import { signedRequest } from "../scripts/lib/chainSecured";
+import { usageKeySeal } from "../protocol/usageKeySeal";
 import { accountClient, addUsageKey, expectError, ok, updateUsageKey } from "./helpers/relayerWorkflow";
 
 const unknownKey = () => randomBytes(32).toString("base64");
@@ -67,6 +69,18 @@ describe("unknown API keys cost the service one chain read, and a client only so
       expect(await ok(usage.get("/list_groups"))).to.deep.equal([]);
     });
 
+    it("remembers an inactive key with what the chain said of it: a wallet-owned account's hash keeps its account (billing finds who pays)", async function () {
+      const owner = await walletAccount(stack(), "no account key");
+      const cache = stack().relayer.ctx.executor.permissions;
+      const said = { accountHash: owner.hash, isAccountKey: true, active: false };
+      expect(await cache.resolve(owner.hash)).to.deep.equal(said);
+      expect(cache.cached(owner.hash)).to.deep.equal(said);
+      expect(await cache.resolve(owner.hash)).to.deep.equal(said);
+      // and its relayed writes are still billed to it: a reservation for a key it mints
+      const minted = await ok(call(stack(), "POST", "/add_usage_api_key_with_signature", { body: await signedRequest(owner.wallet, "AddUsageApiKey", stack().relayer.ctx.chain.chainId) }));
+      expect(await stack().config.usageApiKeyHome(usageKeySeal(hashOf(minted.usage_api_key)))).to.equal(owner.hash);
+    });
+
     it("remembers at most its bound of keys, each for its time to live, and none after a reset", async function () {
       const { chain } = stack().relayer.ctx;
       const abort = new AbortController();
@@ -108,12 +122,10 @@ describe("unknown API keys cost the service one chain read, and a client only so
       const res = await fetch(`${stack().api}/account_exists`, { headers: { "x-api-key": unknownKey() } });
       expect(res.status).to.equal(429);
       expect(Number(res.headers.get("retry-after"))).to.be.within(1, 60);
-      // What costs nothing is still answered: a key the service knows, a key it remembers unknown.
-      const { rpc: after } = await costOf(stack(), async () => {
-        expect(await ok(owner.get("/list_groups"))).to.deep.equal([]);
-        await expectError(listGroups(stack(), remembered), 401, "invalid_api_key");
-      });
+      // What costs nothing is still answered: a key it remembers unknown (no read), a key the service knows.
+      const { rpc: after } = await costOf(stack(), () => expectError(listGroups(stack(), remembered), 401, "invalid_api_key"));
       expect(reads(after)).to.equal(0);
+      expect(await ok(owner.get("/list_groups"))).to.deep.equal([]);
       // A key that proved good is read again when the cache dropped it (any event of its account does).
       stack().relayer.ctx.executor.permissions.clear();
       expect(await ok(owner.get("/list_groups"))).to.deep.equal([]);
