@@ -1,7 +1,8 @@
 import { availableParallelism } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { newQuickJSWASMModule, type QuickJSWASMModule } from "quickjs-emscripten";
-import { processLauncher, threadLauncher, type SandboxLauncher } from "../executor/sandbox/host/launchers";
+import { defaultSandboxUser, processLauncher, threadLauncher, type SandboxLauncher } from "../executor/sandbox/host/launchers";
+import { probeNetwork } from "../executor/sandbox/host/network";
 import { SandboxPool } from "../executor/sandbox/host/pool";
 import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
 import { DEFAULT_LIMITS, type Host } from "../executor/sandbox/types";
@@ -99,6 +100,23 @@ async function firstRun(launcher: SandboxLauncher): Promise<number> {
 }
 
 const ms = (v: number) => `${v.toFixed(3)} ms`;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * What a network namespace of its own adds to a sandbox's start (`unshare --net` in the exec
+ * chain, the namespace made and freed): empty pool to first result, on the relayer's network and
+ * isolated, interleaved, the median of `starts` each. Undefined where isolation cannot be had.
+ */
+export async function networkStartCost(starts = 5): Promise<{ shared: number; isolated: number } | undefined> {
+  const isolated = probeNetwork(process.env.PATH, defaultSandboxUser());
+  if (isolated.mode !== "isolated") return undefined;
+  const times: { shared: number[]; isolated: number[] } = { shared: [], isolated: [] };
+  for (let i = 0; i < starts; i++) {
+    times.shared.push(await firstRun(processLauncher({ network: { mode: "shared" } })));
+    times.isolated.push(await firstRun(processLauncher({ network: isolated })));
+  }
+  return { shared: median(times.shared), isolated: median(times.isolated) };
+}
 
 /**
  * Sandbox overhead: a hello-world action through SandboxPool in sandbox processes (what the relayer
@@ -111,6 +129,12 @@ export async function benchExecutor(): Promise<void> {
   sandboxFiles(); // the bundle both run, built once per process: not part of a start
   const [startThread, startProcess] = [await firstRun(threadLauncher()), await firstRun(processLauncher())];
   console.log(`  start (empty pool to first result)   thread ${startThread.toFixed(0)} ms   process ${startProcess.toFixed(0)} ms`);
+  const network = await networkStartCost();
+  console.log(
+    network
+      ? `  start, median of 5   process on the relayer's network ${network.shared.toFixed(0)} ms   in its own network namespace ${network.isolated.toFixed(0)} ms (+${(network.isolated - network.shared).toFixed(0)} ms)`
+      : "  start in a network namespace of its own: not available here (see VESTA_SANDBOX_NETWORK)",
+  );
   const thread = new SandboxPool({ size: 1, launcher: threadLauncher() });
   const proc = new SandboxPool({ size: 1, launcher: processLauncher() });
   try {

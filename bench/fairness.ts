@@ -69,11 +69,11 @@ async function measure(label: string, env: Record<string, string>) {
 /**
  * Fair share of the sandbox: a victim account's trivial runs, alone and while an attacker account
  * keeps 8 sleeping runs (2 s each) in flight, on 2 workers; with the fair share (each account may
- * hold all workers but one) and without it (one account may hold them all), in one run.
+ * hold all workers but one) and without it (one payer may hold them all), in one run.
  */
 export async function printFairnessBench() {
   console.log(`== Fair share of the sandbox (${WORKERS} workers; attacker: 8 concurrent ${SLEEP_MS} ms runs; victim: ${VICTIM_RUNS} trivial runs in a row)`);
-  const fair = await measure("fair share (default: 1 of 2 workers per account)", {});
-  await measure("no fair share (VESTA_RUNS_PER_ACCOUNT=2: one account may hold every worker)", { VESTA_RUNS_PER_ACCOUNT: String(WORKERS) });
+  const fair = await measure("fair share (default: 1 of 2 workers per payer)", {});
+  await measure("no fair share (VESTA_RUNS_PER_PAYER=2: one payer may hold every worker)", { VESTA_RUNS_PER_PAYER: String(WORKERS) });
   console.log(`  victim's worst wait under attack with the fair share: ${fair.max.toFixed(0)} ms (target < ${TARGET_MS} ms) ${fair.max < TARGET_MS ? "ok" : "OVER"}`);
 }

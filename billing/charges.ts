@@ -50,27 +50,31 @@ export async function payerOf(ctx: BillingCtx, accountHash: bigint): Promise<Pay
   return a.managed ? { key: `account:${account}`, account } : { key: `wallet:${a.admin}`, account };
 }
 
-/** What a run route does with its admission: settle once the run ended (or release it when it never ran). */
-export type RunCharge = { settle(durationMs: number | undefined): void; release(): void };
+/**
+ * What a run route does with its admission: `started()` when the run leaves the queue for a sandbox
+ * (the executor's onStart), then settle once the run ended (or release it when it never ran).
+ */
+export type RunCharge = { started(): void; settle(durationMs: number | undefined): void; release(): void };
 /** What a relayed write does with its admission (see relayWrite). */
 export type WriteCharge = { noteTx(txHash: string): void; settle(gasWei: bigint): void; release(): void; abandon(): void };
 
-const FREE_RUN: RunCharge = { settle: () => undefined, release: () => undefined };
+const FREE_RUN: RunCharge = { started: () => undefined, settle: () => undefined, release: () => undefined };
 const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: () => undefined, release: () => undefined, abandon: () => undefined };
 
 /**
- * Admits an action run of `accountHash` by reserving its worst case, `worstCaseMs` (its time limit)
- * at the per-second price (402 when the balance, less the credit other work holds, does not cover
- * it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
+ * Admits an action run billed to `payer` (payerOf the run's account) by reserving its worst case,
+ * `worstCaseMs` (its time limit) at the per-second price (402 when the balance, less the credit
+ * other work holds, does not cover it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
  * and frees the rest; `release()` (or settle(undefined)) frees it all.
  */
-export async function admitRun(ctx: BillingCtx, accountHash: bigint, worstCaseMs: number): Promise<RunCharge> {
+export async function admitRun(ctx: BillingCtx, payer: Payer, worstCaseMs: number): Promise<RunCharge> {
   const billing = ctx.billing;
   const unit = billing?.config.secondCents ?? 0;
   if (!billing || unit === 0) return FREE_RUN;
   const seconds = runSeconds(worstCaseMs);
-  const r = await billing.reserve(await payerOf(ctx, accountHash), seconds * unit, `a run of up to ${seconds} s (its time limit)`, { kind: "run", detail: `up to ${seconds}s`, unitCents: unit });
+  const r = await billing.reserve(payer, seconds * unit, `a run of up to ${seconds} s (its time limit)`, { kind: "run", detail: `up to ${seconds}s`, unitCents: unit });
   return {
+    started: () => r.noteStart(),
     settle: (durationMs) => {
       if (durationMs === undefined) return r.release();
       const charged = Math.min(seconds, runSeconds(durationMs));

@@ -11,8 +11,10 @@ export type WriteOutcome = number | "pending";
 /**
  * Ends the reservations a dead process left (or that a live one handed over), so that they neither
  * hold credit forever nor vanish as a charge. The rule, per kind of work:
- * - a run is charged for the whole seconds from its admission to the last heartbeat of its process
- *   (at least one second, at most its reservation): the time it may have held a worker;
+ * - a run that started (left the queue for a sandbox: `startedAt`) is charged for the whole seconds
+ *   from its start to the last heartbeat of its process (at least one second, at most its
+ *   reservation): the time it may have held a sandbox; one that never started (it was still
+ *   queued when its process died) is released: it held nothing;
  * - a write that recorded no transaction hash was never broadcast (the hash is recorded before the
  *   broadcast): released; one with a hash is charged what `resolveWrite` finds from its receipt
  *   (gas used, also when it reverted; 0 when it never landed), or, with no way to look, its reservation.
@@ -22,7 +24,7 @@ export async function recoverOrphans(billing: Billing, resolveWrite: ((r: Reserv
   for (const r of billing.reservations.orphans(billing.owner, Date.now() - ORPHAN_AFTER_MS)) {
     let charge: WriteOutcome;
     if (r.kind === "run") {
-      charge = r.unitCents * Math.max(1, Math.ceil((r.aliveAt - r.createdAt) / 1000));
+      charge = r.startedAt === null ? 0 : r.unitCents * Math.max(1, Math.ceil((r.aliveAt - r.startedAt) / 1000));
     } else if (!r.txHash) {
       charge = 0;
     } else if (resolveWrite) {
@@ -34,9 +36,10 @@ export async function recoverOrphans(billing: Billing, resolveWrite: ((r: Reserv
       charge = r.cents;
     }
     if (charge === "pending") continue;
-    if (billing.endReservation(r, charge, `${r.detail} (recovered)`)) {
+    const neverStarted = r.kind === "run" && r.startedAt === null;
+    if (billing.endReservation(r, charge, `${r.detail} (recovered${neverStarted ? ", never started" : ""})`)) {
       ended++;
-      logger.info({ reservation: r.id, customer: r.customerId, kind: r.kind, reservedCents: r.cents, chargedCents: Math.min(r.cents, charge) }, "billing: ended a reservation left by a stopped process");
+      logger.info({ reservation: r.id, customer: r.customerId, kind: r.kind, neverStarted, reservedCents: r.cents, chargedCents: Math.min(r.cents, charge) }, "billing: ended a reservation left by a stopped process");
     }
   }
   return ended;

@@ -13,6 +13,8 @@ export type ReservationRow = {
   /** The process holding it ("" once handed to recovery, e.g. a write whose receipt did not come). */
   owner: string;
   createdAt: number;
+  /** Runs: when the run left the queue for a sandbox (ms), or null while it waits (it may never start). */
+  startedAt: number | null;
   /** The owner's last heartbeat (ms). */
   aliveAt: number;
   /** A write's transaction hash, recorded before the transaction is broadcast. */
@@ -22,11 +24,36 @@ export type ReservationRow = {
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS reservations (
   id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, unit_cents INTEGER NOT NULL, kind TEXT NOT NULL,
-  detail TEXT NOT NULL, owner TEXT NOT NULL, created_at INTEGER NOT NULL, alive_at INTEGER NOT NULL, tx_hash TEXT);
+  detail TEXT NOT NULL, owner TEXT NOT NULL, created_at INTEGER NOT NULL, alive_at INTEGER NOT NULL, tx_hash TEXT, started_at INTEGER);
 CREATE INDEX IF NOT EXISTS reservations_customer ON reservations (customer_id);
 `;
 
-type Raw = { id: string; customer_id: string; cents: number; unit_cents: number; kind: string; detail: string; owner: string; created_at: number; alive_at: number; tx_hash: string | null };
+/**
+ * A ledger from before runs recorded their start: the column is added, and the runs it holds are
+ * taken as started at admission (what recovery charged them from then).
+ */
+function addStartedAt(db: Database.Database): void {
+  const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('reservations')").all();
+  if (columns.some((c) => c.name === "started_at")) return;
+  db.transaction(() => {
+    db.exec("ALTER TABLE reservations ADD COLUMN started_at INTEGER");
+    db.exec("UPDATE reservations SET started_at = created_at WHERE kind = 'run'");
+  })();
+}
+
+type Raw = {
+  id: string;
+  customer_id: string;
+  cents: number;
+  unit_cents: number;
+  kind: string;
+  detail: string;
+  owner: string;
+  created_at: number;
+  started_at: number | null;
+  alive_at: number;
+  tx_hash: string | null;
+};
 const toRow = (r: Raw): ReservationRow => ({
   id: r.id,
   customerId: r.customer_id,
@@ -36,6 +63,7 @@ const toRow = (r: Raw): ReservationRow => ({
   detail: r.detail,
   owner: r.owner,
   createdAt: r.created_at,
+  startedAt: r.started_at,
   aliveAt: r.alive_at,
   txHash: r.tx_hash,
 });
@@ -53,6 +81,7 @@ export class ReservationStore {
     private readonly ledger: Ledger,
   ) {
     db.exec(SCHEMA);
+    addStartedAt(db);
     this.stmts = {
       sum: db.prepare<[string], { cents: number | null }>("SELECT SUM(cents) AS cents FROM reservations WHERE customer_id = ?"),
       insert: db.prepare<[string, string, number, number, string, string, string, number, number]>(
@@ -60,6 +89,7 @@ export class ReservationStore {
       ),
       remove: db.prepare<[string]>("DELETE FROM reservations WHERE id = ?"),
       noteTx: db.prepare<[string, string]>("UPDATE reservations SET tx_hash = ? WHERE id = ?"),
+      start: db.prepare<[number, string]>("UPDATE reservations SET started_at = ? WHERE id = ?"),
       abandon: db.prepare<[string]>("UPDATE reservations SET owner = '' WHERE id = ?"),
       abandonAll: db.prepare<[string]>("UPDATE reservations SET owner = '' WHERE owner = ?"),
       heartbeat: db.prepare<[number, string]>("UPDATE reservations SET alive_at = ? WHERE owner = ?"),
@@ -92,6 +122,11 @@ export class ReservationStore {
   /** Records the transaction hash of a reserved write (before it is broadcast). */
   noteTx(id: string, txHash: string): void {
     this.stmts.noteTx.run(txHash, id);
+  }
+
+  /** Records that the reserved run started now (left the queue for a sandbox); a later start replaces it. */
+  noteStart(id: string): void {
+    this.stmts.start.run(Date.now(), id);
   }
 
   /** Hands a reservation to recovery: its owner will not end it. */

@@ -31,6 +31,8 @@ export type Reservation = {
   release(): void;
   /** A write's transaction hash, recorded before the transaction is broadcast (so recovery can find what it cost). */
   noteTx(txHash: string): void;
+  /** A run's start (it left the queue for a sandbox): recovery charges a run from its start, and releases one that never started. */
+  noteStart(): void;
   /** Leaves the outcome to recovery (a write whose receipt did not come in time). */
   abandon(): void;
 };
@@ -189,6 +191,7 @@ export class Billing {
       settle: (cents, detail) => safely("settle", () => void this.endReservation(row, cents, detail)),
       release: () => safely("release", () => void this.endReservation(row, 0, "released")),
       noteTx: (txHash) => safely("record the transaction of", () => this.reservations.noteTx(row.id, txHash)),
+      noteStart: () => safely("record the start of", () => this.reservations.noteStart(row.id)),
       abandon: () => safely("abandon", () => this.reservations.abandon(row.id)),
     };
   }

@@ -1,10 +1,11 @@
-import { getAddress, keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
+import { getAddress, keccak256, SigningKey, toUtf8Bytes, ZeroAddress } from "ethers";
 import type { IAccountConfig } from "../typechain-types";
 import { deriveWallet, paths, type DerivedWallet, type KeyProvider } from "./keys/provider";
 import { encrypt, decrypt } from "./encryption";
 import { hostFetch } from "./sandbox/host/fetch";
 import type { PermissionCache, Who } from "./permissions";
 import type { Host, HostCall, RunLimits } from "./sandbox/types";
+import { chainOutage } from "../protocol/chainErrors";
 
 export type HostDeps = {
   keys: KeyProvider;
@@ -79,14 +80,15 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
     return derive(paths.action(ipfsId));
   };
 
-  return async (call: HostCall) => {
+  const answer = async (call: HostCall) => {
     switch (call.op) {
       case "getPrivateKey":
         return pkpKey(call.pkpId);
       case "getLitActionPrivateKey":
         return (await actionWallet(cid)).privateKey;
       case "getLitActionPublicKey":
-        return (await actionWallet(call.ipfsId)).publicKey;
+        // Chipotle's format: 0x + the 33-byte compressed SEC1 key.
+        return SigningKey.computePublicKey((await actionWallet(call.ipfsId)).publicKey, true);
       case "getLitActionWalletAddress":
         return (await actionWallet(call.ipfsId)).address;
       case "encrypt":
@@ -105,4 +107,9 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
         throw new Refused(`unknown host operation ${(call as { op: string }).op}`);
     }
   };
+  // A chain lookup that met an RPC failure is refused as such: the node's error (its URL, which may hold an API key) never reaches the action.
+  return (call: HostCall) =>
+    answer(call).catch((err: unknown) => {
+      throw chainOutage(err) ? new Refused("the chain's RPC node did not answer; try again") : err;
+    });
 }

@@ -3,14 +3,16 @@ import { keccak256, toUtf8Bytes, ZeroAddress, type JsonRpcProvider } from "ether
 import type { Logger } from "pino";
 import type { IAccountConfig } from "../typechain-types";
 import { jsonDeeperThan, tooDeepMessage } from "../protocol/json";
-import { actionCode } from "./code";
-import { CodeStore } from "./codeStore";
+import { actionBytes } from "./code";
+import { computeCid } from "./cid";
+import { CodeStore, DEFAULT_CODE_BYTES_PER_PAYER } from "./codeStore";
 import { RunRefused } from "./errors";
 import { createHost } from "./host";
 import { PermissionCache, type Who } from "./permissions";
 import { makePrivateDir } from "./sandbox/host/isolation";
 import { defaultSandboxUser, processLauncher, type SandboxUser } from "./sandbox/host/launchers";
-import { SandboxPool } from "./sandbox/host/pool";
+import { probeNetwork, type SandboxNetwork } from "./sandbox/host/network";
+import { SandboxPool, type RunHooks } from "./sandbox/host/pool";
 import { paramsProblem } from "./sandbox/wire/bounds";
 import type { FairShare } from "./sandbox/host/fair-queue";
 import type { KeyProvider } from "./keys/provider";
@@ -26,8 +28,12 @@ export type ExecutorOptions = {
   limits: RunLimits;
   /** Sandbox processes (default: the CPU count). */
   workers?: number;
-  /** The user sandbox processes run as (default: nobody when the relayer runs as root, else the relayer's own). */
+  /** The user of sandbox slot 0; slot i runs as uid + i, gid + i (default: 64000 when the relayer runs as root, else the relayer's own user for all). */
   sandboxUser?: SandboxUser;
+  /** The OS memory ceiling of each sandbox process, in MB (default DEFAULT_SANDBOX_MEMORY_MB). */
+  sandboxMemoryMb?: number;
+  /** The network of each sandbox process (default: a namespace of its own when it can be had, see sandbox/host/network.ts). */
+  sandboxNetwork?: SandboxNetwork;
   /** Each account's (and key's) share of the sandbox processes and queue. */
   fairShare?: Partial<FairShare>;
   permissionPollMs: number;
@@ -35,26 +41,34 @@ export type ExecutorOptions = {
   unknownKeyCacheMs?: number;
   /** Let actions fetch loopback/private addresses (development and tests only). */
   fetchAllowPrivate?: boolean;
+  /** The most action code bytes one payer keeps stored (default 256 MB; at least the code limit). */
+  codeBytesPerPayer?: number;
 };
+
 
 export type RunInput = { code?: string; ipfsId?: string; params?: unknown };
 
-/** A run that may start: its code (the bytes its CID names), its CID, its params as JSON, and who asked. */
+/**
+ * A run checked as far as it can be without its code's CID: who asks, the CID it named (when it
+ * named one, already permitted), the code it sent (checked for size and Unicode, not hashed yet),
+ * its params as JSON.
+ */
 export type PreparedRun = {
   who: Who;
-  cid: string;
-  code: Uint8Array;
+  ipfsId?: string;
+  inline?: Uint8Array;
   paramsJson: string;
-  /** The code came inline and is stored by its CID once the run is admitted. */
-  store: boolean;
 };
 
 /**
- * Runs actions under the execution flow of spec 1, in two steps with one home for each limit:
- * `prepare` (the code by CID and the CID check, the params, the on-chain permission: 403 before
- * any key is derived), then, once the caller admitted the run (billing), `execute` (the fair
- * queue, then the sandbox: one bounded channel in, one out). Refusals are RunRefused domain
- * errors; the HTTP edge maps them to statuses (relayer/http/runRefusals.ts).
+ * Runs actions under the execution flow of spec 1, in two steps, each refusal as early as it can
+ * be and before the work it spares: `prepare` checks what needs no code (the params, the code's
+ * size and Unicode, and the permission for a CID the caller named: 403 before any key, hash or
+ * read); then, once the caller admitted the run (billing), `execute` holds a place in the payer's
+ * fair share of the sandbox (429 before any code is hashed or read), hashes inline code (and
+ * checks its permission) or reads stored code by CID, stores inline code (the run is admitted),
+ * and runs it (one bounded channel in, one out). Refusals are RunRefused domain errors; the HTTP
+ * edge maps them to statuses (relayer/http/runRefusals.ts).
  */
 export class Executor {
   readonly permissions: PermissionCache;
@@ -65,32 +79,28 @@ export class Executor {
   constructor(private readonly opts: ExecutorOptions) {
     makePrivateDir(opts.dataDir, opts.logger);
     this.permissions = new PermissionCache(opts.accountConfig, opts.provider, opts.logger, opts.permissionPollMs, undefined, opts.unknownKeyCacheMs);
-    this.codes = new CodeStore(path.join(opts.dataDir, "actions.sqlite"), (cid, problem) =>
-      opts.logger.error({ cid, problem }, "action code store: a stored action does not match its CID; treating it as missing"),
-    );
+    this.codes = new CodeStore(path.join(opts.dataDir, "actions.sqlite"), {
+      bytesPerPayer: Math.max(opts.codeBytesPerPayer ?? DEFAULT_CODE_BYTES_PER_PAYER, opts.limits.maxCodeBytes),
+      onMismatch: (cid, problem) => opts.logger.error({ cid, problem }, "action code store: a stored action does not match its CID; treating it as missing"),
+    });
     const user = opts.sandboxUser ?? defaultSandboxUser();
     if (!user) opts.logger.warn({ uid: process.getuid?.() }, "the relayer does not run as root: sandbox processes run as its own user, kept from its files by Node's permission model only (see Security model in the README)");
-    this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user }) });
+    const network = opts.sandboxNetwork ?? probeNetwork(process.env.PATH, user);
+    if (network.mode === "shared") {
+      const why = network.unavailable ?? "VESTA_SANDBOX_NETWORK=shared";
+      opts.logger.warn({ reason: why }, "sandbox processes share the relayer's network: code that escaped QuickJS could open sockets past the fetch egress policy (see Security model in the README)");
+    }
+    this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user, memoryMb: opts.sandboxMemoryMb, network }) });
   }
 
   start(signal: AbortSignal): Promise<void> {
     return this.permissions.start(signal);
   }
 
-  /** The action sent as `code` (with its CID, checked against `ipfsId` when both are given), or the CID `ipfsId` names. */
-  private async identify(input: { code?: string; ipfsId?: string }): Promise<{ cid: string; inline?: { bytes: Uint8Array } }> {
-    if (input.code === undefined && input.ipfsId === undefined) throw new RunRefused("missing_code", "send the action as `code` or name a stored one with `ipfs_id`");
-    if (input.code === undefined) return { cid: input.ipfsId! };
-    const inline = await actionCode(input.code, this.opts.limits.maxCodeBytes);
-    if (input.ipfsId !== undefined && input.ipfsId !== inline.cid) {
-      throw new RunRefused("cid_mismatch", `ipfs_id ${input.ipfsId} does not match the code, whose CID is ${inline.cid}`);
-    }
-    return { cid: inline.cid, inline };
-  }
-
   /** The CID of the action sent as `code` (checked against `ipfsId` when both are given) or named by `ipfsId`; stores and runs nothing. */
   async cidOf(input: { code?: string; ipfsId?: string }): Promise<string> {
-    return (await this.identify(input)).cid;
+    if (input.code === undefined) return this.named(input.ipfsId);
+    return this.cidOfInline(actionBytes(input.code, this.opts.limits.maxCodeBytes), input.ipfsId);
   }
 
   /** Whether `who` may run action `cid` on its own (a group on which the key has execute lists it). */
@@ -98,38 +108,73 @@ export class Executor {
     return this.permissions.allowed(who, keccak256(toUtf8Bytes(cid)), ZeroAddress);
   }
 
-  /** Checks everything a run needs before it is admitted; throws RunRefused. */
+  /** Checks everything a run needs that needs no code's CID (see the class); throws RunRefused. */
   async prepare(who: Who, input: RunInput): Promise<PreparedRun> {
-    const { cid, inline } = await this.identify(input);
+    if (input.code === undefined) this.named(input.ipfsId); // missing_code when there is neither
+    const inline = input.code === undefined ? undefined : actionBytes(input.code, this.opts.limits.maxCodeBytes);
     const paramsJson = this.paramsJson(input.params);
-    if (!(await this.mayRun(who, cid))) {
-      if (who.isAccountKey && !(await this.opts.accountConfig.getAccount(who.accountHash)).managed) {
-        throw new RunRefused("account_chain_secured", "this account is ChainSecured: its old account key no longer runs actions; use a usage key");
-      }
-      throw new RunRefused("not_permitted", `this key may not run action ${cid}: no group on which it has execute lists it`);
-    }
-    const code = inline?.bytes ?? (await this.codes.get(cid));
-    if (code === undefined) throw new RunRefused("code_not_found", `no code is stored for ${cid}: send it once as \`code\``);
-    return { who, cid, code, paramsJson, store: inline !== undefined };
+    if (input.ipfsId !== undefined) await this.permit(who, input.ipfsId);
+    return { who, ipfsId: input.ipfsId, inline, paramsJson };
   }
 
   /**
-   * Runs a prepared (and admitted) run in the sandbox, in its account's fair share. Resolves a
-   * RunResult for every outcome of the action; throws RunRefused("queue_full") when the account's
-   * share and queue are full.
+   * Runs a prepared (and admitted) run in its payer's fair share of the sandbox. Resolves a
+   * RunResult for every outcome of the action; throws RunRefused: queue_full when the share and
+   * queue are full (before anything else), then cid_mismatch / not_permitted for inline code, or
+   * code_not_found for a CID with no stored code. `hooks.onStart` is called when the run leaves the
+   * queue for a sandbox (billing records it: a run that never started is never charged).
    */
-  async execute(run: PreparedRun): Promise<RunResult & { ipfsId: string }> {
+  async execute(run: PreparedRun, payer: string, hooks: RunHooks = {}): Promise<RunResult & { ipfsId: string }> {
     const { limits } = this.opts;
-    if (run.store) this.codes.put(run.cid, run.code);
-    const host = createHost(
-      { keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache, fetchAllowPrivate: this.opts.fetchAllowPrivate ?? false },
-      run.who,
-      run.cid,
-      limits,
-    );
-    const owner = { account: hex32(run.who.accountHash), key: hex32(run.who.keyHash) };
-    const result = await this.pool.run({ code: run.code, ipfsId: run.cid, paramsJson: run.paramsJson, limits }, host, owner);
-    return { ...result, ipfsId: run.cid };
+    const owner = { payer, account: hex32(run.who.accountHash), key: hex32(run.who.keyHash) };
+    const place = this.pool.admit(owner); // 429 before any code is hashed or read
+    try {
+      let cid: string;
+      let code: Uint8Array | undefined;
+      if (run.inline) {
+        cid = await this.cidOfInline(run.inline, run.ipfsId);
+        if (run.ipfsId === undefined) await this.permit(run.who, cid);
+        code = run.inline;
+        this.codes.put(cid, code, payer); // permitted, paid for and queued: stored
+      } else {
+        cid = run.ipfsId!;
+        code = await this.codes.get(cid);
+        if (code === undefined) throw new RunRefused("code_not_found", `no code is stored for ${cid}: send it once as \`code\``);
+        this.codes.touch(cid, payer);
+      }
+      const host = createHost(
+        { keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache, fetchAllowPrivate: this.opts.fetchAllowPrivate ?? false },
+        run.who,
+        cid,
+        limits,
+      );
+      const result = await place.run({ code, ipfsId: cid, paramsJson: run.paramsJson, limits }, host, hooks);
+      return { ...result, ipfsId: cid };
+    } finally {
+      place.release(); // a run that never reached the queue gives its place back (no-op once it did)
+    }
+  }
+
+  /** The CID `ipfsId` names (refused when there is neither code nor CID). */
+  private named(ipfsId: string | undefined): string {
+    if (ipfsId === undefined) throw new RunRefused("missing_code", "send the action as `code` or name a stored one with `ipfs_id`");
+    return ipfsId;
+  }
+
+  /** The CID of inline code's checked bytes, which must be `ipfsId` when the caller named one. */
+  private async cidOfInline(bytes: Uint8Array, ipfsId: string | undefined): Promise<string> {
+    const cid = await computeCid(bytes);
+    if (ipfsId !== undefined && ipfsId !== cid) throw new RunRefused("cid_mismatch", `ipfs_id ${ipfsId} does not match the code, whose CID is ${cid}`);
+    return cid;
+  }
+
+  /** 403 unless `who` may run `cid`. */
+  private async permit(who: Who, cid: string): Promise<void> {
+    if (await this.mayRun(who, cid)) return;
+    if (who.isAccountKey && !(await this.opts.accountConfig.getAccount(who.accountHash)).managed) {
+      throw new RunRefused("account_chain_secured", "this account is ChainSecured: its old account key no longer runs actions; use a usage key");
+    }
+    throw new RunRefused("not_permitted", `this key may not run action ${cid}: no group on which it has execute lists it`);
   }
 
   /**

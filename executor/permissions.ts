@@ -2,11 +2,16 @@ import type { Logger } from "pino";
 import type { IAccountConfig } from "../typechain-types";
 import type { JsonRpcProvider } from "ethers";
 import { TtlCache } from "../protocol/ttlCache";
+import { Lru } from "../protocol/lru";
 
 export type Who = { keyHash: bigint; accountHash: bigint; isAccountKey: boolean };
-type Decision = { allowed: boolean; groupId: bigint };
 export type Resolved = { accountHash: bigint; isAccountKey: boolean; active: boolean };
+/** Every cached entry names the account whose events drop it. */
+type Decision = { accountHash: bigint; allowed: boolean; groupId: bigint };
 type CachedKey = { accountHash: bigint; isAccountKey: boolean; expiration: bigint };
+type CachedRead = { accountHash: bigint; value: unknown };
+/** The three caches, by the prefix of their keys in the per-account index. */
+type Kind = "d" | "k" | "r";
 
 /** How long an event's naming of a key is kept, to tell whether it happened during a chain read of that key (longer than any read). */
 const NAMED_MEMORY_MS = 600_000;
@@ -23,11 +28,15 @@ const NAMED_MEMORY_MS = 600_000;
  * remembered too, for `unknownKeyTtlMs` at most and until an event names them (`seen`: a key becomes
  * usable only through an event that names it, `AccountCreated` or `UsageApiKeySet`), so that a
  * caller repeating a bad key costs no chain read; concurrent lookups of one key share one read.
+ * Each of its three maps (decisions, keys, reads) keeps at most `maxEntries`, least recently used
+ * dropped first, and the per-account index forgets what they drop: a caller asking about a million
+ * distinct (key, CID, wallet) triples evicts its own cold entries, never stops the cache.
  */
 export class PermissionCache {
-  private readonly decisions = new Map<string, Decision>();
-  private readonly keys = new Map<bigint, CachedKey>();
-  private readonly reads = new Map<string, unknown>();
+  private readonly decisions: Lru<string, Decision>;
+  private readonly keys: Lru<string, CachedKey>;
+  private readonly reads: Lru<string, CachedRead>;
+  /** Account → the index keys ("d:…", "k:…", "r:…") of its cached entries, to drop them on its events. */
   private readonly byAccount = new Map<bigint, Set<string>>();
   /** Keys the chain answered unknown or inactive, with that answer (by hash, as a decimal string). */
   private readonly unknown: TtlCache<Resolved>;
@@ -53,14 +62,17 @@ export class PermissionCache {
     private readonly logger: Logger,
     private readonly pollMs: number,
     /**
-     * Entries kept at most, per map (decisions, keys, reads). A caller can make one decision per
-     * (key, CID, wallet) it asks about, so the cache is bounded: past the bound, answers come from
-     * the chain uncached (correct, only slower) until an invalidation frees room.
+     * Entries kept at most, per map (decisions, keys, reads, and the refused keys with the events'
+     * namings of keys); past it the least recently used goes (refused keys and namings: the oldest remembered).
      */
-    private readonly maxEntries = 100_000,
+    maxEntries = 100_000,
     /** How long an unknown or inactive key is answered from memory, at most (0: never). */
     private readonly unknownKeyTtlMs = 10_000,
   ) {
+    const lru = <V extends { accountHash: bigint }>(kind: Kind) => new Lru<string, V>(maxEntries, { onEvict: (k, v) => this.unindex(v.accountHash, `${kind}:${k}`) });
+    this.decisions = lru("d");
+    this.keys = lru("k");
+    this.reads = lru("r");
     this.unknown = new TtlCache<Resolved>(maxEntries);
     this.named = new TtlCache<number>(maxEntries);
   }
@@ -137,12 +149,13 @@ export class PermissionCache {
   /** Drops every cached decision of `accountHash` (after a write this service relayed for it). */
   invalidate(accountHash: bigint): void {
     this.version++;
-    const keys = this.byAccount.get(accountHash);
-    if (!keys) return;
-    for (const k of keys) {
-      this.decisions.delete(k);
-      this.reads.delete(k);
-      if (/^\d+$/.test(k)) this.keys.delete(BigInt(k));
+    const indexed = this.byAccount.get(accountHash);
+    if (!indexed) return;
+    for (const tagged of indexed) {
+      const k = tagged.slice(2);
+      if (tagged.startsWith("d:")) this.decisions.delete(k);
+      else if (tagged.startsWith("k:")) this.keys.delete(k);
+      else this.reads.delete(k);
     }
     this.byAccount.delete(accountHash);
   }
@@ -163,7 +176,7 @@ export class PermissionCache {
    */
   cached(keyHash: bigint): Resolved | undefined {
     if (!this.caching()) return undefined;
-    const known = this.keys.get(keyHash);
+    const known = this.keys.get(keyHash.toString());
     if (known) return { accountHash: known.accountHash, isAccountKey: known.isAccountKey, active: !this.expired(known.expiration) };
     return this.unknown.get(keyHash.toString());
   }
@@ -196,10 +209,7 @@ export class PermissionCache {
       return refused;
     }
     const expiration = isAccountKey ? 0n : (await this.accountConfig.getUsageApiKey(keyHash)).expiration;
-    if (this.caching() && before === this.version && this.keys.size < this.maxEntries) {
-      this.keys.set(keyHash, { accountHash, isAccountKey, expiration });
-      this.remember(accountHash, keyHash.toString());
-    }
+    if (this.caching() && before === this.version) this.remember("k", this.keys, keyHash.toString(), { accountHash, isAccountKey, expiration });
     return { accountHash, isAccountKey, active };
   }
 
@@ -207,10 +217,20 @@ export class PermissionCache {
     return this.cursor >= 0 && !this.stopped;
   }
 
-  private remember(accountHash: bigint, key: string): void {
-    let set = this.byAccount.get(accountHash);
-    if (!set) this.byAccount.set(accountHash, (set = new Set()));
-    set.add(key);
+  /** Caches `value` under `key` in `map` and indexes it under its account. */
+  private remember<V extends { accountHash: bigint }>(kind: Kind, map: Lru<string, V>, key: string, value: V): void {
+    map.set(key, value); // may evict (and unindex) the least recently used entry first
+    if (!map.has(key)) return;
+    let set = this.byAccount.get(value.accountHash);
+    if (!set) this.byAccount.set(value.accountHash, (set = new Set()));
+    set.add(`${kind}:${key}`);
+  }
+
+  private unindex(accountHash: bigint, tagged: string): void {
+    const set = this.byAccount.get(accountHash);
+    if (!set) return;
+    set.delete(tagged);
+    if (set.size === 0) this.byAccount.delete(accountHash);
   }
 
   /** Whether `who` may run `cidHash` with `pkp` (ZeroAddress: the action alone, no PKP). */
@@ -218,17 +238,15 @@ export class PermissionCache {
     const k = `${who.keyHash}:${cidHash}:${pkp.toLowerCase()}`;
     // A cached decision holds only beside its key's cached expiry: a key that expired since (e.g.
     // during a run) is denied without asking the chain, and a decision whose key is not cached (its
-    // read raced an invalidation) is asked again, so an expired key is never let through from memory.
-    const key = this.caching() ? this.keys.get(who.keyHash) : undefined;
+    // read raced an invalidation, or it was evicted) is asked again, so an expired key is never let
+    // through from memory.
+    const key = this.caching() ? this.keys.peek(who.keyHash.toString()) : undefined;
     const cached = key ? this.decisions.get(k) : undefined;
     if (cached && key && this.expired(key.expiration)) return false;
     if (cached) return cached.allowed;
     const before = this.version;
     const [allowed, groupId] = await this.accountConfig.findExecutionGroup(who.keyHash, cidHash, pkp);
-    if (this.caching() && before === this.version && this.decisions.size < this.maxEntries) {
-      this.decisions.set(k, { allowed, groupId });
-      this.remember(who.accountHash, k);
-    }
+    if (this.caching() && before === this.version) this.remember("d", this.decisions, k, { accountHash: who.accountHash, allowed, groupId });
     return allowed;
   }
 
@@ -238,19 +256,19 @@ export class PermissionCache {
    * next poll. Pass only reads whose result depends on that account's state alone.
    */
   async read<T>(accountHash: bigint, key: string, fetch: () => Promise<T>): Promise<T> {
-    const k = `read/${accountHash}/${key}`;
-    if (this.caching() && this.reads.has(k)) return this.reads.get(k) as T;
+    const k = `${accountHash}/${key}`;
+    const cached = this.caching() ? this.reads.get(k) : undefined;
+    if (cached) return cached.value as T;
     const before = this.version;
     const value = await fetch();
-    if (this.caching() && before === this.version && this.reads.size < this.maxEntries) {
-      this.reads.set(k, value);
-      this.remember(accountHash, k);
-    }
+    if (this.caching() && before === this.version) this.remember("r", this.reads, k, { accountHash, value });
     return value;
   }
 
-  /** How many decisions and keys are cached (for tests and metrics). */
-  size(): { decisions: number; keys: number; unknownKeys: number } {
-    return { decisions: this.decisions.size, keys: this.keys.size, unknownKeys: this.unknown.size };
+  /** How much is cached (for tests and metrics): entries per map, refused keys, and index entries over all accounts. */
+  size(): { decisions: number; keys: number; reads: number; unknownKeys: number; indexed: number; accounts: number } {
+    let indexed = 0;
+    for (const set of this.byAccount.values()) indexed += set.size;
+    return { decisions: this.decisions.size, keys: this.keys.size, reads: this.reads.size, unknownKeys: this.unknown.size, indexed, accounts: this.byAccount.size };
   }
 }

@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   // 400: the request is malformed
   invalid_request: { status: 400, meaning: "A field, query parameter or body is missing, malformed or out of range; the message names each problem." },
   json_too_deep: { status: 400, meaning: "A JSON input (body, js_params, webhook body) nests arrays or objects deeper than the limit." },
+  invalid_text: { status: 400, meaning: "A string is not well-formed Unicode (a lone UTF-16 surrogate such as \\ud800, which has no UTF-8 encoding), or a name holds control characters (descriptions may hold tab and line breaks only); the message names the field." },
   invalid_code: { status: 400, meaning: "The action code is not well-formed Unicode (it has no single UTF-8 encoding to hash and run)." },
   invalid_typed_data: { status: 400, meaning: "A signed request's EIP-712 envelope (typed_data) is malformed, too large, stale, for another chain or for another purpose." },
   invalid_signed_message: { status: 400, meaning: "A signed request's text message (Chipotle's signed-text form) is malformed, too large, stale, for another chain or for another purpose." },
@@ -70,13 +71,20 @@ export const ERROR_CODES = {
   // 415: wrong media type
   unsupported_media_type: { status: 415, meaning: "The body is not sent as JSON (Content-Type: application/json)." },
   unsupported_encoding: { status: 415, meaning: "The body's content or character encoding is not supported." },
+  // 422: the action ran and failed
+  action_failed: {
+    status: 422,
+    meaning:
+      "The action ran and failed: it threw, ended at one of its limits, or its sandbox died (Chipotle answers 500; Vesta a 4xx, which clients do not retry as a server fault). The body keeps the run's answer beside the error: `response`, `logs`, `has_error: true`, `ipfs_id`; `error` holds the message and the JavaScript stack. The run may have acted (sent a transaction, fetched) before it failed: do not retry it blindly.",
+  },
   // 429: slow down
   rate_limited: { status: 429, meaning: "Too many requests of this kind from this address; Retry-After says when to try again." },
-  run_queue_full: { status: 429, meaning: "The account's share of the sandbox and its queue are full; Retry-After says when to try again." },
-  trigger_queue_full: { status: 429, meaning: "Triggers: the trigger has as many runs waiting as allowed; retry later." },
+  run_queue_full: { status: 429, meaning: "The share of the sandbox of the account (or of its payer) and its queue are full; Retry-After says when to try again." },
+  write_queue_full: { status: 429, meaning: "The relayed writes of this account, or billed to its payer, fill their share of the service's payer wallets and its queue (or the service's queue is full); nothing was sent; Retry-After says when to try again." },
+  trigger_queue_full: { status: 429, meaning: "Triggers: the trigger has as many runs waiting as allowed; Retry-After says when to try again." },
   // 5xx: our side
   internal_error: { status: 500, meaning: "The service failed; it has been logged, and nothing about it is shown." },
-  chain_unavailable: { status: 503, meaning: "The chain did not answer (no gas price, the transaction could not be sent); nothing changed." },
+  chain_unavailable: { status: 503, meaning: "The chain's RPC node did not answer (down, refused, timed out, rate limited, or no gas price): nothing was read or sent; Retry-After says when to try again." },
   payer_not_authorized: { status: 503, meaning: "The service's payer is not authorized on the contract; the operator has been told." },
   payment_provider_unavailable: { status: 503, meaning: "The payment provider failed; nothing was done." },
   attestation_unavailable: { status: 503, meaning: "The attestation source (the TEE's guest agent) did not answer." },

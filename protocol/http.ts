@@ -6,6 +6,7 @@ import crypto from "node:crypto";
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
 import { AppError, badRequest, errorBodyOf } from "./errors";
+import { fromChainOutage } from "./chainErrors";
 
 declare module "express-serve-static-core" {
   interface Request {
@@ -87,17 +88,18 @@ function fromParser(err: any): AppError | undefined {
 
 /**
  * The one error middleware: AppError (or what `translate` makes of a domain error) → its JSON body
- * (protocol/errors.ts, ErrorBody); body-parser errors → 4xx; anything else → 500 without internals.
+ * (protocol/errors.ts, ErrorBody); body-parser errors → 4xx; a chain RPC node's failure → 503
+ * chain_unavailable with Retry-After (chainErrors.ts); anything else → 500 without internals.
  */
 export function errorMiddleware(logger: Log, translate?: ErrorTranslator): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
     const log: Log = req.log ?? logger;
-    let e = err instanceof AppError ? err : (translate?.(err) ?? fromParser(err));
+    let e = err instanceof AppError ? err : (translate?.(err) ?? fromParser(err) ?? fromChainOutage(err));
     if (!e) {
       log.error({ err, path: req.path }, "unhandled error");
       e = new AppError(500, "internal_error", "the service failed to handle this request; it has been logged");
-    } else if (e.status >= 500) log.warn({ code: e.code, path: req.path }, e.message);
+    } else if (e.status >= 500) log.warn({ code: e.code, path: req.path, ...(e === err ? {} : { cause: String((err as Error)?.message ?? err) }) }, e.message);
     if (e.headers) res.set(e.headers);
     res.status(e.status).json(errorBodyOf(e));
   };

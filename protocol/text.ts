@@ -14,6 +14,12 @@ export function isWellFormed(text: string): boolean {
   return native ? native.call(text) : !LONE_SURROGATE.test(text);
 }
 
+/** `text` with each lone surrogate replaced by U+FFFD (what a tolerant decoder shows for bytes it cannot read). */
+export function toWellFormed(text: string): string {
+  const native = (text as unknown as { toWellFormed?: () => string }).toWellFormed;
+  return native ? native.call(text) : text.replace(new RegExp(LONE_SURROGATE.source, "g"), "\uFFFD");
+}
+
 /** Where the first lone surrogate of `text` is, and which, for error messages (undefined when well-formed). */
 export function loneSurrogate(text: string): { index: number; unit: string } | undefined {
   const m = LONE_SURROGATE.exec(text);

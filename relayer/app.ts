@@ -1,8 +1,9 @@
-import express, { type Express, type Router } from "express";
+import express, { type Express, type Request, type Router } from "express";
 import swaggerUi from "swagger-ui-express";
 import type { Ctx } from "./context";
 import { errorMiddleware, notFoundRoute } from "./errors";
-import { perClientLimit } from "./http/rateLimits";
+import { allClientsLimit, perClientLimit } from "./http/rateLimits";
+import { authenticateBeforeBody } from "./http/auth";
 import { jsonBody } from "../protocol/jsonBody";
 import { newRegistry, openApiDocument } from "./openapi";
 import { configRoutes, versionRoutes } from "./routes/config";
@@ -18,6 +19,9 @@ import { attestationRoutes } from "../attestation/routes";
 import { dashboardRoutes } from "./dashboard";
 import { healthRoute } from "./health";
 import { headerAuthCors, requestContext } from "../protocol/http";
+
+/** A get_action_ipfs_id body over this (or of unknown length) counts against the large-body limit too. */
+const LARGE_CID_BODY = 1024 * 1024;
 
 /**
  * Registers every `/core/v1` endpoint on `router` and returns the OpenAPI document they make (the
@@ -49,9 +53,18 @@ export function createApp(ctx: Ctx): Express {
 
   const v1 = express.Router();
   const maxDepth = ctx.config.maxJsonDepth;
-  // Action code may be large (up to the code limit): a larger body limit on the routes that carry it.
-  const codeLimit = ctx.config.limits.maxCodeBytes + ctx.config.limits.maxParamsBytes + 64 * 1024;
-  v1.use(["/lit_action", "/run_action", "/get_action_ipfs_id", "/get_lit_action_ipfs_id", "/check_execute_permission"], jsonBody({ limit: codeLimit, maxDepth, anyValue: true }));
+  // Action code may be large (up to the code limit): a larger body limit on the routes that carry it,
+  // read only once the key is known (a bad key costs no parse) or, for the unauthenticated CID
+  // route, within its per-client rate limits (each call hashes up to the code limit for nobody).
+  const { maxCodeBytes, maxParamsBytes } = ctx.config.limits;
+  const keyedCode = ["/lit_action", "/run_action", "/check_execute_permission"];
+  v1.use(keyedCode, authenticateBeforeBody(ctx), jsonBody({ limit: maxCodeBytes + maxParamsBytes + 64 * 1024, maxDepth, anyValue: true }));
+  const cidRoutes = ["/get_action_ipfs_id", "/get_lit_action_ipfs_id"];
+  const largeBody = (req: Request) => Number(req.get("content-length") ?? Infinity) > LARGE_CID_BODY;
+  v1.use(cidRoutes, perClientLimit(ctx.config.cidRateLimitPerMinute, "CID computations"));
+  v1.use(cidRoutes, perClientLimit(ctx.config.cidLargeRateLimitPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
+  v1.use(cidRoutes, allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
+  v1.use(cidRoutes, jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true }));
   v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
   v1.use(jsonBody({ limit: ctx.config.bodyLimit, maxDepth, anyValue: true, type: ["application/json", "application/*+json"] }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.

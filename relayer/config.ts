@@ -1,10 +1,13 @@
 import path from "node:path";
 import fs from "node:fs";
+import os from "node:os";
 import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
 import type { FairShare } from "../executor/sandbox/host/fair-queue";
-import { defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
+import { DEFAULT_SANDBOX_MEMORY_MB, defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
+import { chooseSandboxNetwork, probeNetwork, SANDBOX_NETWORKS, type SandboxNetwork } from "../executor/sandbox/host/network";
+import { DEFAULT_CODE_BYTES_PER_PAYER } from "../executor/codeStore";
 import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
 import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
 import { DEFAULT_ERC1271 } from "./signed";
@@ -31,11 +34,15 @@ const EnvSchema = z
     VESTA_MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(DEFAULT_MAX_JSON_DEPTH),
     VESTA_TX_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
     VESTA_RECEIPT_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100),
+    VESTA_RPC_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_RPC_TIMEOUT_MS must be >= 100").max(300_000, "VESTA_RPC_TIMEOUT_MS is at most 300000").default(15_000),
     VESTA_NEW_ACCOUNT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
     VESTA_SIGNATURE_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
     VESTA_AUTH_FAILURE_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
     VESTA_AUTH_FAILURE_EXEMPT: z.string().default(""),
     VESTA_UNKNOWN_KEY_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+    VESTA_CID_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
+    VESTA_CID_LARGE_RATE_LIMIT: z.coerce.number().int().min(1).default(6),
+    VESTA_CID_LARGE_TOTAL_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
     VESTA_TRUST_PROXY: z.string().optional(),
     VESTA_ERC1271_GAS_LIMIT: z.coerce.number().int().min(30_000, "VESTA_ERC1271_GAS_LIMIT must be >= 30000").max(10_000_000, "VESTA_ERC1271_GAS_LIMIT is at most 10000000").default(DEFAULT_ERC1271.gasLimit),
     VESTA_ERC1271_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_ERC1271_TIMEOUT_MS must be >= 100").max(30_000, "VESTA_ERC1271_TIMEOUT_MS is at most 30000").default(DEFAULT_ERC1271.timeoutMs),
@@ -54,10 +61,16 @@ const EnvSchema = z
     VESTA_SANDBOX_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_SANDBOX_UID: z.coerce.number().int().min(1, "VESTA_SANDBOX_UID must not be 0 (root)").max(4_294_967_294).optional(),
     VESTA_SANDBOX_GID: z.coerce.number().int().min(1, "VESTA_SANDBOX_GID must not be 0 (root)").max(4_294_967_294).optional(),
+    VESTA_SANDBOX_MEMORY_MB: z.coerce.number().int().min(1).max(1_048_576).optional(),
+    VESTA_SANDBOX_NETWORK: z.enum(SANDBOX_NETWORKS, { message: "VESTA_SANDBOX_NETWORK must be isolated or shared" }).optional(),
+    VESTA_RUNS_PER_PAYER: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_RUNS_PER_ACCOUNT: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_RUNS_PER_KEY: z.coerce.number().int().min(1).max(256).optional(),
-    VESTA_RUN_QUEUE_PER_ACCOUNT: z.coerce.number().int().min(0).max(100_000).default(64),
+    VESTA_RUN_QUEUE_PER_PAYER: z.coerce.number().int().min(0).max(100_000).default(64),
+    VESTA_RUN_QUEUE_PER_ACCOUNT: z.coerce.number().int().min(0).max(100_000).optional(),
     VESTA_RUN_QUEUE_MAX: z.coerce.number().int().min(0).max(1_000_000).default(1024),
+    VESTA_WRITE_QUEUE_PER_PAYER: z.coerce.number().int().min(0).max(100_000).default(64),
+    VESTA_CODE_STORE_BYTES_PER_PAYER: z.coerce.number().int().min(1024).default(DEFAULT_CODE_BYTES_PER_PAYER),
     VESTA_PERMISSION_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
     VESTA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     VESTA_ATTESTATION_SOURCE: z.enum(["development", "dstack"], { message: "VESTA_ATTESTATION_SOURCE must be development or dstack" }).optional(),
@@ -98,6 +111,8 @@ export type RelayerConfig = {
   maxJsonDepth: number;
   txTimeoutMs: number;
   receiptPollMs: number;
+  /** Longest wait for one JSON-RPC answer (then 503 chain_unavailable). */
+  rpcTimeoutMs: number;
   newAccountRateLimitPerMinute: number;
   /** Per client address and minute, on every route that checks a signature (EIP-712 / ERC-1271). */
   signatureRateLimitPerMinute: number;
@@ -107,6 +122,11 @@ export type RelayerConfig = {
   authFailureExempt: string[];
   /** How long a key the chain does not know (or knows as revoked or expired) is answered 401 without asking again, unless an event names it. */
   unknownKeyCacheMs: number;
+  /** Per client address and minute, on get_action_ipfs_id (unauthenticated hashing): any body, and bodies over 1 MiB. */
+  cidRateLimitPerMinute: number;
+  cidLargeRateLimitPerMinute: number;
+  /** The same for bodies over 1 MiB from all clients together. */
+  cidLargeTotalPerMinute: number;
   /** Express `trust proxy`: which proxies may name the client in X-Forwarded-For (false: none). */
   trustProxy: false | number | string;
   /** Bounds of an ERC-1271 isValidSignature call into a contract the caller chose. */
@@ -116,10 +136,18 @@ export type RelayerConfig = {
   eip712DomainName: string;
   limits: RunLimits;
   sandboxWorkers?: number;
-  /** The user sandbox processes run as (set when the relayer runs as root; see executor/sandbox/host/launchers.ts). */
+  /** The user of sandbox slot 0 (slot i runs as uid + i, gid + i; set when the relayer runs as root; see executor/sandbox/host/launchers.ts). */
   sandboxUser?: SandboxUser;
-  /** Each account's (and key's) share of the sandbox: runs at a time, runs waiting (see executor/sandbox/host/fair-queue.ts). */
+  /** The OS memory ceiling (RLIMIT_DATA) of each sandbox process, in MB. */
+  sandboxMemoryMb: number;
+  /** The network of each sandbox process: an empty namespace of its own, or the relayer's (see executor/sandbox/host/network.ts). */
+  sandboxNetwork: SandboxNetwork;
+  /** Each payer's (account's, key's) share of the sandbox: runs at a time, runs waiting (see executor/sandbox/host/fair-queue.ts). */
   fairShare: Partial<FairShare>;
+  /** The most action code one payer keeps stored (executor/codeStore.ts). */
+  codeBytesPerPayer: number;
+  /** Relayed writes one billing payer may keep waiting for the payer wallets (relayer/chain/payers.ts). */
+  writeQueuePerPayer: number;
   permissionPollMs: number;
   fetchAllowPrivate: boolean;
   attestation: AttestationConfig;
@@ -192,6 +220,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   if (!sandboxUser && (e.VESTA_SANDBOX_UID !== undefined || e.VESTA_SANDBOX_GID !== undefined)) {
     problems.push("VESTA_SANDBOX_UID / VESTA_SANDBOX_GID: only a relayer running as root can start its sandbox processes as another user");
   }
+  const workers = e.VESTA_SANDBOX_WORKERS ?? os.availableParallelism();
+  for (const [name, id] of [["VESTA_SANDBOX_UID", sandboxUser?.uid], ["VESTA_SANDBOX_GID", sandboxUser?.gid]] as const) {
+    // Sandbox i runs as id + i: the whole range must be valid ids.
+    if (id !== undefined && id + workers - 1 > 4_294_967_294) problems.push(`${name}: ${id} + ${workers} sandbox processes passes the largest id (4294967294)`);
+  }
+  // Room for a run's WASM memory (1.5 x its memory + 16 MB), the V8 heap (256 MB) and Node itself.
+  const leastSandboxMb = 2 * e.VESTA_ACTION_MEMORY_MB + 512;
+  const sandboxMemoryMb = e.VESTA_SANDBOX_MEMORY_MB ?? Math.max(DEFAULT_SANDBOX_MEMORY_MB, leastSandboxMb);
+  if (sandboxMemoryMb < leastSandboxMb) problems.push(`VESTA_SANDBOX_MEMORY_MB must be at least ${leastSandboxMb} (twice VESTA_ACTION_MEMORY_MB, plus 512 MB for the V8 heap and Node)`);
+  const network = chooseSandboxNetwork(e.VESTA_SANDBOX_NETWORK, mode === "production", () => probeNetwork(env.PATH, sandboxUser));
+  if (network.problem) problems.push(network.problem);
   const fetchAllowPrivate = e.VESTA_ACTION_FETCH_PRIVATE === "true";
   if (mode === "production") problems.push(...productionProblems({ keyProvider, attestationSource, fetchAllowPrivate }));
   const billing = loadBillingConfig(env, mode);
@@ -211,11 +250,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     maxJsonDepth: e.VESTA_MAX_JSON_DEPTH,
     txTimeoutMs: e.VESTA_TX_TIMEOUT_MS,
     receiptPollMs: e.VESTA_RECEIPT_POLL_MS,
+    rpcTimeoutMs: e.VESTA_RPC_TIMEOUT_MS,
     newAccountRateLimitPerMinute: e.VESTA_NEW_ACCOUNT_RATE_LIMIT,
     signatureRateLimitPerMinute: e.VESTA_SIGNATURE_RATE_LIMIT,
     authFailureRateLimitPerMinute: e.VESTA_AUTH_FAILURE_RATE_LIMIT,
     authFailureExempt: authFailureExempt.value,
     unknownKeyCacheMs: e.VESTA_UNKNOWN_KEY_CACHE_MS,
+    cidRateLimitPerMinute: e.VESTA_CID_RATE_LIMIT,
+    cidLargeRateLimitPerMinute: e.VESTA_CID_LARGE_RATE_LIMIT,
+    cidLargeTotalPerMinute: e.VESTA_CID_LARGE_TOTAL_RATE_LIMIT,
     trustProxy: trustProxy.value,
     erc1271: { gasLimit: e.VESTA_ERC1271_GAS_LIMIT, timeoutMs: e.VESTA_ERC1271_TIMEOUT_MS },
     logLevel: e.VESTA_LOG_LEVEL,
@@ -235,12 +278,18 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     },
     sandboxWorkers: e.VESTA_SANDBOX_WORKERS,
     sandboxUser,
+    sandboxMemoryMb,
+    sandboxNetwork: network.network,
     fairShare: {
+      perPayer: e.VESTA_RUNS_PER_PAYER,
       perAccount: e.VESTA_RUNS_PER_ACCOUNT,
       perKey: e.VESTA_RUNS_PER_KEY,
+      queuePerPayer: e.VESTA_RUN_QUEUE_PER_PAYER,
       queuePerAccount: e.VESTA_RUN_QUEUE_PER_ACCOUNT,
       queueTotal: e.VESTA_RUN_QUEUE_MAX,
     },
+    codeBytesPerPayer: e.VESTA_CODE_STORE_BYTES_PER_PAYER,
+    writeQueuePerPayer: e.VESTA_WRITE_QUEUE_PER_PAYER,
     permissionPollMs: e.VESTA_PERMISSION_POLL_MS,
     fetchAllowPrivate,
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },

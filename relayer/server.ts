@@ -18,8 +18,8 @@ export type RunningRelayer = { url: string; ctx: Ctx; close: () => Promise<void>
 
 /** Connects to the chain, builds the context and listens. `close` stops everything it started. */
 export async function startRelayer(config: RelayerConfig, logger: Logger = pino({ level: config.logLevel })): Promise<RunningRelayer> {
-  const chain = await connectChain(config.rpcUrl, config.accountConfigAddress);
-  const payers = new PayerPool(config.payerKeys, chain.provider, logger, config.txTimeoutMs, config.receiptPollMs);
+  const chain = await connectChain(config.rpcUrl, config.accountConfigAddress, config.rpcTimeoutMs);
+  const payers = new PayerPool(config.payerKeys, chain.provider, logger, config.txTimeoutMs, config.receiptPollMs, config.writeQueuePerPayer);
   const notPayers = [];
   for (const a of payers.addresses()) if (!(await chain.accountConfig.isApiPayer(a))) notPayers.push(a);
   if (notPayers.length) logger.warn({ notPayers }, "some payer keys are not API payers on the contract: their writes will be refused");
@@ -38,7 +38,10 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     limits: config.limits,
     workers: config.sandboxWorkers,
     sandboxUser: config.sandboxUser,
+    sandboxMemoryMb: config.sandboxMemoryMb,
+    sandboxNetwork: config.sandboxNetwork,
     fairShare: config.fairShare,
+    codeBytesPerPayer: config.codeBytesPerPayer,
     permissionPollMs: config.permissionPollMs,
     unknownKeyCacheMs: config.unknownKeyCacheMs,
     fetchAllowPrivate: config.fetchAllowPrivate,

@@ -250,7 +250,9 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await expectError(post("/billing/create_payment_intent", runner, { amount_cents: 500 }), 403, "owner_only");
     expect(double.intents.size, "no intent created").to.equal(intents);
     await expectError(runner.post("/lit_action", { code: HELLO }), 402, "payment_required");
-    await expectError(runner.post("/lit_action", { code: SLOW }), 403, "not_permitted"); // permission first: no group lists it
+    // A named CID's permission is checked first (no group lists it); inline code's needs its hash, which waits for credit.
+    await expectError(runner.post("/lit_action", { ipfs_id: await computeCid(SLOW) }), 403, "not_permitted");
+    await expectError(runner.post("/lit_action", { code: SLOW }), 402, "payment_required");
     const walletCustomer = double.customerOf(`wallet:${wallet.address}`)!;
     expect(walletCustomer.metadata).to.deep.equal({ vesta_payer: `wallet:${wallet.address}`, vesta_account: hex32(owner.hash) });
 

@@ -123,7 +123,7 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     await ok(owner.post("/add_group", { group_name: "g", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] }));
     const [receipt] = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
     const ctx = stack().relayer.ctx;
-    const row = { id: "x", customerId: "c", cents: 10_000, unitCents: 0, kind: "write" as const, detail: "addGroup", owner: "", createdAt: Date.now(), aliveAt: Date.now() };
+    const row = { id: "x", customerId: "c", cents: 10_000, unitCents: 0, kind: "write" as const, detail: "addGroup", owner: "", createdAt: Date.now(), startedAt: null, aliveAt: Date.now() };
     expect(await recoveredWriteCost(ctx, { ...row, txHash: receipt.hash })).to.equal(expectedCents(receipt.fee));
     const unknown = "0x" + "ab".repeat(32);
     expect(await recoveredWriteCost(ctx, { ...row, txHash: unknown }), "young: may still land").to.equal("pending");

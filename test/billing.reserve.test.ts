@@ -33,6 +33,15 @@ async function raceWatchingBalance(owner: Client, requests: (() => Promise<Reply
 
 const count = (answers: Reply[], status: number) => answers.filter((a) => a.status === status).length;
 
+/** Waits until `check` holds (polling), or fails with `what`. */
+async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe("credit cannot be overdrawn: admission reserves the worst case (local billing)", function () {
   this.timeout(180_000);
   // 6 cents of credit; a run reserves its 2 s time limit at 1 cent a second; a write its fixed 1 cent (gas priced at 0).
@@ -74,6 +83,30 @@ describe("credit cannot be overdrawn: admission reserves the worst case (local b
   });
 });
 
+describe("a run's reservation records when the run starts, not when it is admitted (red team 1b)", function () {
+  this.timeout(120_000);
+  // One sandbox process: a second account's run waits in the queue while the first one runs.
+  const stack = suiteStack({ env: { VESTA_SANDBOX_WORKERS: "1", VESTA_FREE_CREDIT_CENTS: "100", VESTA_PRICE_PER_SECOND_CENTS: "1", VESTA_ACTION_TIMEOUT_MS: "5000" } });
+
+  it("a queued run's reservation holds its credit with no start until it leaves the queue for a sandbox", async function () {
+    const [first, queued] = [await accountClient(stack()), await accountClient(stack())];
+    const db = stack().relayer.ctx.billing!.ledger.db;
+    const rows = () => db.prepare<[], { detail: string; created_at: number; started_at: number | null }>("SELECT detail, created_at, started_at FROM reservations ORDER BY created_at").all();
+    expect(rows()).to.deep.equal([]);
+    const long = first.post("/lit_action", { code: LONG });
+    await until(() => rows().length === 1 && rows()[0].started_at !== null, "the first run to start");
+    const waiting = queued.post("/lit_action", { code: `async function main() { return "queued" }` });
+    await until(() => rows().length === 2, "the second run's admission");
+    const [running, inQueue] = rows();
+    expect(running.started_at).to.be.at.least(running.created_at);
+    expect(inQueue.started_at, "admitted, still queued: not started").to.equal(null);
+    expect((await ok(long)).response).to.equal("long");
+    expect((await ok(waiting)).response).to.equal("queued");
+    expect(rows(), "both settled").to.deep.equal([]);
+    expect((await ok(queued.get("/billing/balance"))).credit_cents, "its one started second").to.equal(99);
+  });
+});
+
 describe("reservations across a crash (against the Stripe test double)", function () {
   this.timeout(60_000);
   const quiet = pino({ level: "silent" });
@@ -96,27 +129,52 @@ describe("reservations across a crash (against the Stripe test double)", functio
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("a run reserved by a killed process holds its credit until recovery, which charges the seconds it was seen alive, once", async function () {
+  it("a run reserved by a killed process holds its credit until recovery, which charges the seconds from its start to its last heartbeat, once; a run still queued is released (red team 1b)", async function () {
     const b = billing();
     const customer = await b.customerId(PAYER);
     await b.remote.adjust(customer, 100, "test-credit", {});
     await b.refresh(customer);
-    await debitThenDie({ ...double.env(), CHILD_DATA_DIR: dataDir, CHILD_PAYER: PAYER.key, CHILD_DEBITS: "0", CHILD_RESERVE: "30" });
+    // The child admits two runs of 30 s: the first leaves the queue for a sandbox (its start is recorded), the second waits behind it.
+    await debitThenDie({ ...double.env(), CHILD_DATA_DIR: dataDir, CHILD_PAYER: PAYER.key, CHILD_DEBITS: "0", CHILD_RESERVE: "30", CHILD_QUEUED: "30" });
     const fresh = billing();
-    expect(await fresh.balance(PAYER), "the dead process's reservation still holds credit").to.equal(70);
-    expect(await fresh.recover(), "not an orphan while its process may be alive").to.equal(0);
-    expect(await fresh.balance(PAYER)).to.equal(70);
+    expect(await fresh.balance(PAYER), "the dead process's reservations still hold credit").to.equal(40);
+    const rows = fresh.reservations.orphans("", Infinity);
+    expect(rows.map((r) => [r.detail, r.startedAt === null])).to.deep.equal([["child run", false], ["queued run", true]]);
+    expect(await fresh.recover(), "not orphans while their process may be alive").to.equal(0);
+    expect(await fresh.balance(PAYER)).to.equal(40);
 
-    // As if the process died long ago, last seen alive 4.2 s after it admitted the run.
+    // As if the process died long ago: both admitted at t, the first started 3 s later (it waited in the queue), last seen alive at t + 4.2 s.
     const t = Date.now() - ORPHAN_AFTER_MS - 60_000;
     fresh.ledger.db.prepare("UPDATE reservations SET created_at = ?, alive_at = ?").run(t, t + 4200);
-    expect(await fresh.recover()).to.equal(1);
-    expect(await fresh.balance(PAYER), "charged 5 started seconds, the rest freed").to.equal(95);
+    fresh.ledger.db.prepare("UPDATE reservations SET started_at = ? WHERE started_at IS NOT NULL").run(t + 3000);
+    expect(await fresh.recover()).to.equal(2);
+    expect(await fresh.balance(PAYER), "2 started seconds (from its start, not its admission: 5); the queued run charged nothing").to.equal(98);
     expect(await fresh.recover(), "ended once").to.equal(0);
     await fresh.settle();
     const debits = double.transactionsOf(customer).filter((x) => x.amount > 0);
-    expect(debits.map((x) => x.amount)).to.deep.equal([5]);
-    expect(await billing().balance(PAYER), "a third process agrees").to.equal(95);
+    expect(debits.map((x) => x.amount)).to.deep.equal([2]);
+    expect(fresh.ledger.db.prepare("SELECT detail FROM debits").all()).to.deep.equal([{ detail: "child run (recovered)" }]);
+    expect(await billing().balance(PAYER), "a third process agrees").to.equal(98);
+  });
+
+  it("a ledger from before runs recorded their start keeps charging its runs from their admission", async function () {
+    // The reservations table as the previous version made it, holding a run its process left.
+    const Database = require("better-sqlite3") as typeof import("better-sqlite3");
+    const t = Date.now() - ORPHAN_AFTER_MS - 60_000;
+    const old = new Database(path.join(dataDir, "billing.sqlite"));
+    old.exec(`CREATE TABLE reservations (
+      id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, unit_cents INTEGER NOT NULL, kind TEXT NOT NULL,
+      detail TEXT NOT NULL, owner TEXT NOT NULL, created_at INTEGER NOT NULL, alive_at INTEGER NOT NULL, tx_hash TEXT)`);
+    old.prepare("INSERT INTO reservations VALUES ('r1', 'cus_x', 30, 1, 'run', 'old run', 'proc-gone', ?, ?, NULL)").run(t, t + 4200);
+    old.prepare("INSERT INTO reservations VALUES ('w1', 'cus_x', 30, 0, 'write', 'addGroup', 'proc-gone', ?, ?, NULL)").run(t, t + 4200);
+    old.close();
+    const b = billing();
+    expect(b.reservations.orphans("", Infinity).map((r) => [r.id, r.startedAt])).to.deep.equal([
+      ["r1", t],
+      ["w1", null],
+    ]);
+    expect(await b.recover()).to.equal(2);
+    expect(b.ledger.db.prepare("SELECT customer_id, cents, detail FROM debits").all()).to.deep.equal([{ customer_id: "cus_x", cents: 5, detail: "old run (recovered)" }]);
   });
 
   it("a write left unsent (no transaction hash) is released; one with a hash is charged what its receipt says, or its reservation when nobody can look", async function () {

@@ -18,6 +18,7 @@ import {
   createWallet,
   expectError,
   expectRejected,
+  failedRun,
   hashCid,
   newCid,
   ok,
@@ -110,7 +111,7 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       const key = `usage-key-${Date.now()}-${Math.random()}`;
       const keyHash = hashOf(key);
       await (await a.config.setUsageApiKey(a.hash, keyHash, 0n, 0n, "runner", "", ...flat(perms({ executeInGroups: [1] })))).wait();
-      const r = await ok(runSign(key, first.wallet_address));
+      const r = await failedRun(runSign(key, first.wallet_address));
       expect(r.has_error).to.equal(true);
       expect(JSON.stringify(r)).to.match(/not a wallet this service derived/);
     });
@@ -345,9 +346,9 @@ describe("ChainSecured accounts over HTTP (spec 2)", function () {
       }
     });
 
-    it("refuses a signature that is not 0x-prefixed hex (400)", async function () {
+    it("refuses a signature that is not 0x-prefixed hex of whole bytes (400)", async function () {
       for (const e of ENDPOINTS) {
-        for (const signature of ["0xzz", "ab".repeat(65), "0x", ""]) {
+        for (const signature of ["0xzz", "ab".repeat(65), "0x", "", `0x${"ab".repeat(65)}0`]) {
           await refused(`${e.path} ${JSON.stringify(signature)}`, () => post(e.path, envelope(e.primaryType), signature), 400, "invalid_typed_data", "signature must be");
         }
       }

@@ -157,9 +157,9 @@ describe("signed requests in Chipotle's text form (personal_sign)", function () 
       }
     });
 
-    it("refuses a signature that is not 0x-prefixed hex, or longer than 4096 bytes (400)", async function () {
+    it("refuses a signature that is not 0x-prefixed hex of whole bytes, or longer than 4096 bytes (400)", async function () {
       for (const e of ENDPOINTS) {
-        for (const signature of ["0xzz", "ab".repeat(65), "0x", ""]) {
+        for (const signature of ["0xzz", "ab".repeat(65), "0x", "", `0x${"ab".repeat(65)}0`]) {
           await refused(`${e.path} ${JSON.stringify(signature)}`, () => post(e.path, { message: text(e.purpose), signature }), 400, "invalid_signed_message", "signature must be");
         }
         await refused(`${e.path} long`, () => post(e.path, { message: text(e.purpose), signature: `0x${"ab".repeat(4097)}` }), 400, "invalid_signed_message", "at most 4096");

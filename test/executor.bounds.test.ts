@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { RunRefused } from "../executor/errors";
 import { hostMessageChars, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES } from "../executor/sandbox/wire/bounds";
+import { HostChannel } from "../executor/sandbox/host/call-channel";
 import { FairQueue, defaultFairShare } from "../executor/sandbox/host/fair-queue";
 import { codeFromFrame, encodeFrame, FRAME_HEADER_BYTES, FrameReader } from "../executor/sandbox/wire/frames";
 import { readFromSandbox, readToSandbox } from "../executor/sandbox/wire/messages";
@@ -74,6 +75,85 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       };
       const r = await pool.run(request(`async function main() { try { await Lit.Actions.getLitActionWalletAddress() } catch (e) { return e.message.length } }`), host);
       expect(r.response).to.equal(2048);
+    });
+  });
+
+  describe("the ethers shim allocates no more than the run's memory (finding 1)", function () {
+    const limits = limitsWith();
+    const refused = (label: string) => `${label}: memory limit exceeded: the action may use at most 64 MB (memoryBytes)`;
+    // Each call asks the sandbox process (outside QuickJS's memory limit) for far more than the run's 64 MB.
+    const hostile: [string, string, string][] = [
+      ["zeroPadValue to 200 MB (the red team's 4 GB, smaller)", "ethers.zeroPadValue", `ethers.zeroPadValue("0x01", 200e6)`],
+      ["the v5 alias hexZeroPad", "ethers.zeroPadValue", `ethers.utils.hexZeroPad("0x01", 200e6)`],
+      ["toBeHex to a width of 200 MB", "ethers.toBeHex", `ethers.toBeHex(1, 200e6)`],
+      ["abiDecode of a fixed array of 10^8 words from no data", "abiCoder.decode", `ethers.AbiCoder.defaultAbiCoder().decode(["uint256[100000000]"], "0x")`],
+      ["abiDecode of 10^8 empty tuples (no data needed per element)", "abiCoder.decode", `ethers.AbiCoder.defaultAbiCoder().decode(["()[100000000]"], "0x")`],
+      ["abiEncode of 1.1 M small numbers (32 bytes each: 35 MB)", "abiCoder.encode", `ethers.AbiCoder.defaultAbiCoder().encode(["uint8[]"], [new Array(1.1e6).fill(1)])`],
+      ["solidityPacked of 1.1 M numbers in an array (32 bytes each)", "ethers.solidityPacked", `ethers.solidityPacked(["uint8[]"], [new Array(1.1e6).fill(1)])`],
+      ["toUtf8Bytes of 12 M three-byte characters", "ethers.toUtf8Bytes", `ethers.toUtf8Bytes("\u4e00".repeat(12e6))`],
+    ];
+    for (const [name, label, call] of hostile) {
+      it(`refuses ${name} with the memory limit, before allocating; the action may catch it, the run is marked, the sandbox lives`, async function () {
+        const replaced = pool.stats().replaced;
+        const r = await pool.run(request(`async function main() { try { ${call}; return "allocated" } catch (e) { return e.message } }`, limits), host);
+        expect(r.response).to.equal(refused(label));
+        expect(r.error).to.deep.equal({ message: "memory limit exceeded: the action may use at most 64 MB (memoryBytes)", limit: "memoryBytes" });
+        expect(pool.stats().replaced, "no sandbox died").to.equal(replaced);
+      });
+    }
+
+    it("answers what fits: a pad of 1 MB, a 32-byte width, a fixed array the data holds, an ABI array of 10,000", async function () {
+      const r = await pool.run(
+        request(`async function main() {
+          const abi = ethers.AbiCoder.defaultAbiCoder();
+          const words = abi.encode(["uint256[3]"], [[1n, 2n, 3n]]);
+          return [
+            ethers.zeroPadValue("0x01", 1e6).length,
+            ethers.toBeHex(1, 32),
+            abi.decode(["uint256[3]"], words)[0].map(String),
+            ethers.dataLength(abi.encode(["uint8[]"], [new Array(10000).fill(7)])),
+          ];
+        }`),
+        host,
+      );
+      expect(r.hasError, r.error?.message).to.equal(false);
+      expect(r.response).to.deep.equal([2e6 + 2, "0x" + "0".repeat(63) + "1", ["1", "2", "3"], 64 + 32 * 10000]);
+    });
+  });
+
+  describe("the relayer builds no more than a flat message out of what a sandbox sends (finding 1, siblings)", function () {
+    it("refuses host call arguments holding more than 256 JSON values before parsing them; the host never sees the call", async function () {
+      let seen = 0;
+      const channel = new HostChannel(async () => (seen++, "answered"), CID, limitsWith());
+      // Ignored fields would be parsed all the same: 1 M empty arrays are ~50 MB of the relayer's heap out of 3 MB of text.
+      const flood = JSON.stringify({ url: "https://example.com/", method: "GET", headers: {}, x: Array.from({ length: 1e6 }, () => []) });
+      expect(await channel.answer("fetch", flood)).to.deep.equal({ ok: false, message: "fetch: the arguments hold more than 256 JSON values" });
+      const headers = JSON.stringify({ url: "https://example.com/", method: "GET", headers: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`h${i}`, "v"])) });
+      expect(await channel.answer("fetch", headers)).to.deep.equal({ ok: false, message: "fetch: the arguments hold more than 256 JSON values" });
+      expect(seen).to.equal(0);
+      // Long text inside strings is no value: a call within the other caps goes through.
+      expect(await channel.answer("getLitActionWalletAddress", JSON.stringify({ ipfsId: CID, note: "[],".repeat(1e5) }))).to.deep.equal({ ok: true, json: '"answered"' });
+      expect(seen).to.equal(1);
+    });
+
+    it("refuses a frame holding more than 64 JSON values before parsing it (a flat message holds about 15)", function () {
+      const got: unknown[] = [];
+      const problems: string[] = [];
+      const reader = new FrameReader(() => 64 * 1024 * 1024, (m) => got.push(m), (p) => problems.push(p));
+      reader.push(encodeFrame({ type: "done", runId: 1, responseJson: null, logs: "[],".repeat(1e5), wasmBytes: 1, poisoned: false, error: { message: "m", stack: "s" } }));
+      expect(problems).to.deep.equal([]);
+      expect(got).to.have.length(1);
+      reader.push(encodeFrame({ type: "done", runId: 1, responseJson: null, logs: "", wasmBytes: 1, poisoned: false, x: Array.from({ length: 1e6 }, () => []) }));
+      expect(problems).to.deep.equal(["a frame holds more than 64 JSON values"]);
+      expect(got).to.have.length(1);
+    });
+
+    it("counts values outside strings only, escaped quotes included", function () {
+      const { jsonTextValues } = require("../protocol/json") as typeof import("../protocol/json");
+      expect(jsonTextValues("1", 10)).to.equal(1);
+      expect(jsonTextValues("[1,2,3]", 10)).to.equal(4);
+      expect(jsonTextValues('{"a,[{":"\\",",":["\\\"[,{"]}', 10)).to.equal(3);
+      expect(jsonTextValues("[[],[],[],[]]", 3)).to.equal(4); // gives up past the bound
     });
   });
 
@@ -195,16 +275,65 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       expect(q.take()?.n).to.equal(3);
     });
 
-    it("bounds each account's queue and the whole queue", function () {
-      const q = new FairQueue<{ owner: RunOwner; n: number }>({ perAccount: 1, perKey: 1, queuePerAccount: 2, queueTotal: 3 });
-      expect([1, 2, 3].map((n) => q.offer(job(owner("a"), n)))).to.deep.equal(["ok", "ok", "account"]);
-      expect([4, 5].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]);
-      expect(q.length).to.equal(3);
+    it("shares by payer: a payer with five accounts gets what a payer with one gets, its accounts splitting its turns", function () {
+      type J = { owner: RunOwner; n: number };
+      const q = new FairQueue<J>(defaultFairShare(4, { perPayer: 100 }));
+      const sybils = [1, 2, 3, 4, 5].map((i) => ({ payer: "wallet:0xSybil", account: `s${i}`, key: "k" }));
+      const honest = { payer: "account:h", account: "h", key: "k" };
+      for (let round = 0; round < 4; round++) for (const o of sybils) q.offer({ owner: o, n: 0 });
+      for (let i = 0; i < 20; i++) q.offer({ owner: honest, n: 0 });
+      const order = Array.from({ length: 20 }, () => q.take()!.owner.account);
+      // Payers alternate; the sybil payer's turns go round its accounts.
+      expect(order.slice(0, 10)).to.deep.equal(["s1", "h", "s2", "h", "s3", "h", "s4", "h", "s5", "h"]);
+      expect(order.filter((a) => a === "h")).to.have.length(10);
     });
 
-    it("defaults: all sandbox processes but one per account (at least one), each key as much as its account", function () {
-      expect(defaultFairShare(1)).to.deep.equal({ perAccount: 1, perKey: 1, queuePerAccount: 64, queueTotal: 1024 });
-      expect(defaultFairShare(8)).to.include({ perAccount: 7, perKey: 7 });
+    it("a newcomer goes ahead of the flood it found running: it never waits for the flood's second turn", function () {
+      type J = { owner: RunOwner; n: number };
+      const q = new FairQueue<J>(defaultFairShare(4, { perPayer: 100 }));
+      const flood = { payer: "account:f", account: "f", key: "k" };
+      for (let n = 1; n <= 5; n++) q.offer({ owner: flood, n });
+      expect(q.take()?.n).to.equal(1);
+      q.offer({ owner: { payer: "account:v", account: "v", key: "k" }, n: 6 });
+      q.offer({ owner: { payer: "account:w", account: "w", key: "k" }, n: 7 }); // and another after it, still ahead of the flood
+      expect([q.take(), q.take(), q.take(), q.take()].map((j) => j?.n)).to.deep.equal([6, 7, 2, 3]);
+    });
+
+    it("caps each payer's runs over all its accounts: its share running, its queue waiting or being prepared", function () {
+      type J = { owner: RunOwner; n: number };
+      const q = new FairQueue<J>(defaultFairShare(8, { perPayer: 2, queuePerPayer: 3, queuePerAccount: 3 }));
+      const sybil = (i: number): RunOwner => ({ payer: "wallet:0xSybil", account: `s${i}`, key: "k" });
+      // 2 (its share) + 3 (its queue) over five accounts; the sixth, from any account, is refused.
+      expect([1, 2, 3, 4, 5, 6].map((i) => q.offer({ owner: sybil(i), n: i }))).to.deep.equal(["ok", "ok", "ok", "ok", "ok", "payer"]);
+      expect(q.offer({ owner: { payer: "account:h", account: "h", key: "k" }, n: 7 })).to.equal("ok");
+      const taken = [q.take(), q.take(), q.take(), q.take()].map((j) => j?.n);
+      expect(taken).to.deep.equal([1, 7, 2, undefined]); // the sybil payer holds 2 (its share) over two accounts; s3 waits
+      expect(q.offer({ owner: sybil(1), n: 8 })).to.equal("payer"); // still 2 running + 3 waiting
+      q.finished({ owner: sybil(1), n: 1 });
+      expect(q.take()?.n).to.equal(3);
+      // A held place counts until its run is queued or released.
+      q.finished({ owner: sybil(2), n: 2 });
+      const hold = q.hold(sybil(9)); // 1 running + 2 waiting + this one
+      expect(typeof hold).to.equal("object");
+      expect([q.hold(sybil(9)), q.hold(sybil(9))].map((h) => (typeof h === "string" ? h : "held"))).to.deep.equal(["held", "payer"]);
+      if (typeof hold === "object") q.release(hold);
+      expect(typeof q.hold(sybil(10))).to.equal("object");
+    });
+
+    it("bounds each account's queue and the whole queue", function () {
+      const q = new FairQueue<{ owner: RunOwner; n: number }>({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 2, queuePerAccount: 2, queueTotal: 4 });
+      // one may run (its share) and two wait (its queue): the fourth is refused
+      expect([1, 2, 3, 4].map((n) => q.offer(job(owner("a"), n)))).to.deep.equal(["ok", "ok", "ok", "account"]);
+      expect([5, 6].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]); // four places in all
+      expect(q.take()?.n).to.equal(1);
+      expect([7, 8].map((n) => q.offer(job(owner(`b${n}`), n)))).to.deep.equal(["ok", "total"]);
+      expect(q.length).to.equal(4);
+    });
+
+    it("defaults: all sandbox processes but one per payer (at least one), each account and key as much as its payer", function () {
+      expect(defaultFairShare(1)).to.deep.equal({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 64, queuePerAccount: 64, queueTotal: 1024 });
+      expect(defaultFairShare(8)).to.include({ perPayer: 7, perAccount: 7, perKey: 7 });
+      expect(defaultFairShare(8, { perAccount: 2, queuePerPayer: 10 })).to.include({ perPayer: 7, perAccount: 2, perKey: 2, queuePerAccount: 10 });
     });
 
     it("with one account saturating its share, another account's trivial run starts at once; a full queue answers queue_full with Retry-After", async function () {

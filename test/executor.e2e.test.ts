@@ -212,7 +212,7 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
     const keys = LocalKeyProvider.open(path.join(stack.relayerConfig.dataDir, "root-secret"), pino({ level: "silent" }));
     const expectedA = await deriveWallet(keys, paths.action(cidA));
     const expectedB = await deriveWallet(keys, paths.action(cidB));
-    expect(a.body.response).to.deep.include({ address: expectedA.address, own: expectedA.address, pub: new ethers.SigningKey(expectedA.privateKey).publicKey });
+    expect(a.body.response).to.deep.include({ address: expectedA.address, own: expectedA.address, pub: new ethers.SigningKey(expectedA.privateKey).compressedPublicKey });
     expect(b.body.response).to.deep.include({ address: expectedB.address, own: expectedB.address });
     expect(expectedB.address).to.not.equal(expectedA.address);
     // another action's identity is public (its address and public key), never its private key
@@ -228,6 +228,20 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
     const r = await run(stack, apiKey, { code, js_params: { w } });
     expect(r.body.has_error).to.equal(true);
     expect(JSON.stringify(r.body)).to.match(/key request/i);
+  });
+
+  it("answers a failed run as a failed request (422 action_failed, as on Chipotle), keeping the run's answer and the stack", async function () {
+    const { apiKey } = await newAccount(stack);
+    const thrown = await run(stack, apiKey, { code: `async function main() {\n  console.log("before");\n  throw new Error("boom");\n}` });
+    expect(thrown.status).to.equal(422);
+    expect(thrown.body).to.include({ code: "action_failed", has_error: true, response: null, logs: "before\nError: boom\n    at main (action.js:3:18)" });
+    expect(thrown.body.error).to.equal("Error: boom\n    at main (action.js:3:18)\n");
+    expect(thrown.body.message).to.equal(thrown.body.error);
+    expect(thrown.body.ipfs_id).to.match(/^Qm/);
+    // A limit is a failed run too; a run that succeeds stays 200.
+    const limited = await run(stack, apiKey, { code: `async function main() { for (;;) console.log("x".repeat(1000)) }` });
+    expect([limited.status, limited.body.code, limited.body.error]).to.deep.equal([422, "action_failed", "log limit exceeded: logs are capped at 100 KB (maxLogBytes)"]);
+    expect((await run(stack, apiKey, { code: HELLO })).status).to.equal(200);
   });
 
   it("rejects oversized js_params and a missing action with clear errors", async function () {

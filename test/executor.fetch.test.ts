@@ -169,6 +169,18 @@ describe("action fetch: egress policy (IANA special-purpose ranges)", function (
         expect(internet.attempts.length).to.equal(before);
       });
     }
+
+    for (const [what, answer] of [
+      ["answers no address", () => []],
+      ["fails", () => { throw Object.assign(new Error("queryA ENOTFOUND name.test"), { code: "ENOTFOUND" }); }],
+    ] as const) {
+      it(`refuses a name whose resolver ${what}, before any connection`, async function () {
+        const before = internet.attempts.length;
+        const opts = { resolve: stubResolver(answer).resolve, network: internet.network };
+        await expect(hostFetch(get("http://name.test/"), DEFAULT_LIMITS, opts)).to.be.rejectedWith(/^fetch: cannot resolve name\.test$/);
+        expect(internet.attempts.length).to.equal(before);
+      });
+    }
   });
 });
 

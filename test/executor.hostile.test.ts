@@ -165,7 +165,7 @@ describe("execution path under attack (issue 15)", function () {
 
     it("refuses a too-deep response (it would crash the JSON answer) with has_error, and keeps serving", async function () {
       const r = await run(apiKey, { code: "async function main() { let a = []; for (let i = 0; i < 8000; i++) a = [a]; return a }" });
-      expect(r.status).to.equal(200);
+      expect([r.status, r.body.code]).to.deep.equal([422, "action_failed"]);
       expect([r.body.has_error, r.body.response]).to.deep.equal([true, null]);
       expect(r.body.error).to.equal("JSON nested too deeply: at most 64 levels of arrays and objects (maxJsonDepth)");
       await stillServing();
@@ -175,9 +175,9 @@ describe("execution path under attack (issue 15)", function () {
   describe("every byte that leaves the sandbox is capped", function () {
     /** The whole answer stays within the documented caps: response + logs + error message and stack. */
     const expectBounded = (r: { status: number; body: any }) => {
-      expect(r.status).to.equal(200);
+      expect([r.status, r.body.code]).to.deep.equal([422, "action_failed"]);
       const size = Buffer.byteLength(JSON.stringify(r.body));
-      expect(size).to.be.below(100 * 1024 + 100 * 1024 + 3 * 8 * 1024 + 1024);
+      expect(size).to.be.below(100 * 1024 + 100 * 1024 + 4 * 8 * 1024 + 1024); // the error in `error`, `message` and the logs
       expect(Buffer.byteLength(r.body.error)).to.be.at.most(4096 + 1 + 4096);
     };
 
@@ -200,6 +200,20 @@ describe("execution path under attack (issue 15)", function () {
         expectBounded(r);
         expect(r.body.has_error).to.equal(true);
       }
+    });
+  });
+
+  describe("one action cannot take the host's memory (red team, critical)", function () {
+    it("ethers.zeroPadValue to 3 GB answers the memory limit at once, allocates nothing, and the next run succeeds", async function () {
+      const code = `async function main() { try { ethers.zeroPadValue("0x01", 3e9); return "allocated" } catch (e) { return e.message } }`;
+      const rss = process.memoryUsage().rss;
+      const t = Date.now();
+      const r = await run(apiKey, { code });
+      expect(Date.now() - t, "refused before any allocation").to.be.below(5000);
+      expect([r.status, r.body.has_error, r.body.response]).to.deep.equal([422, true, "ethers.zeroPadValue: memory limit exceeded: the action may use at most 64 MB (memoryBytes)"]);
+      expect(r.body.error).to.equal("memory limit exceeded: the action may use at most 64 MB (memoryBytes)");
+      expect(process.memoryUsage().rss - rss, "the relayer's own memory").to.be.below(200 * 1024 * 1024);
+      await stillServing();
     });
   });
 

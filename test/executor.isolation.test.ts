@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
+import dgram from "node:dgram";
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -9,14 +10,18 @@ import Database from "better-sqlite3";
 import pino from "pino";
 import { LocalKeyProvider } from "../executor/keys/local";
 import { makePrivateDir, socketOpenToOthers } from "../executor/sandbox/host/isolation";
-import { NOBODY, processLauncher } from "../executor/sandbox/host/launchers";
+import { DEFAULT_SANDBOX_MEMORY_MB, FIRST_SANDBOX_USER, processLauncher, slotUser, type SandboxLauncher } from "../executor/sandbox/host/launchers";
+import { backoffDelay, DEFAULT_BACKOFF } from "../executor/sandbox/host/respawn-backoff";
 import { SandboxPool } from "../executor/sandbox/host/pool";
+import { chooseSandboxNetwork, findUnshare, probeNetwork, type SandboxNetwork } from "../executor/sandbox/host/network";
 import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
+import { hostFetch } from "../executor/sandbox/host/fetch";
 import { DEFAULT_LIMITS, type Host, type RunResult } from "../executor/sandbox/types";
 import { loadConfig } from "../relayer/config";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 
 const DOUBLE = path.join(__dirname, "fixtures", "sandbox-double.js");
+const CRASHING = path.join(__dirname, "fixtures", "sandbox-crashing.js");
 const SECRET_ENV = "VESTA_TEST_SECRET_IN_RELAYER_ENV";
 const noHost: Host = async () => {
   throw new Error("no host calls expected");
@@ -43,6 +48,11 @@ function sandboxChildren(): number[] {
 
 const statusField = (pid: number, name: string) => new RegExp(`^${name}:\\t?(.*)$`, "m").exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1].trim().split(/\s+/).filter(Boolean);
 
+/** The network interfaces of `pid`'s network namespace, and whether any is up (its routes, which are none when all are down). */
+const interfacesOf = (pid: number) =>
+  fs.readFileSync(`/proc/${pid}/net/dev`, "utf8").split("\n").slice(2).map((l) => l.split(":")[0].trim()).filter(Boolean);
+const routesOf = (pid: number) => fs.readFileSync(`/proc/${pid}/net/route`, "utf8").split("\n").slice(1).filter(Boolean);
+
 /** Waits until `check` holds (polling), or fails with `what`. */
 async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
@@ -55,7 +65,7 @@ async function until(check: () => boolean, what: string, ms = 5000): Promise<voi
 describe("sandbox processes hold no secrets (issue 17.1)", function () {
   this.timeout(120_000);
   before(function () {
-    // The tests run as root, as the relayer does in its container: the sandbox then runs as nobody.
+    // The tests run as root, as the relayer does in its container: each sandbox then runs as a user of its own.
     expect(process.getuid?.(), "these tests need root, to check the switch to another user").to.equal(0);
   });
 
@@ -86,6 +96,8 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
         expect(statusField(pid, "Uid")).to.deep.equal(Array(4).fill(String(USER.uid)));
         expect(statusField(pid, "Gid")).to.deep.equal(Array(4).fill(String(USER.gid)));
         expect(statusField(pid, "Groups")).to.deep.equal([]);
+        expect(fs.readlinkSync(`/proc/${pid}/ns/net`), "a network namespace of its own").to.not.equal(fs.readlinkSync("/proc/self/ns/net"));
+        expect(interfacesOf(pid)).to.deep.equal(["lo"]); // and in it, only a loopback that is down
         const args = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
         const files = sandboxFiles();
         expect(args).to.include.members(["--experimental-permission", "--no-addons", "--disallow-code-generation-from-strings"]);
@@ -105,11 +117,23 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
     });
   });
 
-  it("configuration: a relayer running as root starts its sandboxes as nobody unless VESTA_SANDBOX_UID/GID say otherwise; never as root", function () {
-    const env = { VESTA_MODE: "development", VESTA_RPC_URL: "http://127.0.0.1:8545", VESTA_ACCOUNT_CONFIG_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3", VESTA_PAYER_KEYS: `0x${"59".repeat(32)}` };
-    expect(loadConfig(env).sandboxUser).to.deep.equal(NOBODY);
-    expect(loadConfig({ ...env, VESTA_SANDBOX_UID: "1000" }).sandboxUser).to.deep.equal({ uid: 1000, gid: NOBODY.gid });
+  const env = { VESTA_MODE: "development", VESTA_RPC_URL: "http://127.0.0.1:8545", VESTA_ACCOUNT_CONFIG_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3", VESTA_PAYER_KEYS: `0x${"59".repeat(32)}` };
+
+  it("configuration: a relayer running as root starts sandbox i as 64000 + i unless VESTA_SANDBOX_UID/GID say otherwise; never as root, never past the largest id", function () {
+    expect(loadConfig(env).sandboxUser).to.deep.equal(FIRST_SANDBOX_USER);
+    expect(FIRST_SANDBOX_USER).to.deep.equal({ uid: 64000, gid: 64000 });
+    expect(slotUser(FIRST_SANDBOX_USER, 3)).to.deep.equal({ uid: 64003, gid: 64003 });
+    expect(loadConfig({ ...env, VESTA_SANDBOX_UID: "1000" }).sandboxUser).to.deep.equal({ uid: 1000, gid: FIRST_SANDBOX_USER.gid });
     expect(() => loadConfig({ ...env, VESTA_SANDBOX_UID: "0", VESTA_SANDBOX_GID: "0" })).to.throw(/VESTA_SANDBOX_UID must not be 0 \(root\)[\s\S]*VESTA_SANDBOX_GID must not be 0 \(root\)/);
+    expect(() => loadConfig({ ...env, VESTA_SANDBOX_WORKERS: "4", VESTA_SANDBOX_UID: "4294967292" })).to.throw("VESTA_SANDBOX_UID: 4294967292 + 4 sandbox processes passes the largest id (4294967294)");
+    expect(loadConfig({ ...env, VESTA_SANDBOX_WORKERS: "3", VESTA_SANDBOX_UID: "4294967292" }).sandboxUser?.uid).to.equal(4294967292);
+  });
+
+  it("configuration: each sandbox process gets an OS memory ceiling, 2048 MB unless VESTA_SANDBOX_MEMORY_MB says otherwise, never below what a run needs", function () {
+    expect(loadConfig(env).sandboxMemoryMb).to.equal(DEFAULT_SANDBOX_MEMORY_MB).and.to.equal(2048);
+    expect(loadConfig({ ...env, VESTA_SANDBOX_MEMORY_MB: "1024" }).sandboxMemoryMb).to.equal(1024);
+    expect(loadConfig({ ...env, VESTA_ACTION_MEMORY_MB: "1024" }).sandboxMemoryMb, "the default makes room for a larger run").to.equal(2560);
+    expect(() => loadConfig({ ...env, VESTA_SANDBOX_MEMORY_MB: "600" })).to.throw("VESTA_SANDBOX_MEMORY_MB must be at least 640 (twice VESTA_ACTION_MEMORY_MB, plus 512 MB for the V8 heap and Node)");
   });
 
   describe("what a sandbox process can reach, seen from inside", function () {
@@ -163,9 +187,9 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
       expect(r.hasError, r.logs).to.equal(false);
       expect(r.response).to.deep.equal({
         env: [],
-        uid: NOBODY.uid,
-        gid: NOBODY.gid,
-        groups: [NOBODY.gid], // Node lists the effective group; no supplementary group (root's are dropped)
+        uid: FIRST_SANDBOX_USER.uid, // slot 0 of its pool
+        gid: FIRST_SANDBOX_USER.gid,
+        groups: [FIRST_SANDBOX_USER.gid], // Node lists the effective group; no supplementary group (root's are dropped)
         read: { rootSecret: "ERR_ACCESS_DENIED", billing: "ERR_ACCESS_DENIED", actions: "ERR_ACCESS_DENIED" },
         list: "ERR_ACCESS_DENIED",
         parentEnvironment: "ERR_ACCESS_DENIED",
@@ -174,17 +198,17 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
         worker: "ERR_ACCESS_DENIED",
         addon: "ERR_DLOPEN_DISABLED",
         eval: "EvalError",
-        // Node's permission model does not cover unix sockets: the user does (nobody may not write a 0755 socket).
+        // Node's permission model does not cover unix sockets: the user does (another user may not write a 0755 socket).
         agentSocket: "EACCES",
-        // Not blocked: the sandbox process may open network connections (it holds no credential to use them; see the README's Security model).
-        tcp: "connected",
+        // Its network namespace is its own and empty (network.ts): no route, not even to loopback.
+        tcp: "ENETUNREACH",
       });
       expect(agentConnections).to.deep.equal([]);
       expect(fs.readdirSync(dataDir).sort()).to.deep.equal(["actions.sqlite", "billing.sqlite", "root-secret"]); // nothing written
     });
 
     it("the relayer can tell a guest-agent socket that other users may write (it warns at start), from one they may not", async function () {
-      expect(socketOpenToOthers(agentSocket)).to.equal(false); // 0755, as above: refused to nobody
+      expect(socketOpenToOthers(agentSocket)).to.equal(false); // 0755, as above: refused to the sandbox's user
       const open = path.join(dir, "run", "open.sock");
       const server = net.createServer((c) => c.destroy());
       await new Promise<void>((resolve) => server.listen(open, resolve));
@@ -199,9 +223,9 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
     });
 
     it("past the permission model (a native escape), the user and the file modes still keep the data directory and the root secret", function () {
-      // What the OS alone allows nobody, with the same empty environment: this is what holds if Node's checks are bypassed.
+      // What the OS alone allows a sandbox's user, with the same empty environment: this is what holds if Node's checks are bypassed.
       const read = (file: string) =>
-        spawnSync(process.execPath, ["-e", `try { require("fs").readFileSync(${JSON.stringify(file)}); console.log("read") } catch (e) { console.log(e.code) }`], { env: {}, uid: NOBODY.uid, gid: NOBODY.gid, encoding: "utf8" }).stdout.trim();
+        spawnSync(process.execPath, ["-e", `try { require("fs").readFileSync(${JSON.stringify(file)}); console.log("read") } catch (e) { console.log(e.code) }`], { env: {}, ...FIRST_SANDBOX_USER, encoding: "utf8" }).stdout.trim();
       for (const file of ["root-secret", "billing.sqlite", "actions.sqlite"]) expect(read(path.join(dataDir, file)), file).to.equal("EACCES");
       expect(read(`/proc/${process.pid}/environ`)).to.equal("EACCES");
       // The control: the same databases in a directory left as SQLite and mkdir leave it (0755) are readable by anyone.
@@ -212,6 +236,291 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
         expect(read(path.join(open, "billing.sqlite"))).to.equal("read");
       } finally {
         fs.rmSync(open, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe("a network namespace of its own: code that escaped QuickJS opens no socket (VESTA_SANDBOX_NETWORK)", function () {
+    const ABSTRACT = `vesta-netns-test-${process.pid}`;
+    let tcp: net.Server;
+    let abstract: net.Server;
+    let web: http.Server;
+    let udp: dgram.Socket;
+    const seen: string[] = [];
+    const udpTarget = () => `127.0.0.1:${udp.address().port}`;
+    const tcpTarget = () => `127.0.0.1:${(tcp.address() as net.AddressInfo).port}`;
+    /** Runs the stand-in's "network" probe in a pool on `network`; returns what it reached, its pid's namespace and user. */
+    const probeOn = async (network: SandboxNetwork) => {
+      const pool = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE, network }) });
+      try {
+        const isolated = network.mode === "isolated"; // the addresses past the test's own servers only where they fail fast
+        const tcpTargets = [tcpTarget(), ...(isolated ? [`::1:${(tcp.address() as net.AddressInfo).port}`, "169.254.169.254:80", "10.0.0.1:5432"] : [])];
+        const r = await pool.run(request("x", { mode: "network", tcp: tcpTargets, udp: [udpTarget()], abstract: [ABSTRACT] }), noHost);
+        expect(r.hasError, r.logs).to.equal(false);
+        const [{ pid }] = pool.processes();
+        return { reached: r.response, pid, netns: fs.readlinkSync(`/proc/${pid}/ns/net`), uid: statusField(pid, "Uid"), routes: routesOf(pid), dataLimit: /^Max data size\s+(\S+)/m.exec(fs.readFileSync(`/proc/${pid}/limits`, "utf8"))?.[1] };
+      } finally {
+        await pool.close();
+      }
+    };
+
+    before(async () => {
+      tcp = net.createServer((c) => {
+        seen.push("tcp");
+        c.destroy();
+      });
+      abstract = net.createServer((c) => {
+        seen.push("abstract");
+        c.destroy();
+      });
+      web = http.createServer((_req, res) => res.end("fetched by the relayer"));
+      udp = dgram.createSocket("udp4").on("message", () => seen.push("udp"));
+      await Promise.all([
+        new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve)),
+        new Promise<void>((resolve) => tcp.listen(0, "127.0.0.1", resolve)),
+        new Promise<void>((resolve) => abstract.listen(`\0${ABSTRACT}`, resolve)),
+        new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve)),
+      ]);
+    });
+    after(async () => {
+      await Promise.all([tcp, abstract, web].map((s) => new Promise((resolve) => s.close(resolve))));
+      udp.close();
+    });
+    beforeEach(() => void seen.splice(0));
+
+    it("isolated (the default here): a loopback TCP server (IPv4 and IPv6), a loopback UDP socket, cloud metadata, the private network and an abstract unix socket of the host are out of reach; the process keeps its slot user and memory ceiling", async function () {
+      const network = probeNetwork(process.env.PATH, FIRST_SANDBOX_USER);
+      expect(network.mode, JSON.stringify(network)).to.equal("isolated");
+      const seenFrom = await probeOn(network);
+      expect(seenFrom.reached).to.deep.equal({
+        tcp: { [tcpTarget()]: "ENETUNREACH", [`::1:${(tcp.address() as net.AddressInfo).port}`]: "EADDRNOTAVAIL" /* no IPv6 address at all */, "169.254.169.254:80": "ENETUNREACH", "10.0.0.1:5432": "ENETUNREACH" },
+        udp: { [udpTarget()]: "ENETUNREACH" },
+        abstract: { [ABSTRACT]: "ECONNREFUSED" }, // its own abstract namespace, where no one listens
+      });
+      expect(seen, "connections the host's servers accepted").to.deep.equal([]);
+      expect(seenFrom.netns).to.not.equal(fs.readlinkSync("/proc/self/ns/net"));
+      expect(seenFrom.routes).to.deep.equal([]);
+      expect(seenFrom.uid, "unshare switched to the slot's user after it made the namespace").to.deep.equal(Array(4).fill(String(FIRST_SANDBOX_USER.uid)));
+      expect(seenFrom.dataLimit).to.equal(String(DEFAULT_SANDBOX_MEMORY_MB * 1024 * 1024));
+    });
+
+    it("shared (the control: the same probe would see the host's network): it reaches all three, as the same user", async function () {
+      const seenFrom = await probeOn({ mode: "shared" });
+      expect(seenFrom.reached).to.deep.equal({ tcp: { [tcpTarget()]: "connected" }, udp: { [udpTarget()]: "sent" }, abstract: { [ABSTRACT]: "connected" } });
+      await until(() => seen.length === 3, "the host's servers to see all three");
+      expect(seen.sort()).to.deep.equal(["abstract", "tcp", "udp"]);
+      expect(seenFrom.netns).to.equal(fs.readlinkSync("/proc/self/ns/net"));
+      expect(seenFrom.uid).to.deep.equal(Array(4).fill(String(FIRST_SANDBOX_USER.uid)));
+    });
+
+    it("isolated: actions still run, and their fetch still goes out, through the relayer's egress", async function () {
+      const pool = new SandboxPool({ size: 1 });
+      const calls: string[] = [];
+      const host: Host = async (call) => {
+        calls.push(call.op);
+        if (call.op !== "fetch") throw new Error(`unexpected ${call.op}`);
+        return hostFetch(call, limits, { allowPrivateNetworks: true }); // the test's server is on loopback
+      };
+      try {
+        const url = `http://127.0.0.1:${(web.address() as net.AddressInfo).port}/`;
+        const r = await pool.run(request(`async function main({ url }) { const res = await fetch(url); return [res.status, await res.text()] }`, { url }), host);
+        expect(r.hasError, r.logs).to.equal(false);
+        expect(r.response).to.deep.equal([200, "fetched by the relayer"]);
+        expect(calls).to.deep.equal(["fetch"]);
+        expect((await pool.run(request("async function main() { return 'hello' }"), noHost)).response).to.equal("hello");
+        const [{ pid }] = pool.processes();
+        expect(fs.readlinkSync(`/proc/${pid}/ns/net`)).to.not.equal(fs.readlinkSync("/proc/self/ns/net"));
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it("the probe: unshare missing or refused gives the relayer's network with the reason, never isolated", function () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-unshare-"));
+      try {
+        expect(probeNetwork(dir, FIRST_SANDBOX_USER)).to.deep.equal({ mode: "shared", unavailable: `no unshare binary (util-linux) on PATH (${dir})` });
+        // What a container without CAP_SYS_ADMIN (or under Docker's default seccomp profile) answers.
+        fs.writeFileSync(path.join(dir, "unshare"), "#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n", { mode: 0o755 });
+        expect(probeNetwork(`${dir}:/usr/bin:/bin`, FIRST_SANDBOX_USER)).to.deep.equal({
+          mode: "shared",
+          unavailable: `${dir}/unshare --net failed (unshare: unshare failed: Operation not permitted): the relayer needs CAP_SYS_ADMIN and a seccomp profile that allows unshare`,
+        });
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("isolated, and unshare refuses at a sandbox's start (after a good probe): that sandbox fails to start, the waiting run fails with the reason; never started on the relayer's network", async function () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-unshare-"));
+      fs.chmodSync(dir, 0o755);
+      const refusing = path.join(dir, "unshare");
+      fs.writeFileSync(refusing, "#!/bin/sh\necho 'unshare: unshare failed: No space left on device' >&2\nexit 1\n", { mode: 0o755 });
+      const pool = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE, network: { mode: "isolated", unshare: refusing } }) });
+      try {
+        const r = await pool.run(request("x", { mode: "network", tcp: [tcpTarget()], udp: [], abstract: [ABSTRACT] }), noHost);
+        expect(r.error).to.deep.equal({ message: "the sandbox failed to start (unshare: unshare failed: No space left on device)" });
+        expect(r.response).to.equal(null);
+        expect(seen).to.deep.equal([]);
+        expect(pool.stats()).to.include({ started: 1, sandboxes: 0 });
+      } finally {
+        await pool.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("configuration: isolated by default when it can be had; development falls back to shared (with the reason), production and an explicit isolated refuse to start; shared only when asked", function () {
+      const none = `/nonexistent-${process.pid}`; // a PATH without unshare
+      expect(loadConfig(env).sandboxNetwork).to.deep.equal({ mode: "isolated", unshare: findUnshare(undefined) }); // env has no PATH: the standard directories
+      expect(loadConfig({ ...env, VESTA_SANDBOX_NETWORK: "shared" }).sandboxNetwork).to.deep.equal({ mode: "shared" });
+      expect(loadConfig({ ...env, PATH: none }).sandboxNetwork).to.deep.equal({ mode: "shared", unavailable: `no unshare binary (util-linux) on PATH (${none})` });
+      const refused = `sandbox processes cannot get a network namespace of their own: no unshare binary (util-linux) on PATH (${none}). Set VESTA_SANDBOX_NETWORK=shared to run them on the relayer's network`;
+      expect(() => loadConfig({ ...env, PATH: none, VESTA_SANDBOX_NETWORK: "isolated" })).to.throw(`VESTA_SANDBOX_NETWORK=isolated: ${refused}`);
+      expect(() => loadConfig({ ...env, VESTA_SANDBOX_NETWORK: "none" })).to.throw("VESTA_SANDBOX_NETWORK must be isolated or shared");
+      // Production: the same failure stops the start (among production's other refusals of this development environment), unless shared is asked for.
+      const production = { ...env, VESTA_MODE: "production", PATH: none };
+      expect(() => loadConfig(production)).to.throw(`VESTA_SANDBOX_NETWORK (isolated, the production default): ${refused}`);
+      try {
+        loadConfig({ ...production, VESTA_SANDBOX_NETWORK: "shared" });
+        expect.fail("production refuses this environment (no guest agent, no Stripe keys)");
+      } catch (err) {
+        expect((err as Error).message).to.include("STRIPE_SECRET_KEY: required with VESTA_MODE=production").and.not.include("VESTA_SANDBOX_NETWORK");
+      }
+      // The decision alone: shared is never chosen in production without being asked for; the probe is not run for shared.
+      const refusedProbe = (): SandboxNetwork => ({ mode: "shared", unavailable: "refused" });
+      expect(chooseSandboxNetwork(undefined, true, refusedProbe).problem).to.match(/^VESTA_SANDBOX_NETWORK \(isolated, the production default\): /);
+      expect(chooseSandboxNetwork(undefined, false, refusedProbe)).to.deep.equal({ network: { mode: "shared", unavailable: "refused" } });
+      expect(chooseSandboxNetwork("shared", true, () => expect.fail("probed"))).to.deep.equal({ network: { mode: "shared" } });
+    });
+  });
+
+  describe("no two live sandboxes share a user (finding 2)", function () {
+    /** Whether a process running as `user` may send signal 0 to `pid` (what any signal, and ptrace, needs first). */
+    const maySignal = (user: { uid: number; gid: number }, pid: number) =>
+      spawnSync(process.execPath, ["-e", `try { process.kill(${pid}, 0); console.log("allowed") } catch (e) { console.log(e.code) }`], { env: {}, ...user, encoding: "utf8" }).stdout.trim();
+    const userOf = (pid: number) => ({ uid: Number(statusField(pid, "Uid")![0]), gid: Number(statusField(pid, "Gid")![0]) });
+
+    it("two concurrent sandboxes run as two users (base + slot), and the one cannot signal the other", async function () {
+      const pool = new SandboxPool({ size: 2 });
+      try {
+        const sleep = request("async function main() { await new Promise((r) => setTimeout(r, 1500)); return 'slept' }");
+        const runs = [pool.run(sleep, noHost), pool.run(sleep, noHost)];
+        await until(() => pool.processes().filter((p) => p.busy).length === 2, "both runs to start");
+        const [a, b] = pool.processes().map((p) => p.pid);
+        for (const pid of [a, b]) {
+          expect(statusField(pid, "Uid")!.every((id) => id === statusField(pid, "Uid")![0]), "real, effective, saved, fs uid").to.equal(true);
+        }
+        expect([userOf(a), userOf(b)]).to.have.deep.members([slotUser(FIRST_SANDBOX_USER, 0), slotUser(FIRST_SANDBOX_USER, 1)]);
+        expect(maySignal(userOf(a), b), "a sandbox's user signalling another sandbox").to.equal("EPERM");
+        expect(maySignal(userOf(b), a)).to.equal("EPERM");
+        expect(maySignal(userOf(a), a), "the control: its own process").to.equal("allowed");
+        expect((await Promise.all(runs)).map((r) => r.response)).to.deep.equal(["slept", "slept"]);
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it("a slot (its user) goes to a new sandbox only once the process that held it is gone, also when the pool kills it and starts another meanwhile", async function () {
+      const real = processLauncher();
+      const live = new Map<number, number>(); // slot -> pid
+      const clashes: string[] = [];
+      let spawned = 0;
+      const launcher: SandboxLauncher = (config, frameBytes, events) => {
+        if (live.has(config.slot)) clashes.push(`slot ${config.slot} given again while pid ${live.get(config.slot)} lives`);
+        const sandbox = real(config, frameBytes, {
+          ...events,
+          exit: (exit) => {
+            live.delete(config.slot);
+            events.exit(exit);
+          },
+        });
+        live.set(config.slot, sandbox.pid!);
+        spawned++;
+        return sandbox;
+      };
+      const pool = new SandboxPool({ size: 2, launcher, graceMs: 100 });
+      try {
+        // A built-in that never checks the interrupt handler: the pool kills each sandbox at its deadline (SIGKILL, then its exit) and starts another for the next run.
+        const spin = { ...request("async function main() { Array.prototype.indexOf.call({ length: 2 ** 32 - 1 }, 1) }"), limits: { ...limits, timeoutMs: 200 } };
+        const results = await Promise.all(Array.from({ length: 6 }, () => pool.run(spin, noHost)));
+        expect(results.map((r) => r.error?.limit)).to.deep.equal(Array(6).fill("timeoutMs"));
+        expect(spawned).to.be.at.least(6);
+        expect(clashes).to.deep.equal([]);
+        const uids = pool.processes().map((p) => userOf(p.pid).uid);
+        expect(new Set(uids).size).to.equal(uids.length);
+        expect((await pool.run(request("async function main() { return 'after' }"), noHost)).response).to.equal("after");
+      } finally {
+        await pool.close();
+      }
+    });
+  });
+
+  describe("an OS memory ceiling on each sandbox process (finding 1b)", function () {
+    it("a run whose memory limit lets it ask for 800 MB fails with the memory limit under a 600 MB ceiling; the next run on the same pool succeeds", async function () {
+      const pool = new SandboxPool({ size: 1, launcher: processLauncher({ memoryMb: 600 }) });
+      const big = { ...limits, memoryBytes: 1000 * 1024 * 1024 };
+      try {
+        const r = await pool.run({ ...request("async function main() { const kept = []; for (let i = 0; i < 8; i++) kept.push(new Uint8Array(100e6)); return kept.length }"), limits: big }, noHost);
+        expect(r.response, "the allocation did not succeed").to.equal(null);
+        expect(r.error?.limit).to.equal("memoryBytes");
+        expect(r.error?.message).to.equal("memory limit exceeded: the action may use at most 1000 MB (memoryBytes)");
+        expect((await pool.run(request("async function main() { return 'next' }"), noHost)).response).to.equal("next");
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it("the ceiling is RLIMIT_DATA, soft and hard, on the relayer's real sandbox processes", async function () {
+      const pool = new SandboxPool({ size: 1 });
+      try {
+        await pool.run(request("1"), noHost);
+        const [{ pid }] = pool.processes();
+        const line = /^Max data size\s+(\S+)\s+(\S+)\s+bytes/m.exec(fs.readFileSync(`/proc/${pid}/limits`, "utf8"));
+        expect(line?.slice(1, 3)).to.deep.equal(Array(2).fill(String(DEFAULT_SANDBOX_MEMORY_MB * 1024 * 1024)));
+      } finally {
+        await pool.close();
+      }
+    });
+  });
+
+  describe("sandboxes that keep dying are started again after a growing delay (finding 3)", function () {
+    it("a sandbox that dies right after it starts is started a handful of times in 3 s, not in a loop, and the pool says so", async function () {
+      const lines: { msg?: string; crashes?: number; delayMs?: number }[] = [];
+      const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const pool = new SandboxPool({ size: 1, logger, launcher: processLauncher({ entry: CRASHING }) });
+      try {
+        // The run is handed to the first sandbox, which dies under it; then the pool keeps one started ahead of need, and each dies.
+        expect((await pool.run(request("1"), noHost)).error?.message).to.equal("the sandbox process ended during the run (exit code 3); the run did not complete");
+        await new Promise((r) => setTimeout(r, 3000));
+        const { started } = pool.stats();
+        // Delays 0, 200, 400, 800, 1600 ms: 5 or 6 starts in 3 s (each start takes ~100 ms more). In a loop: 20 to 40.
+        expect(started, `${started} sandboxes started in 3 s`).to.be.within(4, 7);
+        const backoff = lines.filter((l) => l.delayMs !== undefined);
+        expect(backoff.length).to.be.within(3, 5);
+        expect(backoff.map((l) => l.delayMs)).to.deep.equal([200, 400, 800, 1600, 3200].slice(0, backoff.length));
+        expect(backoff[0].msg).to.equal("sandbox: 2 sandboxes ended in a row without a run completing; the next one starts in 200 ms");
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it("the delay doubles from 200 ms up to 5 s; the first replacement is immediate", function () {
+      expect(Array.from({ length: 10 }, (_, i) => backoffDelay(i + 1, DEFAULT_BACKOFF))).to.deep.equal([0, 200, 400, 800, 1600, 3200, 5000, 5000, 5000, 5000]);
+      expect(backoffDelay(1000, DEFAULT_BACKOFF)).to.equal(5000);
+    });
+
+    it("a run that completes starts the count over: a sandbox killed after it is replaced at once", async function () {
+      const pool = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE }) });
+      try {
+        for (let i = 0; i < 3; i++) expect((await pool.run(request("x", { mode: "exit" }), noHost)).error?.message).to.match(/exit code 7/);
+        const t = Date.now();
+        expect((await pool.run(request("x", { mode: "echo" }), noHost)).response).to.equal("echo");
+        expect(Date.now() - t, "waited for the backoff of 3 deaths (400 ms)").to.be.at.least(300);
+        await pool.run(request("x", { mode: "exit" }), noHost);
+        const u = Date.now();
+        expect((await pool.run(request("x", { mode: "echo" }), noHost)).response).to.equal("echo");
+        expect(Date.now() - u, "one death after a completed run: no delay").to.be.below(300);
+      } finally {
+        await pool.close();
       }
     });
   });
@@ -311,6 +620,13 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
       } finally {
         await pool.close();
       }
+    });
+
+    it("an allocation outside QuickJS and the V8 heap (4 GiB of buffers) stops at the default OS memory ceiling (finding 1b): that run fails with the memory limit, the sandbox is replaced", async function () {
+      const r = await misbehave("offHeap");
+      expect(r.response).to.equal(null);
+      expect(r.error?.limit).to.equal("memoryBytes");
+      expect(r.error?.message).to.match(/^memory limit exceeded/);
     });
 
     it("a process that exhausts its V8 heap ends its run with the memory limit", async function () {

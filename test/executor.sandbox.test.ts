@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -31,7 +32,7 @@ function testHost(limits: RunLimits) {
       case "getLitActionPrivateKey":
         return ACTION_KEY;
       case "getLitActionPublicKey":
-        return new SigningKey(ACTION_KEY).publicKey;
+        return new SigningKey(ACTION_KEY).compressedPublicKey;
       case "getLitActionWalletAddress":
         return computeAddress(ACTION_KEY);
       case "encrypt":
@@ -109,7 +110,44 @@ describe("executor sandbox", function () {
 
     it("fetch-url.js fetches a URL from params", async () => {
       const r = await run(example("fetch-url.js"), { url: `${base}/json` });
-      expect(r.response).to.deep.equal({ ok: true, status: 200, contentType: "application/json", body: { hello: "world" } });
+      expect(r.response).to.deep.equal({ ok: true, status: 200, contentType: "application/json", body: { hello: "world" }, isResponse: true, bytes: 17 });
+    });
+
+    it("web-platform.js uses TextEncoder/Decoder, atob/btoa, URL, structuredClone, Request/Response, AbortController and global", async () => {
+      const r = await run(example("web-platform.js"), { name: "vesta" });
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal({
+        utf8Bytes: Buffer.byteLength("héllo vesta 😀"),
+        decoded: "héllo vesta 😀",
+        base64: "dmVzdGE=",
+        fromBase64: "vesta",
+        url: "https://example.com/search?q=vesta&page=2",
+        query: { q: "vesta", page: "2" },
+        request: { method: "POST", url: "https://example.com/search?q=vesta&page=2", contentType: "application/json" },
+        response: { status: 201, ok: true, type: "application/json", body: { echoed: { name: "vesta" } } },
+        aborted: { aborted: true, reason: "AbortError" },
+        cloned: { when: "1970-01-01T00:00:00.000Z", tags: ["a"], sameBytes: true },
+        global: true,
+      });
+    });
+
+    it("web-crypto.js: digests, HMAC, ECDSA P-256 and AES-GCM agree with Node's crypto", async () => {
+      const r = await run(example("web-crypto.js"), { message: "hello" });
+      expect(r.hasError, r.logs).to.equal(false);
+      const digest = (alg: string) => crypto.createHash(alg).update("hello").digest("hex");
+      expect(r.response).to.deep.equal({
+        digests: { "SHA-1": digest("sha1"), "SHA-256": digest("sha256"), "SHA-384": digest("sha384"), "SHA-512": digest("sha512") },
+        hmac: { mac: crypto.createHmac("sha256", "secret").update("hello").digest("hex"), verified: true, jwk: Buffer.from("secret").toString("base64url") },
+        ecdsa: { signatureBytes: 64, publicKeyBytes: 65, verified: true },
+        aes: { sealedBytes: 5 + 16, opened: "hello", extractable: false },
+        uuid: true,
+      });
+    });
+
+    it("lit-namespace.js (Chipotle style): frozen Lit, compressed public key, a JSON string response parsed", async () => {
+      const r = await run(example("lit-namespace.js"));
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal({ same: true, frozen: true, assignmentThrew: true, compressed: true, matchesAddress: true, imports: [] });
     });
 
     it("action-wallet.js derives the action's wallet and signs a transaction", async () => {
@@ -117,7 +155,7 @@ describe("executor sandbox", function () {
       const r = await run(example("action-wallet.js"), { to, chainId: 1 });
       const wallet = new Wallet(ACTION_KEY);
       const signedTx = await wallet.signTransaction({ to, value: ethers.parseEther("0.01"), nonce: 0, gasLimit: 21000, maxFeePerGas: 30_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, chainId: 1, type: 2 });
-      expect(r.response).to.deep.equal({ address: wallet.address, publicKey: wallet.signingKey.publicKey, matches: true, signedTx });
+      expect(r.response).to.deep.equal({ address: wallet.address, publicKey: wallet.signingKey.compressedPublicKey, matches: true, signedTx });
     });
   });
 
@@ -273,7 +311,7 @@ describe("executor sandbox", function () {
 
     it("Function constructors only reach the sandbox's own global", async () => {
       const reach = await run("globalThis.constructor.constructor('return process')()");
-      expect(reach.error?.message).to.equal("ReferenceError: 'process' is not defined");
+      expect(reach.error?.message).to.equal("ReferenceError: 'process' is not defined (process does not exist in Vesta's sandbox: actions are not Node programs)");
       const r = await run(`async function main() {
         const g = (function () {}).constructor("return this")();
         const viaApi = await Lit.Actions.getPrivateKey.constructor("return typeof require")(); // AsyncFunction
@@ -393,6 +431,136 @@ describe("executor sandbox", function () {
         encodedV5: coder.encode(["uint256"], [1]),
         decoded: ["42", ethers.getAddress(PKP_ID), "0xabcd", ["a", "b"]],
       });
+    });
+  });
+
+  describe("action runtime as on Chipotle (issue 18)", function () {
+    it("setResponse parses a JSON string response as Chipotle's server does, and keeps other strings", async () => {
+      const cases: [string, unknown][] = [['\'{"a":[1,2]}\'', { a: [1, 2] }], ["'123'", 123], ["'\"quoted\"'", "quoted"], ["'not json'", "not json"], ["{ b: 1 }", { b: 1 }]];
+      for (const [value, expected] of cases) {
+        const r = await run(`Lit.Actions.setResponse({ response: ${value} })`);
+        expect([r.hasError, r.response], value).to.deep.equal([false, expected]);
+      }
+    });
+
+    it("the Lit namespace is read-only: assignments do nothing in sloppy code and throw in strict code", async () => {
+      const r = await run(`async function main() {
+        const actions = LitActions;
+        Lit.Actions = 1; LitActions = 2; Lit = 3; LitActions.getPrivateKey = null; LitHeaders = 4;
+        const strict = [];
+        for (const f of [() => { "use strict"; LitActions = 1 }, () => { "use strict"; Lit.Actions = 1 }, () => { "use strict"; LitActions.setResponse = 1 }]) {
+          try { f(); strict.push("assigned") } catch (e) { strict.push(e.name) }
+        }
+        return { same: Lit.Actions === actions && LitActions === actions && Actions === actions, fn: typeof LitActions.getPrivateKey, headers: LitHeaders instanceof Headers, auth: LitAuth, strict,
+          descriptor: Object.getOwnPropertyDescriptor(globalThis, "LitActions") };
+      }`);
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal({ same: true, fn: "function", headers: true, auth: {}, strict: ["TypeError", "TypeError", "TypeError"], descriptor: { value: {}, writable: false, enumerable: false, configurable: false } });
+    });
+
+    for (const [name, why] of [
+      ["WebAssembly", "QuickJS has no WebAssembly engine"],
+      ["Deno", "actions run in QuickJS, not Deno: there is no Deno namespace"],
+      ["Worker", "QuickJS has no threads"],
+      ["localStorage", "the sandbox keeps nothing between runs"],
+    ]) {
+      it(`${name}: typeof is "undefined", and using it is a ReferenceError that says why (the sandbox keeps serving)`, async () => {
+        const r = await run(`async function main() { if (typeof ${name} !== "undefined") return "defined"; return ${name}.x }`);
+        expect(r.hasError).to.equal(true);
+        expect(r.error?.message).to.equal(`ReferenceError: '${name}' is not defined (${name} does not exist in Vesta's sandbox: ${why})`);
+        expect(r.error?.stack).to.include("action.js");
+        expect((await run("async function main() { return 1 }")).response).to.equal(1);
+      });
+    }
+
+    it("fetch answers a Response (headers, text, json, arrayBuffer, clone) and honours an AbortSignal", async () => {
+      const r = await run(`async function main({ base }) {
+        const res = await fetch(base + "/json");
+        const early = await fetch(base + "/json", { signal: AbortSignal.abort() }).then(() => "fetched", (e) => e.name);
+        const ac = new AbortController();
+        const slow = fetch(base + "/slow", { signal: ac.signal }).then(() => "fetched", (e) => e.name);
+        ac.abort();
+        const posted = await fetch(base + "/echo", { method: "POST", body: new URLSearchParams({ a: "1 2" }) });
+        return { response: res instanceof Response, headers: res.headers instanceof Headers, x: res.headers.get("X-Test"), json: await res.clone().json(),
+          bytes: Array.from(new Uint8Array(await res.arrayBuffer())).length, used: res.bodyUsed, again: await res.text().catch((e) => e.name),
+          early, slow: await slow, echoed: [posted.status, await posted.text()] };
+      }`, { base });
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal({ response: true, headers: true, x: "yes", json: { hello: "world" }, bytes: 17, used: true, again: "TypeError", early: "AbortError", slow: "AbortError", echoed: [201, "a=1+2"] });
+      // The aborts came before their calls were sent: the host never saw them.
+      expect(r.calls.filter((c) => c.op === "fetch").map((c) => (c as { url: string }).url)).to.deep.equal([`${base}/json`, `${base}/echo`]);
+    });
+
+    it("crypto.getRandomValues refuses more than 65,536 bytes (QuotaExceededError) and non-integer arrays", async () => {
+      const r = await run(`async function main() {
+        const out = [];
+        for (const f of [() => crypto.getRandomValues(new Uint8Array(65537)), () => crypto.getRandomValues(new Float64Array(2))]) {
+          try { f(); out.push("ok") } catch (e) { out.push([e.name, e instanceof DOMException]) }
+        }
+        out.push(crypto.getRandomValues(new Uint32Array(16384)).length);
+        return out;
+      }`);
+      expect(r.response).to.deep.equal([["QuotaExceededError", true], ["TypeMismatchError", true], 16384]);
+    });
+
+    it("bounds crypto.subtle: 16 operations at once, arguments within half the run's memory, HMAC keys of 8192 bits, unsupported algorithms refused", async () => {
+      const r = await run(`async function main() {
+        const out = [];
+        const many = [];
+        for (let i = 0; i < 17; i++) many.push(crypto.subtle.digest("SHA-256", new Uint8Array(1)).then(() => "ok", (e) => e.name + ": " + e.message));
+        out.push((await Promise.all(many)).filter((x) => x !== "ok"));
+        for (const f of [
+          () => crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256", length: 1e9 }, true, ["sign"]),
+          () => crypto.subtle.generateKey({ name: "RSA-PSS", modulusLength: 1e6 }, true, ["sign"]),
+          () => crypto.subtle.importKey("spki", new Uint8Array(8), { name: "ECDSA", namedCurve: "P-256" }, true, ["verify"]),
+        ]) out.push(await f().then(() => "made", (e) => e.name));
+        out.push(await crypto.subtle.importKey("raw", new Uint8Array(16), "AES-GCM", true, Array(200000).fill("x")).then(() => "imported", (e) => e.message));
+        return out;
+      }`, {}, { memoryBytes: 4 * 1024 * 1024 * 2 });
+      expect(r.response).to.deep.equal([
+        ["RangeError: crypto.subtle: at most 16 operations may be under way at once"],
+        "OperationError",
+        "NotSupportedError",
+        "NotSupportedError",
+        "crypto.subtle.importKey: memory limit exceeded: the action may use at most 8 MB (memoryBytes)",
+      ]);
+      expect([r.hasError, r.error?.limit]).to.deep.equal([true, "memoryBytes"]);
+    });
+
+    it("bounds what the crypto.subtle operations under way hold in all (the run's memory), marking the run", async () => {
+      const r = await run(`async function main() {
+        const data = new Uint8Array(300 * 1024);
+        const ops = [];
+        for (let i = 0; i < 10; i++) ops.push(crypto.subtle.digest("SHA-256", data).then((d) => d.byteLength, (e) => e.message));
+        return await Promise.all(ops);
+      }`, {}, { memoryBytes: 4 * 1024 * 1024, timeoutMs: 20_000 });
+      const refused = "crypto.subtle.digest: the operations under way hold too much: memory limit exceeded: the action may use at most 4 MB (memoryBytes)";
+      expect(r.response, JSON.stringify(r.error)).to.deep.equal([32, 32, 32, 32, 32, 32, refused, refused, refused, refused]);
+      expect([r.hasError, r.error?.limit]).to.deep.equal([true, "memoryBytes"]);
+    });
+
+    it("bounds URL: inputs longer than 64 KB are a RangeError; an invalid URL is a TypeError", async () => {
+      const r = await run(`async function main() {
+        const out = [];
+        for (const f of [() => new URL("https://e.com/" + "a".repeat(70000)), () => new URL("not a url"), () => new URL("/x", "also not")]) {
+          try { f(); out.push("parsed") } catch (e) { out.push(e.name) }
+        }
+        out.push(URL.canParse("https://e.com"), new URL("https://e.com/" + "a".repeat(60000)).pathname.length);
+        return out;
+      }`);
+      expect(r.response).to.deep.equal(["RangeError", "TypeError", "TypeError", true, 60001]);
+    });
+
+    it("structuredClone keeps cycles and refuses functions with DataCloneError", async () => {
+      const r = await run(`async function main() {
+        const a = { n: 1 }; a.self = a;
+        const c = structuredClone(a);
+        let refused;
+        try { structuredClone({ f() {} }) } catch (e) { refused = [e.name, e instanceof DOMException] }
+        const p = structuredClone(JSON.parse('{"__proto__": {"x": 1}}'));
+        return { cycle: c.self === c && c !== a, refused, proto: Object.getPrototypeOf(p) === Object.prototype && Object.keys(p) };
+      }`);
+      expect(r.response).to.deep.equal({ cycle: true, refused: ["DataCloneError", true], proto: ["__proto__"] });
     });
   });
 

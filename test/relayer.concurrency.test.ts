@@ -33,6 +33,7 @@ async function nonceMoves(stack: Stack, before: number[]): Promise<number[]> {
 }
 
 describe("relayer concurrency, 4 payers", function () {
+  // 60 writes of one account at once: within its payer's share of 4 wallets and 64 waiting (relayer.writeShare.test.ts tests that share)
   const stack = suiteStack({ payerCount: 4 });
 
   it("lands 50 parallel add_group calls (and 10 create_wallet) from one account once each, over all 4 payers", async function () {

@@ -7,7 +7,7 @@ import { newSecretKey } from "../relayer/routes/accounts";
 import { call, type Reply } from "./helpers/relayer";
 import { suiteStack } from "./helpers/relayerChecks";
 import { flat, hashOf, perms } from "./helpers/accountConfig";
-import { accountClient, addGroup, addUsageKey, ALL_PERMISSIONS, expectRejected, hashCid, newCid, ok, step, type Client } from "./helpers/relayerWorkflow";
+import { accountClient, addGroup, addUsageKey, ALL_PERMISSIONS, expectRejected, hashCid, failedRun, newCid, ok, step, type Client } from "./helpers/relayerWorkflow";
 import { walletAccount, walletAuthHeaders, type WalletAccount } from "./helpers/wallets";
 
 const HELLO = `async function main() { return "hello"; }`;
@@ -186,7 +186,7 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
       const key = newSecretKey();
       await (await attacker.config.setUsageApiKey(attacker.hash, hashOf(key), 0, 0, "thief", "", ...flat(perms({ executeInGroups: [1] })))).wait();
       await synced();
-      const stolen = await ok(call(stack(), "POST", "/lit_action", { key, body: { code: SIGN_ACTION, js_params: { pkpId: pkp, message: "theirs" } } }));
+      const stolen = await failedRun(call(stack(), "POST", "/lit_action", { key, body: { code: SIGN_ACTION, js_params: { pkpId: pkp, message: "theirs" } } }));
       expect(stolen.has_error).to.equal(true);
       expect(JSON.stringify(stolen)).to.include("not a wallet this service derived");
     });

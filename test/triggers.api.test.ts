@@ -27,7 +27,10 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
     core = await fakeCore((body) => {
       if (mode === "503") return { status: 503, body: { error: "down", code: "chain_unavailable", message: "down" } };
       if (mode === "400") return { status: 403, body: { error: "no execute", code: "missing_scope", message: "no execute" } };
-      if (mode === "throw") return { status: 200, body: { response: null, logs: "", has_error: true, error: "Error: boom\n    at main (action.js:1:40)" } };
+      if (mode === "throw") {
+        const error = "Error: boom\n    at main (action.js:1:40)";
+        return { status: 422, body: { response: null, logs: "before", has_error: true, error, code: "action_failed", message: error, ipfs_id: "Qm" } };
+      }
       return ok(body);
     });
     h = await startHarness({
@@ -255,9 +258,11 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
     it("stores the JS stack when the action throws", async () => {
       mode = "throw";
       const t = await webhook("throws");
+      const before = core.calls.length;
       const run = await runOf((await http(`${h.svc.url}/webhook/${t.id}`, { method: "POST", body: {} })).body.run_id);
-      expect(run.status).to.equal("failed");
+      expect([run.status, run.attempts, core.calls.length - before], "a 422 action_failed is final: not retried").to.deep.equal(["failed", 1, 1]);
       expect(run.error).to.contain("boom").and.contain("at main");
+      expect(run.response).to.deep.include({ has_error: true, logs: "before", code: "action_failed" });
     });
   });
 });

@@ -62,6 +62,7 @@ describe("triggers service end to end (spec 3, real core and chain)", function (
     expect(run.status).to.equal("failed");
     expect(run.params).to.include({ source: "schedule", cron: "* * * * *" });
     expect(run.error).to.contain("action exploded schedule").and.match(/\n\s+at /);
+    expect(run.attempts, "a failed run (422 action_failed) is final, never retried").to.equal(1);
     await api(`/api/triggers/${t.id}`, { method: "PATCH", body: { enabled: false } });
   });
 

@@ -119,14 +119,20 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
 
     it("refuses action code (and names) that are not well-formed Unicode or hold NUL, on create and update", async function () {
       const before = await count();
-      for (const action_code of ['async function main() { return "\uD800" }', "async function main() {} \u0000"]) {
+      const refusals: [string, string, string][] = [
+        ['async function main() { return "\uD800" }', "invalid_code", "action_code: must be well-formed Unicode: a lone surrogate \\uD800 at character 32 has no UTF-8 encoding"],
+        ["async function main() {} \u0000", "invalid_request", "action_code: must not hold NUL characters (the trigger store cannot keep them)"],
+      ];
+      for (const [action_code, code, message] of refusals) {
         const r = await create({ action_code });
-        expect([r.status, r.body.code]).to.deep.equal([400, "invalid_request"]);
-        expect(r.body.message).to.contain("action_code: must be well-formed Unicode text without NUL characters");
+        expect([r.status, r.body.code, r.body.message]).to.deep.equal([400, code, `invalid body: ${message}`]);
         const p = await api(`/api/triggers/${hook}`, { method: "PATCH", body: { action_code } });
-        expect(p.status).to.equal(400);
+        expect([p.status, p.body.code]).to.deep.equal([400, code]);
       }
-      expect((await create({ name: "\uDFFF" })).status).to.equal(400);
+      for (const name of ["\uDFFF", "a\u0000b", "a\u202Eb"]) {
+        const r = await create({ name });
+        expect([r.status, r.body.code], JSON.stringify(name)).to.deep.equal([400, "invalid_text"]);
+      }
       expect(await count()).to.equal(before);
       expect((await api(`/api/triggers/${hook}`)).body.action_code).to.equal(CODE);
     });
@@ -137,6 +143,9 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
       const run = await runOf(r.body.run_id);
       expect(run.status).to.equal("success");
       expect(run.params.event.a).to.be.oneOf(["x\u0000y", "x\uFFFDy"]);
+      // The lone surrogate, which the core would refuse, reaches the action as U+FFFD; event_raw keeps the exact text.
+      expect(run.params.event.b).to.equal("\uFFFD");
+      expect(run.params.event_raw).to.equal('{"a":"x\\u0000y","b":"\\ud800"}');
     });
   });
 

@@ -9,7 +9,8 @@ import { chainSecuredHash, hashOf } from "./helpers/accountConfig";
 import { deploySafeInfrastructure, safeSignTypedData } from "./helpers/safe";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { expectError } from "./helpers/relayerChecks";
-import { DEFAULT_ERC1271 } from "../relayer/signed";
+import { DEFAULT_ERC1271, SignedRequestError } from "../relayer/signed";
+import { isValidContractSignature } from "../relayer/signed/erc1271";
 import { startRelayer } from "../relayer/server";
 import pino from "pino";
 
@@ -87,10 +88,55 @@ describe("X-Wallet-Auth (billing identity)", function () {
 
   it("falls back to API-key auth when the header is not well-formed", async function () {
     const { apiKey } = await newAccount(stack);
-    for (const bad of ["not base64 !", Buffer.from("not json").toString("base64"), Buffer.from('{"typed_data":{}}').toString("base64"), Buffer.from("[1,2]").toString("base64")]) {
+    const valid = await signedHeader(wallet);
+    const envelope = JSON.parse(Buffer.from(valid, "base64").toString("utf8"));
+    const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64");
+    // A valid envelope, padded with JSON whitespace: within 16 KiB it is read (below), past it not.
+    const padded = (bytes: number) => {
+      const text = JSON.stringify(envelope);
+      return b64(text.slice(0, -1) + " ".repeat(bytes - text.length) + "}");
+    };
+    const over = padded(12 * 1024 + 3); // 16,388 characters of base64
+    const notWellFormed: [string, string][] = [
+      ["not base64", "not base64 !"],
+      ["a valid envelope after a character base64 does not have", `!${valid}`],
+      ["a valid envelope before a character base64 does not have", `${valid}!`],
+      ["longer than 16 KiB", over],
+      ["not JSON", b64("not json")],
+      ["JSON null", b64("null")],
+      ["a JSON string", b64('"typed_data signature"')],
+      ["a JSON array", b64("[1,2]")],
+      ["no signature", b64({ typed_data: envelope.typed_data })],
+      ["no typed_data", b64({ signature: envelope.signature })],
+      ["another field", b64({ ...envelope, account: "0x1" })],
+      ["nested past the JSON depth limit", b64({ ...envelope, typed_data: { ...envelope.typed_data, message: { ...envelope.typed_data.message, deep: JSON.parse("[".repeat(70) + "]".repeat(70)) } } })],
+    ];
+    expect(over.length).to.be.greaterThan(16 * 1024);
+    for (const [what, bad] of notWellFormed) {
       const who = await identity({ "x-wallet-auth": bad, "x-api-key": apiKey });
-      expect(who).to.include({ via: "api_key", accountHash: hashOf(apiKey), isAccountKey: true });
+      expect(who, what).to.include({ via: "api_key", accountHash: hashOf(apiKey), isAccountKey: true });
       await rejected(identity({ "x-wallet-auth": bad }), 401, "invalid_api_key", /^a valid API key is required/);
+    }
+    // the same envelope within the size limit, or wrapped in whitespace, is read as the header
+    const within = padded(12 * 1024); // exactly 16 KiB of base64
+    expect(within.length).to.equal(16 * 1024);
+    for (const header of [within, `  ${valid} `]) {
+      expect(await identity({ "x-wallet-auth": header, "x-api-key": apiKey })).to.include({ via: "wallet", wallet: await wallet.getAddress() });
+    }
+  });
+
+  it("answers 401 to an api_key_hash that is not a uint256", async function () {
+    const envelope = JSON.parse(Buffer.from(await signedHeader(wallet), "base64").toString("utf8"));
+    const why = /^X-Wallet-Auth: api_key_hash must be a uint256 \(decimal or 0x hex\)$/;
+    const max = (1n << 256n) - 1n;
+    for (const h of ["0x", "0xzz", `0x${"1".repeat(65)}`, "1".repeat(79), "9".repeat(78), (max + 1n).toString(), "-1", "1e3", " 1", "1 ", 1.5, true, null, ["1"], { h: 1 }]) {
+      const header = Buffer.from(JSON.stringify({ ...envelope, api_key_hash: h })).toString("base64");
+      await rejected(identity({ "x-wallet-auth": header }), 401, "invalid_wallet_auth", why);
+    }
+    // the widest forms it takes: 64 hex digits, 2^256 - 1 in 78 decimal digits (naming accounts the wallet does not administer)
+    for (const h of [`0x${"f".repeat(64)}`, max.toString(), 7]) {
+      const header = Buffer.from(JSON.stringify({ ...envelope, api_key_hash: h })).toString("base64");
+      await rejected(identity({ "x-wallet-auth": header }), 401, "invalid_wallet_auth", /is not the admin wallet of account/);
     }
   });
 
@@ -161,6 +207,59 @@ describe("X-Wallet-Auth (billing identity)", function () {
       } finally {
         stack.relayer.ctx.config.erc1271 = bounds;
       }
+    });
+
+    it("makes no contract call for a signature that does not recover to an address without code (an EOA)", async function () {
+      const td = buildTypedData("BillingAuth", { chainId: 31337, address: await wallet.getAddress(), issuedAt: now() });
+      const { EIP712Domain: _d, ...types } = td.types;
+      for (const signature of [await stranger.signTypedData(td.domain, types, td.message), "0x00", `0x${"ab".repeat(200)}`]) {
+        const calls = await watchCalls(() => rejected(identity({ "x-wallet-auth": walletAuthHeader(td, signature) }), 401, "invalid_wallet_auth", /does not prove/));
+        expect(calls, signature.slice(0, 10)).to.deep.equal([]);
+      }
+    });
+
+    it("isValidContractSignature: a refusal, a revert and no code are each exactly false, and its timer is cleared when it answers", async function () {
+      const provider = stack.relayer.ctx.chain.provider;
+      const digest = `0x${"11".repeat(32)}`;
+      const timeoutMs = 4_321; // tells its timer from any other
+      const { setTimeout: realSet, clearTimeout: realClear } = globalThis;
+      const made: unknown[] = [];
+      const cleared: unknown[] = [];
+      Object.assign(globalThis, {
+        setTimeout: (fn: () => void, ms?: number) => {
+          const t = realSet(fn, ms);
+          if (ms === timeoutMs) made.push(t);
+          return t;
+        },
+        clearTimeout: (t: NodeJS.Timeout) => (cleared.push(t), realClear(t)),
+      });
+      let answers: unknown[];
+      try {
+        answers = [
+          await isValidContractSignature(provider, burner, digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // answers bytes4(0)
+          await isValidContractSignature(provider, await stack.config.getAddress(), digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // no such function: the call reverts
+          await isValidContractSignature(provider, await wallet.getAddress(), digest, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs }), // no code
+        ];
+      } finally {
+        Object.assign(globalThis, { setTimeout: realSet, clearTimeout: realClear });
+      }
+      expect(answers).to.deep.equal([false, false, false]);
+      expect(made).to.have.length(3);
+      expect(made.filter((t) => cleared.includes(t))).to.deep.equal(made);
+    });
+
+    it("isValidContractSignature: a call that does not answer in time is a 401 invalid_signature", async function () {
+      const provider = stack.relayer.ctx.chain.provider;
+      let err: unknown;
+      await watchCalls(async () => {
+        err = await isValidContractSignature(provider, burner, `0x${"11".repeat(32)}`, "0x00", { gasLimit: DEFAULT_ERC1271.gasLimit, timeoutMs: 100 }).then(
+          (v) => expect.fail(`answered ${v}`),
+          (e: unknown) => e,
+        );
+      }, 1_000);
+      expect(err).to.be.instanceOf(SignedRequestError);
+      const { status, code, message } = err as SignedRequestError;
+      expect({ status, code, message }).to.deep.equal({ status: 401, code: "invalid_signature", message: `the contract at ${burner} did not answer isValidSignature within 100 ms` });
     });
 
     it("refuses a signature larger than 4096 bytes before any call", async function () {

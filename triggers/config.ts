@@ -41,6 +41,7 @@ const EnvSchema = z.object({
   TRIGGERS_QUEUE_POLL_MS: int(5).default(500),
   TRIGGERS_RETRY_BASE_MS: int(1).default(1_000),
   TRIGGERS_CORE_TIMEOUT_MS: int(100).default(15 * 60_000 + 30_000),
+  TRIGGERS_RPC_TIMEOUT_MS: int(100, 300_000).default(15_000),
   TRIGGERS_RPC_ETHEREUM: z.string().url().optional(),
   TRIGGERS_RPC_BASE: z.string().url().optional(),
   TRIGGERS_RPC_ARBITRUM: z.string().url().optional(),
@@ -97,6 +98,8 @@ export type TriggersConfig = {
   retryBaseMs: number;
   coreTimeoutMs: number;
   rpc: Partial<Record<ChainName, string>>;
+  /** Longest wait for one JSON-RPC answer of a chain (then 503 chain_unavailable, or the next poll). */
+  rpcTimeoutMs: number;
   databaseUrl?: string;
 };
 
@@ -154,6 +157,7 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
     retryBaseMs: e.TRIGGERS_RETRY_BASE_MS,
     coreTimeoutMs: e.TRIGGERS_CORE_TIMEOUT_MS,
     rpc,
+    rpcTimeoutMs: e.TRIGGERS_RPC_TIMEOUT_MS,
     databaseUrl: e.DATABASE_URL,
   };
 }

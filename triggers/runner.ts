@@ -64,6 +64,11 @@ async function callCore(ctx: TriggersCtx, code: string, params: Record<string, u
     return { transient: `the core service could not be reached: ${(err as Error).message}` };
   }
   const { status } = res.response;
+  const failedRun = res.error as { has_error?: unknown; error?: unknown } | undefined;
+  // The action ran and failed (422 action_failed, as on Chipotle): final, with its stack; never retried (it may have acted).
+  if (failedRun && typeof failedRun === "object" && failedRun.has_error === true) {
+    return { status: "failed", response: storedResponse(ctx, failedRun, textOf(failedRun)), error: errorText(String(failedRun.error ?? "the action failed")) };
+  }
   if (status >= 500) return { transient: `core answered ${status}: ${textOf(res.error).slice(0, 2000)}` };
   if (status >= 400) {
     const body = res.error as any;

@@ -58,7 +58,7 @@ export async function startTriggers(config: TriggersConfig, opts: TriggersOption
     secretKey: loadSecretKey(config.secretKeyHex, config.secretFile),
     now: opts.now ?? Date.now,
     mailer: opts.mailer ?? ((email, link) => logger.info({ email, link }, `sign-in link for ${email}: ${link}`)),
-    providers: providersFor(config.rpc),
+    providers: providersFor(config.rpc, config.rpcTimeoutMs),
     wake: () => {},
     publicUrl: () => config.publicUrl ?? url,
   };

@@ -8,7 +8,7 @@
 import { BrowserProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, type Eip1193Provider, type JsonRpcSigner } from "ethers";
 import { createVestaClient, unwrap, VestaApiError, type Schemas, type VestaClient } from "@client";
 import { buildTypedData, type PrimaryType, type TypedData } from "../../protocol/eip712";
-import { IAccountConfig__factory, type IAccountConfig } from "../../protocol/accountConfig";
+import { connectAccountConfig, type IAccountConfig } from "../../protocol/accountConfig";
 import { hex32, toPermissionArgs, toRestUsageKey } from "../../protocol/usageKeyShape";
 import { LIMITS, truncateUtf8 } from "../../protocol/limits";
 
@@ -218,7 +218,7 @@ export class WalletBackend implements Backend {
         });
       }
       const signer = await provider.getSigner();
-      const contract = IAccountConfig__factory.connect(chain.contract, signer);
+      const contract = connectAccountConfig(chain.contract, signer);
       const own = solidityPackedKeccak256(["address"], [signer.address]);
       const accountHash = opts.accountHash?.trim() ? hex32(BigInt(opts.accountHash.trim())) : own;
       if (!(await contract.accountExists(accountHash))) {

@@ -57,8 +57,11 @@ export type RunRequest = {
   limits: RunLimits;
 };
 
-/** Whose run it is, for the fair share of the sandbox (per account, per key). */
-export type RunOwner = { account: string; key: string };
+/**
+ * Whose run it is, for the fair share of the sandbox (per payer, per account, per key). `payer` is
+ * who is billed for the account (billing/charges.ts payerOf); without one the account pays for itself.
+ */
+export type RunOwner = { payer?: string; account: string; key: string };
 
 export type RunResult = {
   /** The value returned by main() or set by setResponse (setResponse wins), JSON-compatible. */

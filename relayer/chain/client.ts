@@ -1,5 +1,7 @@
-import { JsonRpcProvider } from "ethers";
-import { IAccountConfig__factory, type IAccountConfig } from "../../typechain-types";
+import type { JsonRpcProvider } from "ethers";
+import { rpcProvider } from "../../protocol/rpc";
+import type { IAccountConfig } from "../../typechain-types";
+import { connectAccountConfig } from "../../protocol/accountConfig";
 
 export type Chain = {
   provider: JsonRpcProvider;
@@ -8,9 +10,9 @@ export type Chain = {
   chainId: bigint;
 };
 
-/** Connects to the RPC and checks that the AccountConfig contract is deployed there. */
-export async function connectChain(rpcUrl: string, accountConfigAddress: string): Promise<Chain> {
-  const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
+/** Connects to the RPC (each request bounded by `timeoutMs`) and checks that the AccountConfig contract is deployed there. */
+export async function connectChain(rpcUrl: string, accountConfigAddress: string, timeoutMs = 15_000): Promise<Chain> {
+  const provider = rpcProvider(rpcUrl, timeoutMs, { batchMaxCount: 1 });
   let chainId: bigint;
   try {
     chainId = (await provider.getNetwork()).chainId;
@@ -23,5 +25,5 @@ export async function connectChain(rpcUrl: string, accountConfigAddress: string)
     provider.destroy();
     throw new Error(`no contract at ${accountConfigAddress} on chain ${chainId} (${rpcUrl}): deploy first (npm run deploy)`);
   }
-  return { provider, accountConfig: IAccountConfig__factory.connect(accountConfigAddress, provider), chainId };
+  return { provider, accountConfig: connectAccountConfig(accountConfigAddress, provider), chainId };
 }

@@ -4,7 +4,9 @@ import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import type { ErrorCode } from "../../protocol/errors";
 import { decodeRevert } from "./revert";
-import { admitWrite, precheckWrite, type WriteCharge } from "../../billing/charges";
+import { TxNotSent, type WriteOwner } from "./payers";
+import { admitWrite, payerOf, precheckWrite, type WriteCharge } from "../../billing/charges";
+import { hex32 } from "../../protocol/usageKeyShape";
 import { writeCents } from "../../billing/pricing";
 import type { ReservationRow } from "../../billing/reservations";
 import type { WriteOutcome } from "../../billing/recovery";
@@ -17,6 +19,7 @@ type WriteName = string;
  */
 export const WRITE_ERRORS: ErrorCode[] = [
   "invalid_api_key",
+  "write_queue_full",
   "payment_required",
   "missing_scope",
   "owner_only",
@@ -24,6 +27,7 @@ export const WRITE_ERRORS: ErrorCode[] = [
   "already_exists",
   "write_rejected",
   "write_too_large",
+  "write_queue_full",
   "chain_unavailable",
   "payer_not_authorized",
   "chain_timeout",
@@ -66,50 +70,76 @@ export const precheckRelayedWrite = (ctx: Ctx, method: WriteName, actingKeyHash:
   precheckWrite(ctx, method, actingKeyHash, LEAST_WRITE_GAS * (lastPrice.get(ctx) ?? 0n));
 
 /**
- * Relays one AccountConfig write through the payer pool. The write is first simulated
- * (estimateGas from a payer), so a write the contract rejects answers with its decoded error and
- * costs nothing; then the acting key's account reserves the write's worst case (its fixed price and
- * gas limit x max fee; 402 without credit), it is signed (its hash recorded with the reservation),
- * sent, and once mined the account is charged the gas it used at the price it paid, also when it
- * reverted on chain (e.g. it raced an identical write): the payers paid for it either way.
+ * Whose write it is, for the payers' fair share: the billing payer of the acting key's account
+ * (payerOf). An account whose own hash acts (a wallet-owned account's usage keys) is its own;
+ * new_account gives its owner itself (the client asking).
+ */
+async function writeOwner(ctx: Ctx, actingKeyHash: bigint): Promise<WriteOwner> {
+  const resolved = (await ctx.executor.permissions.resolve(actingKeyHash)).accountHash;
+  const accountHash = resolved === 0n ? actingKeyHash : resolved;
+  return { payer: (await payerOf(ctx, accountHash)).key, account: hex32(accountHash), key: hex32(actingKeyHash) };
+}
+
+/**
+ * Relays one AccountConfig write through the payer pool. It takes its place in the payers' fair
+ * queue first (429 write_queue_full when its payer's share is full); in its turn, with a payer wallet
+ * of its own, it is simulated (estimateGas), so a write the contract rejects answers with its
+ * decoded error and costs nothing; then the acting key's account reserves the write's worst case
+ * (its fixed price and gas limit x max fee; 402 without credit), it is signed (its hash recorded
+ * with the reservation), sent, and once mined the account is charged the gas it used at the price
+ * it paid, also when it reverted on chain (e.g. it raced an identical write): the payers paid for it
+ * either way. A write that did not reach the chain (TxNotSent) costs nothing.
  * `stepOf`: the write is a step of another (the reservation before `setUsageApiKey` or `newAccount`),
  * billed as that write, for its gas only (the write itself charges the fixed price).
+ * `owner` is given for a write that acts for no account yet (new_account and its step); otherwise
+ * it is the acting key's (args[0]).
  */
-export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], opts: { stepOf?: WriteName } = {}): Promise<TransactionReceipt> {
+export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], opts: { stepOf?: WriteName; owner?: WriteOwner } = {}): Promise<TransactionReceipt> {
   const contract = ctx.chain.accountConfig;
   const to = await contract.getAddress();
   const data = contract.interface.encodeFunctionData(method as never, args as never);
   const from = ctx.payers.addresses()[0];
-  await precheckRelayedWrite(ctx, opts.stepOf ?? method, args[0] as bigint); // 402 before anything is simulated (a step: as the write it prepares)
-  let gas: bigint;
-  try {
-    gas = await ctx.chain.provider.estimateGas({ to, data, from });
-  } catch (err) {
-    throw decodeRevert(contract.interface, err);
-  }
-  if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
-  const gasLimit = gasLimitOf(gas);
-  const fees = await feesOf(ctx);
-  const charge = await admitWrite(ctx, opts.stepOf ?? method, args[0] as bigint, gasLimit * fees.worstPrice, { gasOnly: opts.stepOf !== undefined }); // 402 before anything is sent
-  let hash: string | undefined;
+  const billedAs = opts.stepOf ?? method;
+  await precheckRelayedWrite(ctx, billedAs, args[0] as bigint); // 402 before anything is simulated (a step: as the write it prepares)
+  const place = ctx.payers.admit(opts.owner ?? (await writeOwner(ctx, args[0] as bigint))); // 429 before anything is simulated
   let receipt: TransactionReceipt;
   try {
-    receipt = await ctx.payers.send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
-      hash = signed;
-      charge.noteTx(signed);
+    // In its turn, with a payer wallet of its own: simulated, priced, admitted (402), sent.
+    receipt = await place.run(async (send) => {
+      let gas: bigint;
+      try {
+        gas = await ctx.chain.provider.estimateGas({ to, data, from });
+      } catch (err) {
+        throw decodeRevert(contract.interface, err);
+      }
+      if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
+      const gasLimit = gasLimitOf(gas);
+      const fees = await feesOf(ctx);
+      const charge = await admitWrite(ctx, billedAs, args[0] as bigint, gasLimit * fees.worstPrice, { gasOnly: opts.stepOf !== undefined }); // 402 before anything is sent
+      let hash: string | undefined;
+      let mined: TransactionReceipt;
+      try {
+        mined = await send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
+          hash = signed;
+          charge.noteTx(signed);
+        });
+      } catch (err) {
+        await chargeFailedSend(ctx, charge, hash, err);
+        throw err;
+      }
+      charge.settle(mined.fee);
+      return mined;
     });
-  } catch (err) {
-    await chargeFailedSend(ctx, charge, hash, err);
-    throw err;
+  } finally {
+    place.release(); // a write refused before its turn gives its place back (no-op once queued)
   }
-  charge.settle(receipt.fee);
   if (receipt.status !== 1) {
-    try {
-      await ctx.chain.provider.call({ to, data, from });
-    } catch (err) {
-      throw decodeRevert(contract.interface, err);
-    }
-    throw new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
+    const rejected = new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
+    const why = await ctx.chain.provider.call({ to, data, from }).then(
+      () => rejected,
+      (err) => decodeRevert(contract.interface, err),
+    );
+    throw why instanceof AppError ? why : rejected; // the reason, when the chain still tells it
   }
   // Every AccountConfig event names its account in topic 1 (and a usage key set, in topic 2): drop
   // what is cached for those accounts and keys now.
@@ -118,13 +148,13 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], o
 }
 
 /**
- * A send that did not end with a receipt: nothing signed, nothing to charge; a transaction mined
+ * A send that did not end with a receipt: nothing signed or delivered, nothing to charge; a transaction mined
  * anyway (some nodes, Hardhat's among them, mine a reverting transaction and report the revert at
  * send time) is charged what it cost; one that may still land (a timeout, a lost answer) is left to
  * billing's recovery, which looks for its receipt.
  */
 async function chargeFailedSend(ctx: Ctx, charge: WriteCharge, hash: string | undefined, err: unknown): Promise<void> {
-  if (!hash) return charge.release();
+  if (!hash || err instanceof TxNotSent) return charge.release();
   const receipt = await ctx.chain.provider.getTransactionReceipt(hash).catch(() => null);
   if (receipt) return charge.settle(receipt.fee);
   if (err instanceof AppError && err.status < 500) return charge.release(); // refused before it reached the chain

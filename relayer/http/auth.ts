@@ -1,4 +1,4 @@
-import type { Request } from "express";
+import type { Request, RequestHandler } from "express";
 import { AppError, unauthorized } from "../errors";
 import { keyHash } from "../../protocol/usageKeySeal";
 import type { Ctx } from "../context";
@@ -62,4 +62,19 @@ export async function authenticate(ctx: Ctx, req: Request, need: "key" | "accoun
   if (accountHash === 0n || !active) throw unauthorized("this API key is unknown, revoked or expired");
   if (need === "account" && !isAccountKey) throw new AppError(403, "owner_only", "only the account key can do this; a usage key cannot");
   return { keyHash, accountHash, isAccountKey };
+}
+
+/**
+ * Authenticates the key ("key" routes) before the body is read, on routes whose bodies may be
+ * large (action code): a request with no valid key is answered 401 without parsing megabytes of
+ * JSON for it. The route takes the result from `res.locals.auth` (route.ts).
+ */
+export function authenticateBeforeBody(ctx: Ctx): RequestHandler {
+  return (req, res, next) => {
+    if (req.method !== "POST") return next();
+    authenticate(ctx, req, "key").then((auth) => {
+      res.locals.auth = auth;
+      next();
+    }, next);
+  };
 }

@@ -42,12 +42,13 @@ export type RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | und
 
 /** Codes every route may answer, by what it takes. */
 const EVERY: ErrorCode[] = ["invalid_request", "internal_error"];
-const WITH_BODY: ErrorCode[] = ["json_too_deep", "body_too_large", "unsupported_media_type", "unsupported_encoding"];
+const WITH_BODY: ErrorCode[] = ["invalid_text", "json_too_deep", "body_too_large", "unsupported_media_type", "unsupported_encoding"];
+/** A key or a wallet is resolved on chain: its node failing answers chain_unavailable. */
 const BY_AUTH: Record<RouteSpec<undefined, undefined>["auth"], ErrorCode[]> = {
   none: [],
-  key: ["invalid_api_key", "rate_limited"], // rate_limited: past the client's budget of failed authentications
-  account: ["invalid_api_key", "owner_only", "rate_limited"],
-  billing: ["invalid_api_key", "invalid_wallet_auth", "rate_limited"],
+  key: ["invalid_api_key", "rate_limited", "chain_unavailable"], // rate_limited: past the client's budget of failed authentications
+  account: ["invalid_api_key", "owner_only", "rate_limited", "chain_unavailable"],
+  billing: ["invalid_api_key", "invalid_wallet_auth", "rate_limited", "chain_unavailable"],
 };
 
 /** Every error code a route answers: its kind's, and its own. */
@@ -112,7 +113,8 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
         if (method === "post" && hasContent && !req.is(["application/json", "application/*+json"])) {
           throw new AppError(415, "unsupported_media_type", "send the body as JSON with Content-Type: application/json");
         }
-        const auth = spec.auth === "none" || spec.auth === "billing" ? (undefined as unknown as Auth) : await authenticate(ctx, req, spec.auth);
+        const early = spec.auth === "key" ? (res.locals.auth as Auth | undefined) : undefined; // authenticateBeforeBody
+        const auth = spec.auth === "none" || spec.auth === "billing" ? (undefined as unknown as Auth) : (early ?? (await authenticate(ctx, req, spec.auth)));
         const identity = spec.auth === "billing" ? await billingIdentity(ctx, req) : (undefined as unknown as BillingIdentity);
         // No body at all counts as {}; a JSON `null` (or any non-object where an object is expected) is a bad body.
         const source = method === "get" ? req.query : req.body === undefined ? {} : req.body;

@@ -3,6 +3,7 @@ import type { Request } from "express";
 import { solidityPackedKeccak256 } from "ethers";
 import { AppError } from "../errors";
 import { DEFAULT_MAX_JSON_DEPTH, jsonDeeperThan } from "../../protocol/json";
+import { firstMalformedString } from "../../protocol/textSchema";
 import { SignedRequestError, verifySigned } from "../signed";
 import { authenticate } from "./auth";
 import { hex32 } from "../../protocol/usageKeyShape";
@@ -11,7 +12,7 @@ import { TtlCache } from "../../protocol/ttlCache";
 import type { Ctx } from "../context";
 
 /** A short identity of one signed envelope (typed data and signature), for caches of what was verified or used. */
-export const envelopeKey = (typedData: unknown, signature: unknown): string => crypto.createHash("sha256").update(JSON.stringify([typedData, signature]) ?? "").digest("hex");
+export const envelopeKey = (typedData: unknown, signature: unknown): string => crypto.createHash("sha256").update(JSON.stringify([typedData, signature])).digest("hex");
 
 /** Verified BillingAuth envelopes per relayer, until they expire (their issuedAt window); at most this many. */
 const VERIFIED_MAX = 10_000;
@@ -24,15 +25,17 @@ export type BillingIdentity =
 /** The decoded X-Wallet-Auth header, or undefined when it is not well-formed. */
 function decodeHeader(raw: string): { typed_data: unknown; signature: unknown; api_key_hash?: unknown } | undefined {
   if (raw.length > 16 * 1024 || !/^[A-Za-z0-9+/=_-]+$/.test(raw)) return undefined;
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(Buffer.from(raw, "base64").toString("utf8"));
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || !("typed_data" in parsed) || !("signature" in parsed)) return undefined;
-    if (jsonDeeperThan(parsed, DEFAULT_MAX_JSON_DEPTH)) return undefined; // measured before anything walks it
-    const extra = Object.keys(parsed).filter((k) => !["typed_data", "signature", "api_key_hash"].includes(k));
-    return extra.length ? undefined : parsed;
+    parsed = JSON.parse(Buffer.from(raw, "base64").toString("utf8"));
   } catch {
-    return undefined;
+    return undefined; // not JSON; only the parse is guarded, so a fault in the checks below surfaces instead of reading as "no header"
   }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || !("typed_data" in parsed) || !("signature" in parsed)) return undefined;
+  if (jsonDeeperThan(parsed, DEFAULT_MAX_JSON_DEPTH)) return undefined; // measured before anything walks it
+  if (firstMalformedString(parsed)) return undefined; // a lone surrogate: nothing to hash or verify
+  const extra = Object.keys(parsed).filter((k) => !["typed_data", "signature", "api_key_hash"].includes(k));
+  return extra.length ? undefined : (parsed as { typed_data: unknown; signature: unknown; api_key_hash?: unknown });
 }
 
 /**
@@ -55,7 +58,8 @@ export async function billingIdentity(ctx: Ctx, req: Request): Promise<BillingId
   let accountHash = own;
   if (header.api_key_hash !== undefined) {
     const h = header.api_key_hash;
-    if ((typeof h !== "string" && typeof h !== "number") || !/^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/.test(String(h))) {
+    // 78 decimal digits can pass 2^256 - 1: the value is checked, not only its form.
+    if ((typeof h !== "string" && typeof h !== "number") || !/^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/.test(String(h)) || BigInt(h) >> 256n !== 0n) {
       throw new AppError(401, "invalid_wallet_auth", "X-Wallet-Auth: api_key_hash must be a uint256 (decimal or 0x hex)");
     }
     accountHash = BigInt(h);

@@ -1,7 +1,8 @@
 import crypto from "node:crypto";
+import { ipKeyGenerator } from "express-rate-limit";
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z, requiredName, description } from "../schemas/common";
+import { z, requiredName, description, token } from "../schemas/common";
 import { route } from "../http/route";
 import { hashKey, MAX_KEY_LENGTH, presentedKey, resolveKey } from "../http/auth";
 import { relayWrite } from "../chain/relay";
@@ -14,7 +15,7 @@ const NewAccountBody = z
   .object({
     account_name: requiredName("account_name"),
     account_description: description.default(""),
-    email: z.string().max(254, "email: at most 254 characters").email("email must be an e-mail address").optional(),
+    email: token(254, "email").email("email must be an e-mail address").optional(),
   })
   .strict()
   .openapi("NewAccountRequest");
@@ -30,15 +31,18 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     summary: "Creates a managed account. Returns its account key once, and its admin wallet address.",
     auth: "none",
     body: NewAccountBody,
-    errors: ["rate_limited", "already_exists", "write_rejected", "write_too_large", "chain_unavailable", "payer_not_authorized", "chain_timeout"],
+    errors: ["rate_limited", "already_exists", "write_rejected", "write_too_large", "write_queue_full", "chain_unavailable", "payer_not_authorized", "chain_timeout"],
     response: z.object({ api_key: z.string(), wallet_address: z.string() }).openapi("NewAccountResponse"),
     handler: async ({ body, req }) => {
       const apiKey = newSecretKey();
       const apiKeyHash = hashKey(apiKey);
       const admin = await deriveWallet(ctx.keys, paths.accountAdmin(apiKeyHash));
+      // The account does not exist yet: its writes take the fair share of the client asking for it.
+      const client = `client:${ipKeyGenerator(req.ip ?? "unknown")}`;
+      const owner = { account: client, payer: client, key: "-" };
       // The key's hash is reserved under its seal first, so nobody who sees the creation pending can take it as a usage key.
-      await relayWrite(ctx, "authorizeUsageApiKey", [apiKeyHash, usageKeySeal(apiKeyHash)], { stepOf: "newAccount" });
-      await relayWrite(ctx, "newAccount", [apiKeyHash, true, body.account_name, body.account_description, admin.address]);
+      await relayWrite(ctx, "authorizeUsageApiKey", [apiKeyHash, usageKeySeal(apiKeyHash)], { stepOf: "newAccount", owner });
+      await relayWrite(ctx, "newAccount", [apiKeyHash, true, body.account_name, body.account_description, admin.address], { owner });
       (req.log ?? ctx.logger).info({ account: `0x${apiKeyHash.toString(16)}`, admin: admin.address }, "account created");
       return { api_key: apiKey, wallet_address: admin.address };
     },
@@ -50,7 +54,7 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     tag: "Accounts",
     summary: "Whether the presented key is a valid account or usage key (bare true or false).",
     auth: "none",
-    errors: ["invalid_api_key", "rate_limited"],
+    errors: ["invalid_api_key", "rate_limited", "chain_unavailable"],
     response: z.boolean(),
     handler: async ({ req }) => {
       const key = presentedKey(req);

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import express, { type RequestHandler, type Router } from "express";
-import { z } from "../schemas/common";
+import { z, token } from "../schemas/common";
 import { route } from "../http/route";
 import { AppError, badRequest } from "../errors";
 import { accountRecord, payerOf } from "../../billing/charges";
@@ -28,7 +28,7 @@ const PaymentIntentBody = z
   .strict()
   .openapi("CreatePaymentIntentRequest");
 const ConfirmBody = z
-  .object({ payment_intent_id: z.string().regex(/^pi_\w{1,250}$/, "payment_intent_id must be a payment intent id (pi_...)") })
+  .object({ payment_intent_id: token(256, "payment_intent_id").regex(/^pi_\w{1,250}$/, "payment_intent_id must be a payment intent id (pi_...)") })
   .strict()
   .openapi("ConfirmPaymentRequest");
 /** Chipotle's convention (Stripe's customer balance): balance_cents < 0 while there is credit; credit_cents is that credit, positive. */

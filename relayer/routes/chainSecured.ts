@@ -2,6 +2,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { solidityPackedKeccak256 } from "ethers";
 import { z, address, hash256 } from "../schemas/common";
+import { text } from "../../protocol/textSchema";
 import { route } from "../http/route";
 import { relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { AppError } from "../errors";
@@ -18,13 +19,12 @@ import { authorizeUsageKey } from "../usageKeyRegistration";
 import type { Ctx } from "../context";
 
 const typedDataField = z.unknown().openapi({ description: "The EIP-712 envelope of spec 2 (types, domain, primaryType, message)." });
-const signatureField = z.string().openapi({ description: "eth_signTypedData_v4 signature of typed_data, or personal_sign (EIP-191) signature of message (or an ERC-1271 signature of a contract account)." });
+const signatureField = text({ kind: "label" }).openapi({ description: "eth_signTypedData_v4 signature of typed_data, or personal_sign (EIP-191) signature of message (or an ERC-1271 signature of a contract account)." });
 const accountField = hash256("api_key_hash")
   .optional()
   .openapi({ type: "string", description: "The account the wallet will be registered to; default: the signer's own ChainSecured account." });
 /** Chipotle's signed-text form (protocol/siwe.ts), instead of typed_data. */
-const messageField = z
-  .string()
+const messageField = text({ kind: "text" })
   .optional()
   .openapi({ description: `Instead of typed_data: the signed text "<host> wants you to <statement>\\n\\nAddress: <address>\\nChain ID: <chain id>\\nIssued At: <unix seconds>" (Chipotle's form), at most ${MAX_SIWE_MESSAGE_BYTES} bytes.` });
 /** Exactly one of typed_data and message. */
@@ -107,7 +107,7 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
       "Mints a wallet (PKP) for a wallet-owned account after verifying a CreateWallet signature (EIP-712 typed_data, or Chipotle's signed-text message); register it with registerWalletDerivation.",
     auth: "none",
     body: CreateWalletBody,
-    errors: ["rate_limited", "invalid_typed_data", "invalid_signed_message", "invalid_signature", "not_account_admin"],
+    errors: ["rate_limited", "invalid_typed_data", "invalid_signed_message", "invalid_signature", "not_account_admin", "chain_unavailable"],
     response: z.object({ wallet_address: z.string(), derivation_path: z.string() }),
     handler: async ({ body }) => {
       const signer = await verified(ctx, "CreateWallet", body);

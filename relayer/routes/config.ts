@@ -61,6 +61,7 @@ export function configRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "The API payer addresses that relay writes for managed accounts.",
     auth: "none",
     response: z.array(z.string()),
+    errors: ["chain_unavailable"],
     handler: async () => ctx.chain.accountConfig.getApiPayers(),
   });
 
@@ -71,6 +72,7 @@ export function configRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     summary: "The admin API payer address.",
     auth: "none",
     response: z.string(),
+    errors: ["chain_unavailable"],
     handler: async () => ctx.chain.accountConfig.getAdminApiPayer(),
   });
 }

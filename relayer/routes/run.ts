@@ -1,18 +1,25 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z } from "../schemas/common";
+import { text } from "../../protocol/textSchema";
 import { RUN_REFUSAL_CODES } from "../http/runRefusals";
+import { statusOf } from "../../protocol/errors";
 import { route } from "../http/route";
 import { actionCode } from "../../executor/code";
-import { admitRun } from "../../billing/charges";
+import { admitRun, payerOf } from "../../billing/charges";
+import { actionCid } from "../schemas/cid";
 import type { Ctx } from "../context";
+
+/** Action code: any well-formed text (its UTF-8 bytes are hashed and run); 400 invalid_code otherwise. The executor bounds its size. */
+const code = () => text({ kind: "code", errorCode: "invalid_code" });
 
 const RunBody = z
   .object({
-    code: z.string().optional().openapi({
-      description: "The action: `async function main(params) { ... }`, well-formed Unicode (its UTF-8 bytes are hashed and run), at most VESTA_ACTION_MAX_CODE_BYTES. Stored by its CID.",
+    code: code().optional().openapi({
+      description:
+        "The action: `async function main(params) { ... }`, well-formed Unicode (its UTF-8 bytes are hashed and run), at most VESTA_ACTION_MAX_CODE_BYTES. Stored by its CID once the run is admitted (permitted, paid for, queued), within the payer's VESTA_CODE_STORE_BYTES_PER_PAYER.",
     }),
-    ipfs_id: z.string().max(128).optional().openapi({ description: "The CID of code sent before (or to check `code` against)." }),
+    ipfs_id: actionCid.optional().openapi({ description: "The CID of code sent before (or to check `code` against), as get_action_ipfs_id answers it." }),
     js_params: z.unknown().optional().openapi({ description: "Passed to main(params); at most VESTA_ACTION_MAX_PARAMS_BYTES (64 KB) as JSON, nested at most VESTA_MAX_JSON_DEPTH (64) deep." }),
   })
   .strict()
@@ -30,8 +37,8 @@ const RunResponse = z
 
 const ExecutePermissionBody = z
   .object({
-    code: z.string().optional().openapi({ description: "The action's source: its CID is computed, nothing is stored." }),
-    ipfs_id: z.string().max(128).optional().openapi({ description: "The action's CID (or the CID to check `code` against)." }),
+    code: code().optional().openapi({ description: "The action's source: its CID is computed, nothing is stored." }),
+    ipfs_id: actionCid.optional().openapi({ description: "The action's CID (or the CID to check `code` against)." }),
   })
   .strict()
   .openapi("ExecutePermissionRequest");
@@ -65,28 +72,33 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       method: "post",
       path,
       tag: "Actions",
-      summary: "Runs an action with the key's permissions: {code?, ipfs_id?, js_params?} → {response, logs, has_error}.",
+      summary:
+        "Runs an action with the key's permissions: {code?, ipfs_id?, js_params?} → {response, logs, has_error}. A run that fails (the action threw, a limit, its sandbox died) answers 422 `action_failed` with the same fields, has_error true and error (message and stack).",
       auth: "key",
       body: RunBody,
       response: RunResponse,
-      errors: [...RUN_REFUSAL_CODES, "payment_required"],
-      handler: async ({ auth, body }) => {
-        const run = await ctx.executor.prepare(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params }); // 400/403/404/413
-        // One billing step between the permission check and the run: reserve its time limit (402 here), settle what it used.
-        const charge = await admitRun(ctx, auth.accountHash, ctx.config.limits.timeoutMs);
+      errors: [...RUN_REFUSAL_CODES, "payment_required", "action_failed"],
+      handler: async ({ auth, body, res }) => {
+        // Each refusal before the work it spares: what needs no code first (403 for a named CID), then
+        // credit (402), then a place in the payer's share (429); only then is code hashed or read.
+        const run = await ctx.executor.prepare(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params }); // 400/403/413
+        const payer = await payerOf(ctx, auth.accountHash);
+        // One billing step before the run: reserve its time limit (402 here), settle what it used.
+        const charge = await admitRun(ctx, payer, ctx.config.limits.timeoutMs);
         let r: Awaited<ReturnType<typeof ctx.executor.execute>> | undefined;
         try {
-          r = await ctx.executor.execute(run); // 429 when the account's share is full
+          // 429 when the payer's share is full, then 400/403/404 for the code, then the run; the reservation
+          // records when the run leaves the queue (recovery charges started runs only)
+          r = await ctx.executor.execute(run, payer.key, { onStart: () => charge.started() });
         } finally {
           charge.settle(r?.durationMs); // undefined (never started, or refused): the reservation is released
         }
-        return {
-          response: r.response ?? null,
-          logs: r.logs,
-          has_error: r.hasError,
-          ...(r.hasError && r.error ? { error: r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message } : {}),
-          ipfs_id: r.ipfsId,
-        };
+        const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };
+        if (!r.hasError) return answer;
+        // A failed run is a failed request, as on Chipotle (which answers 500; Vesta 422, a client error no client retries as a server fault): the run's answer stays in the body, beside the error body's fields.
+        const error = r.error ? (r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message) : "the action failed";
+        res.status(statusOf("action_failed"));
+        return { ...answer, error, code: "action_failed", message: error };
       },
     });
   }
@@ -96,10 +108,11 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       method: "post",
       path,
       tag: "Actions",
-      summary: "The IPFS CID (CIDv0, as `ipfs add` gives) of the action code sent as a JSON string body.",
+      summary:
+        "The IPFS CID (CIDv0, as `ipfs add` gives) of the action code sent as a JSON string body. Unauthenticated: rate limited per client (VESTA_CID_RATE_LIMIT a minute; VESTA_CID_LARGE_RATE_LIMIT for bodies over 1 MiB) and, for bodies over 1 MiB, over all clients (VESTA_CID_LARGE_TOTAL_RATE_LIMIT).",
       auth: "none",
-      body: z.string().openapi({ description: "The action's JavaScript source, as a JSON string." }),
-      errors: ["invalid_code", "code_too_large"],
+      body: code().openapi({ description: "The action's JavaScript source, as a JSON string (at most VESTA_ACTION_MAX_CODE_BYTES + 64 KiB of JSON)." }),
+      errors: ["invalid_code", "code_too_large", "rate_limited"],
       response: z.string().openapi({ example: "QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o" }),
       handler: async ({ body }) => (await actionCode(body, ctx.config.limits.maxCodeBytes)).cid, // the same checks and bytes as a run
     });

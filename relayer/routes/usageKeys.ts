@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z, name, description, uint64, uintString, paging, success, boundedList } from "../schemas/common";
+import { z, name, description, uint64, uintString, paging, success, boundedList, token } from "../schemas/common";
 import { LIMITS } from "../../protocol/limits";
 import { route } from "../http/route";
 import { MAX_KEY_LENGTH } from "../http/auth";
@@ -14,7 +14,7 @@ import { keyHash } from "../../protocol/usageKeySeal";
 import { registerMintedUsageKey } from "../usageKeyRegistration";
 
 /** A usage key's value in a body (the API names keys by value; the hash is derived from it). */
-const usageKeyValue = z.string().min(1, "usage_api_key must not be empty").max(MAX_KEY_LENGTH, `usage_api_key: at most ${MAX_KEY_LENGTH} characters`);
+const usageKeyValue = token(MAX_KEY_LENGTH, "usage_api_key", 1);
 
 const groupList = (what: string) =>
   boundedList(uint64(`${what} entry`), LIMITS.permissionGroups, what)

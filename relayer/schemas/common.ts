@@ -1,10 +1,14 @@
 import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
 import { getAddress, isHexString } from "ethers";
 import { z } from "zod";
-import { LIMITS, utf8Length } from "../../protocol/limits";
+import { LIMITS } from "../../protocol/limits";
+import { text } from "../../protocol/textSchema";
 
 extendZodWithOpenApi(z);
 export { z };
+
+/** A one-line string (a key, an id, a signature) of at most `maxChars` characters: well-formed, no control characters. */
+export const token = (maxChars: number, what: string, min = 0) => text({ kind: "label", maxChars, min, emptyMessage: `${what} must not be empty` });
 
 const U64_MAX = (1n << 64n) - 1n;
 const U256_MAX = (1n << 256n) - 1n;
@@ -15,8 +19,8 @@ export const uintString = (max: bigint, what: string, opts: { hex?: boolean } = 
     .union([
       z.number().int().nonnegative(),
       opts.hex
-        ? z.string().regex(/^(\d{1,78}|0x[0-9a-fA-F]{1,64})$/, `${what} must be a non-negative integer (decimal or 0x hex)`)
-        : z.string().regex(/^\d{1,78}$/, `${what} must be a non-negative integer`),
+        ? token(80, what).regex(/^(\d{1,78}|0x[0-9a-fA-F]{1,64})$/, `${what} must be a non-negative integer (decimal or 0x hex)`)
+        : token(80, what).regex(/^\d{1,78}$/, `${what} must be a non-negative integer`),
     ])
     .transform((v, ctx) => {
       const n = BigInt(v);
@@ -38,8 +42,7 @@ export const uint256 = (what: string) => uintString(U256_MAX, what);
 export const hash256 = (what: string) => uintString(U256_MAX, what, { hex: true });
 
 /** An EVM address, normalized to its checksum form. */
-export const address = z
-  .string()
+export const address = token(128, "address")
   .refine((s) => {
     try {
       getAddress(s);
@@ -52,26 +55,21 @@ export const address = z
   .openapi({ example: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" });
 
 /** A keccak256 hash as hex (0x optional), normalized to lower-case 0x form. */
-export const hash32 = z
-  .string()
+export const hash32 = token(128, "hash")
   .transform((s) => (s.startsWith("0x") || s.startsWith("0X") ? "0x" + s.slice(2) : "0x" + s).toLowerCase())
   .refine((s) => isHexString(s, 32), "must be a 32-byte hex hash")
   .openapi({ example: "0x2b6a5dcf1cd2a1d4a1e1fe8d7a1fbc8ae1f71f6c5e1c5c0a2f4c6b8a6f1e0d3c" });
 
-/** A string of at most `maxBytes` bytes of UTF-8 (the contract's own limit), and at least `minChars` characters. */
-const utf8Text = (maxBytes: number, what: string, minChars = 0, emptyMessage?: string) =>
-  z
-    .string()
-    .min(minChars, emptyMessage)
-    .max(maxBytes, `at most ${maxBytes} bytes of UTF-8`) // no more characters than bytes; cheap before the byte count
-    .openapi({ description: `${what}: at most ${maxBytes} bytes of UTF-8.` })
-    .refine((s) => utf8Length(s) <= maxBytes, `at most ${maxBytes} bytes of UTF-8`);
+/** A name or description of at most `maxBytes` bytes of UTF-8 (the contract's own limit), well-formed and without control characters. */
+const utf8Text = (kind: "label" | "text", maxBytes: number, what: string, minChars = 0, emptyMessage?: string) =>
+  text({ kind, maxBytes, min: minChars, emptyMessage }).openapi({
+    description: `${what}: at most ${maxBytes} bytes of UTF-8, well-formed${kind === "label" ? ", one line without control characters" : ", no control characters but tab and line breaks"}.`,
+  });
 
-export const name = utf8Text(LIMITS.nameBytes, "Name");
+export const name = utf8Text("label", LIMITS.nameBytes, "Name");
 /** A name that must not be empty (`field` names it in the message). */
-export const requiredName = (field: string) => utf8Text(LIMITS.nameBytes, "Name", 1, `${field} must not be empty`);
-export const description = utf8Text(LIMITS.descriptionBytes, "Description");
-
+export const requiredName = (field: string) => utf8Text("label", LIMITS.nameBytes, "Name", 1, `${field} must not be empty`);
+export const description = utf8Text("text", LIMITS.descriptionBytes, "Description");
 /** A list of at most `max` items (`what` names it in the message). */
 export const boundedList = <T extends z.ZodTypeAny>(item: T, max: number, what: string) => z.array(item).max(max, `${what}: at most ${max} items`);
 

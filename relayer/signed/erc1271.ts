@@ -1,5 +1,6 @@
 import { Interface, type Provider } from "ethers";
 import { SignedRequestError } from "./errors";
+import { chainOutage } from "../../protocol/chainErrors";
 
 /**
  * Bounds of an ERC-1271 `isValidSignature` eth_call (the contract is the caller's choice, so its
@@ -16,7 +17,8 @@ const ERC1271_MAGIC = "0x1626ba7e";
 /**
  * ERC-1271: whether the contract at `address` (none: false) accepts `signature` over `digest`. The
  * call has a gas cap and a timeout, so a contract that burns gas or an RPC that stalls costs us at
- * most that; a revert, a timeout or any answer but the magic value is "not valid".
+ * most that; a revert, a timeout or any answer but the magic value is "not valid". An RPC node that
+ * fails (chainErrors.ts) is not a verdict on the signature: that error is thrown (503).
  */
 export async function isValidContractSignature(provider: Provider, address: string, digest: string, signature: string, bounds: Erc1271Bounds): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -28,7 +30,13 @@ export async function isValidContractSignature(provider: Provider, address: stri
     return ERC1271.decodeFunctionResult("isValidSignature", answer)[0] === ERC1271_MAGIC;
   };
   try {
-    const result = await Promise.race([call().catch(() => false), timeout]);
+    const result = await Promise.race([
+      call().catch((err: unknown) => {
+        if (chainOutage(err)) throw err;
+        return false;
+      }),
+      timeout,
+    ]);
     if (result === "timeout") throw new SignedRequestError("invalid_signature", `the contract at ${address} did not answer isValidSignature within ${bounds.timeoutMs} ms`);
     return result;
   } finally {

@@ -15,9 +15,9 @@ export type Expectation = {
   erc1271?: Erc1271Bounds;
 };
 
-/** The signature as a 0x hex string of at most MAX_SIGNATURE_BYTES, or a 400 with `code`. */
+/** The signature as 0x hex of whole bytes (at least one, at most MAX_SIGNATURE_BYTES), or a 400 with `code`. */
 export function signatureHex(signature: unknown, code: "invalid_typed_data" | "invalid_signed_message"): string {
-  if (typeof signature !== "string" || !isHexString(signature) || signature.length < 4) throw new SignedRequestError(code, "signature must be a 0x-prefixed hex string");
+  if (typeof signature !== "string" || !isHexString(signature, true) || signature.length < 4) throw new SignedRequestError(code, "signature must be a 0x-prefixed hex string of whole bytes");
   if ((signature.length - 2) / 2 > MAX_SIGNATURE_BYTES) throw new SignedRequestError(code, `signature is ${(signature.length - 2) / 2} bytes; at most ${MAX_SIGNATURE_BYTES}`);
   return signature;
 }

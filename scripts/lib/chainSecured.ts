@@ -8,7 +8,8 @@ import { JsonRpcProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, verif
 import { buildTypedData, type PrimaryType, type TypedData } from "../../protocol/eip712";
 import { keyHash } from "../../protocol/usageKeySeal";
 import { computeCid } from "../../executor/cid";
-import { IAccountConfig__factory, type IAccountConfig } from "../../typechain-types";
+import type { IAccountConfig } from "../../typechain-types";
+import { connectAccountConfig } from "../../protocol/accountConfig";
 
 /**
  * The local development chain's account 5 (Hardhat's well-known test mnemonic). A TEST KEY, public
@@ -123,7 +124,7 @@ export async function runChainSecuredDemo(opts: DemoOptions): Promise<DemoResult
   const provider = new JsonRpcProvider(opts.rpcUrl, chain.chain_id, { staticNetwork: true, cacheTimeout: -1 });
   try {
     const wallet = new Wallet(opts.walletKey, provider);
-    const config = IAccountConfig__factory.connect(chain.contract_address, wallet);
+    const config = connectAccountConfig(chain.contract_address, wallet);
     log(`1. chain ${chain.chain_id}, AccountConfig ${chain.contract_address}; wallet ${wallet.address}`);
     const balance = await provider.getBalance(wallet.address).catch((err: Error) => {
       throw new Error(`cannot reach the chain at ${opts.rpcUrl}: ${err.message}`);

@@ -4,8 +4,9 @@
  * Environment: the billing variables (Stripe mode against the test double), CHILD_DATA_DIR,
  * CHILD_PAYER, CHILD_DEBITS ("5,3": 5 debits, a settlement, 3 more debits), CHILD_SETTLE_LAST
  * ("1": start settling the last group too), CHILD_RESERVE (cents: then reserve that much for a run,
- * at 1 cent a second, and keep heartbeating). Prints "debited" once every debit (and the reservation)
- * is recorded.
+ * at 1 cent a second, record its start as the run route does when the run leaves the queue, and keep
+ * heartbeating), CHILD_QUEUED (cents: reserve that much for a run that never starts, as one still
+ * queued). Prints "debited" once every debit (and the reservations) is recorded.
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -23,7 +24,9 @@ async function main() {
     if (i < groups.length - 1) await billing.settle();
   }
   if (env.CHILD_RESERVE) {
-    await billing.reserve({ key: env.CHILD_PAYER!, account: "0x00" }, Number(env.CHILD_RESERVE), "a run", { kind: "run", detail: "child run", unitCents: 1 });
+    const started = await billing.reserve({ key: env.CHILD_PAYER!, account: "0x00" }, Number(env.CHILD_RESERVE), "a run", { kind: "run", detail: "child run", unitCents: 1 });
+    started.noteStart();
+    if (env.CHILD_QUEUED) await billing.reserve({ key: env.CHILD_PAYER!, account: "0x00" }, Number(env.CHILD_QUEUED), "a run", { kind: "run", detail: "queued run", unitCents: 1 });
     billing.start(new AbortController().signal);
   }
   console.log("debited");

@@ -72,3 +72,36 @@ export function stubResolver(answers: (hostname: string, n: number) => ResolvedA
     },
   };
 }
+
+/**
+ * An HTTP server on 127.0.0.1 that holds every request until `open()`: an action that fetches it
+ * holds its sandbox until the test lets it go (no timing). `arrived` counts the held requests;
+ * `paths` lists every request's path in the order they came (the order the actions fetched it).
+ */
+export async function gateServer() {
+  const held: http.ServerResponse[] = [];
+  const paths: string[] = [];
+  let opened = false;
+  const server = http.createServer((req, res) => {
+    paths.push(req.url ?? "");
+    if (opened) res.end("open");
+    else held.push(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    get arrived() {
+      return held.length;
+    },
+    paths,
+    open() {
+      opened = true;
+      for (const res of held.splice(0)) res.end("open");
+    },
+    close() {
+      this.open();
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

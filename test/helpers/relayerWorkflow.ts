@@ -35,6 +35,13 @@ export async function accountClient(stack: Stack, bearer = false, name = "test a
 }
 
 /** Expects a 200 answer and returns its body. */
+/** A run that failed: 422 action_failed (as on Chipotle), the run's answer kept in the body. */
+export async function failedRun<T = any>(reply: Promise<Reply<T>> | Reply<T>): Promise<T> {
+  const r = await reply;
+  expect([r.status, (r.body as { code?: string })?.code], JSON.stringify(r.body)).to.deep.equal([422, "action_failed"]);
+  return r.body;
+}
+
 export async function ok<T = any>(reply: Promise<Reply<T>> | Reply<T>): Promise<T> {
   const r = await reply;
   expect(r.status, `expected 200, got ${r.status} ${JSON.stringify(r.body)}`).to.equal(200);

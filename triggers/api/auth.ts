@@ -5,6 +5,7 @@ import { z } from "zod";
 import { AppError, forbidden, notFound, unauthorized } from "../../protocol/errors";
 import { jsonBody } from "../../protocol/jsonBody";
 import { parseOrThrow } from "../../protocol/validate";
+import { text } from "../../protocol/textSchema";
 import { challengeOf, newId, randomToken } from "../crypto";
 import type { TriggersCtx } from "../context";
 import type { User } from "../store/types";
@@ -12,9 +13,9 @@ import type { User } from "../store/types";
 const SESSION_COOKIE = "vesta_triggers_session";
 const LINK_TTL_MS = 15 * 60_000;
 const SESSION_TTL_MS = 7 * 24 * 3600_000;
-const challenge = z.string().regex(/^[A-Za-z0-9_-]{43}$/, "challenge must be base64url(sha256(token)): 43 characters");
+const challenge = text({ kind: "label", maxChars: 64 }).regex(/^[A-Za-z0-9_-]{43}$/, "challenge must be base64url(sha256(token)): 43 characters");
 /** An authorization request: the token's challenge and the client's name. */
-const Approval = z.object({ challenge, name: z.string().max(100).refine((n) => !n.includes("\u0000"), "name must not hold NUL characters").optional() });
+const Approval = z.object({ challenge, name: text({ kind: "label", maxChars: 100 }).optional() });
 type Approval = z.infer<typeof Approval>;
 /** The routes the dashboard calls from its own origin, with the session cookie. */
 const DASHBOARD_PATHS = ["/api/session", "/api/authorize", "/auth/login"];
@@ -102,7 +103,7 @@ export const requireBearer = (ctx: TriggersCtx): RequestHandler => async (req, _
   next();
 };
 
-const Login = z.object({ email: z.string().email().max(320), next: z.string().max(2000).optional() });
+const Login = z.object({ email: text({ kind: "label", maxChars: 320 }).email(), next: text({ kind: "label", maxChars: 2000 }).optional() });
 
 /**
  * The mailbox an address delivers to, for the per-address limit: lower-cased, without a subaddress
@@ -188,7 +189,7 @@ export function authRoutes(ctx: TriggersCtx): Router {
     );
   });
   r.post("/authorize", form, async (req, res) => {
-    const b = parseOrThrow(Approval.extend({ csrf: z.string() }), req.body, "body");
+    const b = parseOrThrow(Approval.extend({ csrf: text({ kind: "label", maxChars: 128 }) }), req.body, "body");
     const user = await sessionUser(ctx, req);
     if (!user) throw unauthorized("sign in first: open /auth/login");
     const expected = csrfOf(ctx, req);

@@ -4,7 +4,7 @@ import { AppError, notFound } from "../../protocol/errors";
 import { jsonBody } from "../../protocol/jsonBody";
 import { parseOrThrow } from "../../protocol/validate";
 import { jsonDeeperThan, MAX_STORED_JSON_DEPTH } from "../../protocol/json";
-import { isWellFormed } from "../../protocol/text";
+import { text } from "../../protocol/textSchema";
 import { newId, open, seal } from "../crypto";
 import { requirePermittedKey } from "../keyCheck";
 import type { TriggersCtx } from "../context";
@@ -12,30 +12,27 @@ import { prepareKind } from "../kinds";
 import type { RunRow, TriggerRow } from "../store/types";
 import { requireBearer } from "./auth";
 
+/** A trigger's name, and the usage key it runs with: one line of well-formed text (400 invalid_text). */
+const label = (max: number) => text({ kind: "label", min: 1, maxChars: max });
 /**
- * Text the store keeps and the core runs as bytes: well-formed Unicode (a lone surrogate has no
- * UTF-8 encoding, so the core refuses such action code) and no NUL (PostgreSQL text cannot hold one).
+ * Action code: well-formed Unicode, as the core demands of code it hashes and runs (400 invalid_code),
+ * and no NUL, which PostgreSQL text cannot hold.
  */
-const text = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((s) => isWellFormed(s) && !s.includes("\u0000"), "must be well-formed Unicode text without NUL characters");
+const actionCode = text({ kind: "code", min: 1, maxChars: 1024 * 1024, errorCode: "invalid_code" }).refine((s) => !s.includes("\u0000"), "must not hold NUL characters (the trigger store cannot keep them)");
 const Create = z.strictObject({
-  name: text(200),
+  name: label(200),
   kind: z.enum(["webhook", "schedule", "chain_event"]),
-  action_code: text(1024 * 1024),
+  action_code: actionCode,
   default_params: z.record(z.string(), z.unknown()).default({}),
-  usage_api_key: text(500),
+  usage_api_key: label(500),
   config: z.record(z.string(), z.unknown()).default({}),
   enabled: z.boolean().default(true),
 });
 const Patch = z.strictObject({
-  name: text(200).optional(),
-  action_code: text(1024 * 1024).optional(),
+  name: label(200).optional(),
+  action_code: actionCode.optional(),
   default_params: z.record(z.string(), z.unknown()).optional(),
-  usage_api_key: text(500).optional(),
+  usage_api_key: label(500).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
   enabled: z.boolean().optional(),
 });

@@ -3,6 +3,7 @@ import { ipKeyGenerator, rateLimit } from "express-rate-limit";
 import { AppError, notFound } from "../../protocol/errors";
 import { jsonDeeperThan, tooDeepMessage } from "../../protocol/json";
 import { decodeUtf8 } from "../../protocol/text";
+import { firstMalformedString, wellFormedJson } from "../../protocol/textSchema";
 import { newId } from "../crypto";
 import type { TriggersCtx } from "../context";
 
@@ -47,6 +48,8 @@ export function webhookRoutes(ctx: TriggersCtx): Router {
       }
       // The event reaches the action 2 levels deeper (js_params.event): measured before anything walks it.
       if (jsonDeeperThan(event, ctx.config.maxJsonDepth)) throw new AppError(400, "json_too_deep", tooDeepMessage("the JSON body", ctx.config.maxJsonDepth));
+      // A sender's "\ud800" (a lone surrogate) has no UTF-8 form the core would take: the event shows U+FFFD, event_raw keeps the exact text.
+      if (firstMalformedString(event)) event = wellFormedJson(event);
     }
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !STRIPPED_HEADERS.has(k.toLowerCase())));
     const id = newId("run");

@@ -1,18 +1,22 @@
-import { EventFragment, getAddress, Interface, isHexString, JsonRpcProvider, type Log } from "ethers";
+import { EventFragment, getAddress, isHexString, type Log } from "ethers";
 import { z } from "zod";
-import { AppError, badRequest } from "../../protocol/errors";
+import { badRequest } from "../../protocol/errors";
+import { text } from "../../protocol/textSchema";
+import { tolerantInterface } from "../../protocol/abiText";
+import { rpcProvider } from "../../protocol/rpc";
+import { chainUnavailable } from "../../protocol/chainErrors";
 import { CHAINS } from "../config";
 import { newId } from "../crypto";
 import type { TriggersCtx } from "../context";
 import type { TriggerRow } from "../store/types";
 
-const topic = z.string().refine((t) => isHexString(t, 32), "each topic must be a 32-byte hex string");
+const topic = text({ kind: "label", maxChars: 66 }).refine((t) => isHexString(t, 32), "each topic must be a 32-byte hex string");
 
 export const ChainEventConfig = z.strictObject({
   chain: z.enum(CHAINS, { message: `chain must be one of ${CHAINS.join(", ")}` }),
-  contract_address: z.string(),
-  event_signature: z.string().min(3).max(1000),
-  start_block: z.union([z.number().int().min(0), z.string().regex(/^(0x[0-9a-fA-F]+|\d+)$/, "start_block must be an integer or a hex string")]).optional(),
+  contract_address: text({ kind: "label", maxChars: 128 }),
+  event_signature: text({ kind: "label", min: 3, maxChars: 1000 }),
+  start_block: z.union([z.number().int().min(0), text({ kind: "label", maxChars: 80 }).regex(/^(0x[0-9a-fA-F]+|\d+)$/, "start_block must be an integer or a hex string")]).optional(),
   topic_filters: z.array(z.union([topic, z.array(topic).min(1), z.null()])).max(3, "topic_filters takes at most 3 entries after topic0").optional(),
   confirmations: z.number().int().min(0).max(1000).optional(),
 });
@@ -42,7 +46,8 @@ export async function prepareChainEvent(ctx: TriggersCtx, c: ChainEventConfig): 
   try {
     head = await provider.getBlockNumber();
   } catch (err) {
-    throw new AppError(503, "chain_unavailable", `the ${c.chain} RPC did not answer: ${(err as Error).message}`);
+    ctx.logger.warn({ chain: c.chain, err: (err as Error).message }, "chain-event trigger: the RPC did not answer");
+    throw chainUnavailable(`the ${c.chain} RPC node did not answer; nothing was saved, try again`);
   }
   // A backfill costs RPC for every block it walks: bounded (a start_block in the future simply waits).
   if (start !== undefined && BigInt(head) - start > BigInt(ctx.config.maxBackfillBlocks)) {
@@ -67,7 +72,7 @@ function decode(fragment: EventFragment, log: Log): Record<string, unknown> {
     f = EventFragment.from(`event ${f.name}(${f.inputs.map((p, i) => `${p.format("full")}${i < n ? " indexed" : ""}`).join(", ")})`);
   }
   try {
-    const values = new Interface([f]).decodeEventLog(f, log.data, log.topics);
+    const values = tolerantInterface([f]).decodeEventLog(f, log.data, log.topics); // a string that is not UTF-8 reads as U+FFFD
     return Object.fromEntries(f.inputs.map((_, i) => [`arg${i}`, plain(values[i])]));
   } catch {
     return {};
@@ -132,5 +137,5 @@ export async function scanChains(ctx: TriggersCtx): Promise<number> {
   return n;
 }
 
-export const providersFor = (rpc: Partial<Record<string, string>>) =>
-  Object.fromEntries(Object.entries(rpc).map(([k, url]) => [k, new JsonRpcProvider(url, undefined, { staticNetwork: true, polling: false, cacheTimeout: -1 })]));
+export const providersFor = (rpc: Partial<Record<string, string>>, timeoutMs = 15_000) =>
+  Object.fromEntries(Object.entries(rpc).map(([k, url]) => [k, rpcProvider(url!, timeoutMs, { polling: false })]));

@@ -1,12 +1,13 @@
 import { Cron } from "croner";
 import { z } from "zod";
 import { badRequest } from "../../protocol/errors";
+import { text } from "../../protocol/textSchema";
 import { newId } from "../crypto";
 import type { TriggersCtx } from "../context";
 import type { TriggerRow } from "../store/types";
 
 export const MIN_INTERVAL_MS = 30_000;
-export const ScheduleConfig = z.strictObject({ cron: z.string().min(1).max(200) });
+export const ScheduleConfig = z.strictObject({ cron: text({ kind: "label", min: 1, maxChars: 200 }) });
 
 const cronOf = (expr: string) => new Cron(expr, { paused: true, timezone: "UTC" });
 

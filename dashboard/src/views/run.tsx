@@ -28,7 +28,11 @@ export function RunView({ backend }: { backend: Backend }) {
       if (!key.trim()) throw new Error("enter a usage key (or the account key) to run with");
       setResult(undefined);
       const client = createVestaClient({ baseUrl: serviceBase(), apiKey: key.trim() });
-      setResult(await unwrap(client.POST("/core/v1/lit_action", { body: { code, js_params: params.trim() ? JSON.parse(params) : undefined } })));
+      const call = client.POST("/core/v1/lit_action", { body: { code, js_params: params.trim() ? JSON.parse(params) : undefined } });
+      // A failed run answers 422 action_failed with the run's response and logs: shown as a failed run, not as a service error.
+      const failed = (await call.catch(() => undefined))?.error as (Schemas["RunActionResponse"] & { code?: string }) | undefined;
+      if (failed && typeof failed === "object" && failed.code === "action_failed") return setResult(failed);
+      setResult(await unwrap(call));
     });
 
   return (

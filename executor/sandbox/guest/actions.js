@@ -1,5 +1,7 @@
-// Guest module: Lit.Actions (and its neutral alias Actions). Privileged operations are host calls
-// answered by the host, which re-checks permissions; the sandbox counts them against the limits.
+// Guest module: the Lit namespace as Chipotle has it: LitActions (Lit.Actions, and the neutral
+// alias Actions), LitAuth (Lit.Auth, empty: Vesta has no auth context) and LitHeaders (Lit.Headers:
+// a Headers of the request, empty here), frozen. Privileged operations are host calls answered by
+// the host, which re-checks permissions; the sandbox counts them against the limits.
 (function (lib) {
   "use strict";
   const { call, opts, host, toJson } = lib;
@@ -9,14 +11,25 @@
     }
     return value;
   }
+  // A string response is JSON when it parses as JSON (Chipotle's server parses it), else the string itself.
+  function responseJson(value) {
+    if (typeof value !== "string") return toJson(value, "setResponse's response");
+    try {
+      lib.parse(value);
+      return value;
+    } catch {
+      return toJson(value, "setResponse's response");
+    }
+  }
   const optionalId = (fn, o) => (o.ipfsId === undefined ? {} : { ipfsId: str(fn, "ipfsId", o.ipfsId, true) });
-  const Actions = {
+  const Actions = Object.freeze({
     async getPrivateKey(o) {
       return call("getPrivateKey", { pkpId: str("getPrivateKey", "pkpId", opts(o).pkpId, true) });
     },
     async getLitActionPrivateKey() {
       return call("getLitActionPrivateKey");
     },
+    // 0x + the 33-byte compressed SEC1 key, as Chipotle answers.
     async getLitActionPublicKey(o) {
       return call("getLitActionPublicKey", optionalId("getLitActionPublicKey", opts(o)));
     },
@@ -34,8 +47,15 @@
     // setResponse({response}) or setResponse(value); the last call wins over main's return value.
     setResponse(arg) {
       const wrapped = arg !== null && typeof arg === "object" && !Array.isArray(arg) && Object.prototype.hasOwnProperty.call(arg, "response");
-      host.setResponse(toJson(wrapped ? arg.response : arg, "setResponse's response"));
+      host.setResponse(responseJson(wrapped ? arg.response : arg));
     },
-  };
-  return { Actions, Lit: { Actions } };
+    // The modules the action imported, with their integrity hashes (Chipotle: [{url, hash}]); none here.
+    showImportDetails() {
+      return [];
+    },
+  });
+  const LitAuth = Object.freeze({});
+  const LitHeaders = new (lib.load("http").Headers)();
+  const Lit = Object.freeze({ Actions, Auth: LitAuth, Headers: LitHeaders });
+  return { Actions, LitActions: Actions, LitAuth, LitHeaders, Lit };
 })

@@ -7,31 +7,7 @@
 (function (lib) {
   "use strict";
   const raw = lib.host.ethers;
-  const HEX = "0123456789abcdef";
-  const toHex = (u8) => {
-    let s = "0x";
-    for (let i = 0; i < u8.length; i++) s += HEX[u8[i] >> 4] + HEX[u8[i] & 15];
-    return s;
-  };
-  const fromHex = (h) => {
-    const out = new Uint8Array((h.length - 2) / 2);
-    for (let i = 0; i < out.length; i++) out[i] = parseInt(h.substr(2 + 2 * i, 2), 16);
-    return out;
-  };
-  const encode = (args) =>
-    JSON.stringify(args, (k, v) => {
-      if (typeof v === "bigint") return { $bigint: v.toString() };
-      if (v instanceof Uint8Array) return { $bytes: toHex(v) };
-      if (v instanceof ArrayBuffer) return { $bytes: toHex(new Uint8Array(v)) };
-      return v;
-    });
-  const tagged = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-  const decode = (json) =>
-    JSON.parse(json, (k, v) => {
-      if (tagged(v) && typeof v.$bigint === "string") return BigInt(v.$bigint);
-      if (tagged(v) && typeof v.$bytes === "string") return fromHex(v.$bytes);
-      return v;
-    });
+  const { encode, decode } = lib.load("bytes");
   const invoke = (name, args) => decode(raw(name, encode(args)));
   const bytes = (v) => (Array.isArray(v) && v.every((x) => typeof x === "number") ? Uint8Array.from(v) : v);
 

@@ -1,46 +1,38 @@
-// Guest module: fetch(url, init), answered by the host (http/https only, bounded). The body is
-// text (UTF-8); the response offers ok, status, statusText, url, headers.get/has/forEach, text(), json().
+// Guest module: fetch(input, init), answered by the host (http/https only, public addresses,
+// bounded). The request body is text (a string, URLSearchParams, or bytes that are UTF-8); the
+// answer is a Response (guest/http.js) whose body is the response text (UTF-8).
 (function (lib) {
   "use strict";
-  const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+  const http = lib.load("http");
   function headerRecord(h) {
     const out = {};
     if (h === undefined || h === null) return out;
-    const put = (k, v) => (out[String(k).toLowerCase()] = String(v));
-    if (Array.isArray(h)) h.forEach(([k, v]) => put(k, v));
-    else if (typeof h.forEach === "function") h.forEach((v, k) => put(k, v));
-    else Object.keys(h).forEach((k) => put(k, h[k]));
+    new http.Headers(h).forEach((v, k) => (out[k] = v));
     return out;
   }
-  function makeResponse(a, url) {
-    const headers = headerRecord(a.headers);
-    const entries = () => Object.keys(headers).map((k) => [k, headers[k]]);
-    const key = (n) => String(n).toLowerCase();
-    return {
-      ok: a.status >= 200 && a.status < 300,
-      status: a.status,
-      statusText: a.statusText,
-      url,
-      redirected: false,
-      headers: {
-        get: (n) => (has(headers, key(n)) ? headers[key(n)] : null),
-        has: (n) => has(headers, key(n)),
-        forEach: (cb) => entries().forEach(([k, v]) => cb(v, k)),
-        entries: () => entries()[Symbol.iterator](),
-        [Symbol.iterator]: () => entries()[Symbol.iterator](),
-      },
-      text: async () => a.body,
-      json: async () => lib.parse(a.body),
-    };
+  async function bodyText(request) {
+    if (request.method === "GET" || request.method === "HEAD" || request._peek() === null) return undefined;
+    const b = request._peek();
+    if (b.text !== undefined) return b.text;
+    try {
+      return new (lib.load("encoding").TextDecoder)("utf-8", { fatal: true }).decode(b.bytes);
+    } catch {
+      throw new TypeError("fetch: the body must be text (bytes that are not UTF-8 cannot be sent from the sandbox)");
+    }
   }
+  const aborted = (signal) => (signal.reason === undefined ? new (lib.load("dom").DOMException)("The signal has been aborted", "AbortError") : signal.reason);
   async function fetch(input, init) {
-    init = lib.opts(init);
-    const url = typeof input === "string" ? input : input && typeof input.url === "string" ? input.url : String(input);
-    const body = init.body === undefined || init.body === null ? undefined : init.body;
-    if (body !== undefined && typeof body !== "string") throw new TypeError("fetch: body must be a string");
-    const method = String(init.method || "GET").toUpperCase();
-    const answer = await lib.call("fetch", { url, method, headers: headerRecord(init.headers), body });
-    return makeResponse(answer, url);
+    const request = new http.Request(input, init);
+    const signal = request.signal;
+    const args = { url: request.url, method: request.method, headers: headerRecord(request.headers), body: await bodyText(request) };
+    if (signal.aborted) throw aborted(signal); // before the call: the host never sees it
+    const answer = lib.call("fetch", args);
+    // An abort rejects at once; the host's request still ends by its own deadline and is ignored.
+    const answered = await new Promise((resolve, reject) => {
+      signal.addEventListener("abort", () => reject(aborted(signal)), { once: true });
+      answer.then(resolve, reject);
+    });
+    return http.fetched(answered, request.url);
   }
   return { fetch };
 })

@@ -1,9 +1,11 @@
 /**
  * The relayer's end of one run's host calls: each call from the sandbox process is parsed, checked
  * (call-checks.ts) and counted against the run's limits before the Host sees it, and each answer is
- * bounded before it goes back. Never throws: every failure becomes a refusal the action sees.
+ * bounded before it goes back. The arguments are measured on the text (size, number of JSON values)
+ * before they are parsed in this process. Never throws: every failure becomes a refusal the action sees.
  */
-import { hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
+import { jsonTextValues } from "../../../protocol/json";
+import { hostMessageChars, MAX_HOST_CALL_VALUES, MAX_HOST_CALLS_PER_RUN, MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
 import { isLimitKey, limitMessage } from "../errors";
 import { countCall, toHostCall, type CallCounts } from "./call-checks";
 import type { HostAnswer } from "../wire/messages";
@@ -39,6 +41,8 @@ export class HostChannel {
     let call;
     try {
       if (argsJson.length > hostMessageChars(this.limits)) return refuse(`${op.slice(0, 64)}: the arguments are too large`);
+      // Counted on the text: JSON.parse of `[[],[],...]` would build tens of bytes of this process's heap per character.
+      if (jsonTextValues(argsJson, MAX_HOST_CALL_VALUES) > MAX_HOST_CALL_VALUES) return refuse(`${op.slice(0, 64)}: the arguments hold more than ${MAX_HOST_CALL_VALUES} JSON values`);
       const args: unknown = JSON.parse(argsJson);
       if (args === null || typeof args !== "object" || Array.isArray(args)) return refuse("host call arguments must be an object");
       call = toHostCall(op, args as Record<string, unknown>, this.ipfsId, this.limits);

@@ -4,9 +4,17 @@
  *   - an empty environment (no payer keys, Stripe secret, database URL, nor any other variable);
  *   - Node's permission model: it may read its own three files (sandbox-files.ts) and nothing
  *     else, write nothing, start no process or thread, load no addon; no eval in Node's realm;
- *   - when the relayer runs as root, another user (`nobody` by default), so that file modes keep
- *     the data directory (made 0700), the root secret (0600) and a guest-agent socket that others
- *     may not write out of its reach even past the permission model;
+ *   - when the relayer runs as root, a user of its own per slot of the pool (`user.uid + slot`,
+ *     `user.gid + slot`), so that file modes keep the data directory (made 0700), the root secret
+ *     (0600) and a guest-agent socket that others may not write out of its reach even past the
+ *     permission model, and no sandbox may signal or ptrace another (no two live ones share a uid);
+ *   - an OS memory ceiling (RLIMIT_DATA, set by `/bin/sh`'s `ulimit -d` before it execs Node): every
+ *     allocation of the process (V8 heap, buffers, WASM memory) counts, so one that no other bound
+ *     caught fails (or kills that process) instead of taking the host's memory. RLIMIT_AS would not
+ *     do: V8 and WASM reserve tens of GB of address space they never use;
+ *   - its own empty network namespace when the platform allows it (network.ts: `unshare --net`
+ *     first in the exec chain, which then switches to the slot's user): no route to any address,
+ *     no abstract unix socket of the host's; Node's permission model has no network control;
  *   - stdin and stdout closed, stderr read by the relayer (bounded), and one socket pair on fd 3
  *     that carries the protocol as bounded frames; no other descriptor is inherited (Node opens
  *     everything close-on-exec);
@@ -21,6 +29,7 @@ import type { Socket } from "node:net";
 import { Worker } from "node:worker_threads";
 import { encodeFrame, FrameReader } from "../wire/frames";
 import type { SandboxConfig, ToSandbox } from "../wire/messages";
+import { networkCommand, probeNetwork, type SandboxNetwork } from "./network";
 import { sandboxFiles } from "./sandbox-files";
 
 /** How a sandbox ended: exit code or signal, and whether it ran out of (V8) memory. */
@@ -44,29 +53,47 @@ export interface Sandbox {
   stop(): Promise<void>;
 }
 
-/** Starts one sandbox; `frameBytes()` bounds each frame it sends (asked per frame). */
-export type SandboxLauncher = (config: { wasmMaxBytes: number }, frameBytes: () => number, events: SandboxEvents) => Sandbox;
+/**
+ * Starts one sandbox; `slot` is its index in the pool (0 .. size - 1; no two live sandboxes share
+ * one), `frameBytes()` bounds each frame it sends (asked per frame).
+ */
+export type SandboxLauncher = (config: { wasmMaxBytes: number; slot: number }, frameBytes: () => number, events: SandboxEvents) => Sandbox;
 
 /** The user a sandbox process runs as. */
 export type SandboxUser = { uid: number; gid: number };
 
-/** `nobody` on Debian, Ubuntu, Alpine and most images. */
-export const NOBODY: SandboxUser = { uid: 65534, gid: 65534 };
+/**
+ * The user and group of slot 0 when the relayer runs as root: slot `i` runs as 64000 + i. In the
+ * range most distributions leave unassigned (60000-64999), below 65536 so that a container whose
+ * user namespace maps 0-65535 can switch to it, and no one's `nobody` (65534).
+ */
+export const FIRST_SANDBOX_USER: SandboxUser = { uid: 64000, gid: 64000 };
+
+/** The user of sandbox `slot`: `first` shifted by the slot, uid and gid alike. */
+export const slotUser = (first: SandboxUser, slot: number): SandboxUser => ({ uid: first.uid + slot, gid: first.gid + slot });
+
+/** Default OS memory ceiling of a sandbox process, in MB: room for the WASM ceiling (1 GiB), the V8 heap (256 MB) and Node itself. */
+export const DEFAULT_SANDBOX_MEMORY_MB = 2048;
 
 export type ProcessLauncherOptions = {
-  /** The user to run as; default NOBODY when the relayer runs as root, else the relayer's own (it cannot switch). */
+  /** The user of slot 0 (slot i: slotUser(user, i)); default FIRST_SANDBOX_USER when the relayer runs as root, else the relayer's own (it cannot switch). */
   user?: SandboxUser;
   /** V8 heap limit of each process, in MB (default 256). */
   heapMb?: number;
+  /** OS memory ceiling (RLIMIT_DATA) of each process, in MB (default DEFAULT_SANDBOX_MEMORY_MB). */
+  memoryMb?: number;
   /** Another script to start the same way (tests: probes and misbehaving sandboxes). */
   entry?: string;
+  /** The network of each process (network.ts); default: a namespace of its own when `probeNetwork` finds it can be had, else the relayer's. */
+  network?: SandboxNetwork;
 };
 
 /** Bytes of a sandbox's stderr kept for the log and the exit diagnosis. */
 const STDERR_TAIL_BYTES = 4096;
 /** What the relayer reads of a sandbox's stderr in all. */
 const STDERR_MAX_BYTES = 1024 * 1024;
-const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|allocation failed/i;
+/** What Node, V8 and the C++ runtime print when the V8 heap or the OS memory ceiling is reached. */
+const OUT_OF_MEMORY = /out of memory|Reached heap limit|allocation failed|bad_alloc|Cannot allocate memory/i;
 
 /**
  * V8's stack for a sandbox process, in KB: what a worker thread had (4 MB less V8's margin), so
@@ -83,8 +110,18 @@ function stackKb(): number | undefined {
   }
 }
 
-/** The user a sandbox process will run as by default: NOBODY when this process is root, else undefined (its own). */
-export const defaultSandboxUser = (): SandboxUser | undefined => (process.getuid?.() === 0 ? NOBODY : undefined);
+/** The user of slot 0 by default: FIRST_SANDBOX_USER when this process is root, else undefined (its own). */
+export const defaultSandboxUser = (): SandboxUser | undefined => (process.getuid?.() === 0 ? FIRST_SANDBOX_USER : undefined);
+
+/**
+ * The command that starts a sandbox process under a memory ceiling: `/bin/sh` sets RLIMIT_DATA
+ * (`ulimit -d`, in KB; soft and hard, so the process cannot raise it) and execs Node in its place
+ * (same pid, same empty environment), or fails with its own message when the limit cannot be set.
+ */
+export function ceilingCommand(memoryMb: number, node: string, args: string[]): { file: string; args: string[] } {
+  // dash exports PWD to what it execs: unset, the environment stays empty.
+  return { file: "/bin/sh", args: ["-c", 'unset PWD; ulimit -d "$0" && exec "$@"', String(memoryMb * 1024), node, ...args] };
+}
 
 /** The command line of a sandbox process (Node's flags, the entry, its configuration). */
 export function sandboxArgs(entry: string, config: SandboxConfig, heapMb: number): string[] {
@@ -104,16 +141,21 @@ export function sandboxArgs(entry: string, config: SandboxConfig, heapMb: number
 }
 
 export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLauncher {
-  const user = opts.user ?? defaultSandboxUser();
+  const first = opts.user ?? defaultSandboxUser();
   const heapMb = opts.heapMb ?? 256;
+  const memoryMb = opts.memoryMb ?? DEFAULT_SANDBOX_MEMORY_MB;
+  const network = opts.network ?? probeNetwork(process.env.PATH, first);
   const files = sandboxFiles(); // built now (at the relayer's start), not on the first run's path
-  return ({ wasmMaxBytes }, frameBytes, events) => {
+  return ({ wasmMaxBytes, slot }, frameBytes, events) => {
     const config: SandboxConfig = { wasmMaxBytes, wasmFile: files.wasmFile, guestDir: files.guestDir };
-    const child = spawn(process.execPath, sandboxArgs(opts.entry ?? files.entry, config, heapMb), {
+    const user = first && slotUser(first, slot);
+    // unshare (isolated network) switches to the user itself, after it made the namespace; else spawn does.
+    const command = networkCommand(network, user, ceilingCommand(memoryMb, process.execPath, sandboxArgs(opts.entry ?? files.entry, config, heapMb)));
+    const child = spawn(command.file, command.args, {
       env: {},
       cwd: "/",
       stdio: ["ignore", "ignore", "pipe", "pipe"],
-      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+      ...(command.user ? { uid: command.user.uid, gid: command.user.gid } : {}),
     });
     let ended = false;
     let stderr = "";

@@ -6,6 +6,8 @@
  * reports a possibly corrupt QuickJS module, whose WASM memory grew too large, that breaks the
  * protocol (frames.ts, messages.ts), or that dies (killed, crashed, out of memory): the run it held
  * fails with a clear error and the others go on. Nothing a sandbox sends can throw past a handler.
+ * Each sandbox holds a slot index (its user, see launchers.ts) until its process is gone; sandboxes
+ * that keep dying are started again after a growing delay (respawn-backoff.ts), not in a loop.
  */
 import os from "node:os";
 import type { Logger } from "pino";
@@ -15,8 +17,9 @@ import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type Host, type RunLimits, type RunOwne
 import { boundResult, codeText, failedResult, MAX_CID_CHARS, MAX_HOST_CALLS_PER_RUN, paramsProblem, sandboxFrameBytes } from "../wire/bounds";
 import { readFromSandbox, type DoneMessage, type HostAnswer, type ToSandbox } from "../wire/messages";
 import { HostChannel } from "./call-channel";
-import { defaultFairShare, FairQueue, type FairShare } from "./fair-queue";
+import { defaultFairShare, FairQueue, type FairShare, type QueueBound } from "./fair-queue";
 import { processLauncher, type Sandbox, type SandboxExit, type SandboxLauncher } from "./launchers";
+import { RespawnBackoff, type BackoffOptions } from "./respawn-backoff";
 
 export type SandboxPoolOptions = {
   /** Sandbox processes (default os.availableParallelism()). */
@@ -32,13 +35,23 @@ export type SandboxPoolOptions = {
   graceMs?: number;
   /** Each account's (and key's) share of the sandboxes and of the queue (see fair-queue.ts). */
   fairShare?: Partial<FairShare>;
+  /** The delay before starting a sandbox after others died in a row (see respawn-backoff.ts). */
+  respawnBackoff?: Partial<BackoffOptions>;
+};
+
+/** What the caller of a run hears of it besides its result. */
+export type RunHooks = {
+  /** The run was handed to a sandbox (it starts now; time spent queued is over). Again if it is handed to another. */
+  onStart?: () => void;
 };
 
 export type SandboxPoolStats = { sandboxes: number; busy: number; queued: number; started: number; replaced: number };
 
-type Job = { req: RunRequest; host: Host; owner: RunOwner; resolve: (result: RunResult) => void };
+type Job = { req: RunRequest; host: Host; owner: RunOwner; hooks: RunHooks; resolve: (result: RunResult) => void };
+/** A run's place in the fair queue (SandboxPool.admit): run it once, or release it. */
+export type Place = { run(req: RunRequest, host: Host, hooks?: RunHooks): Promise<RunResult>; release(): void };
 type Current = { runId: number; job: Job; channel: HostChannel; killTimer: NodeJS.Timeout; startedAt: number; calls: number };
-type Slot = { sandbox: Sandbox; ready: boolean; exited: boolean; current?: Current };
+type Slot = { index: number; sandbox: Sandbox; ready: boolean; exited: boolean; current?: Current };
 
 const MB = 1024 * 1024;
 
@@ -50,6 +63,9 @@ export class SandboxPool {
   private readonly recycleWasmBytes: number;
   private readonly graceMs: number;
   private readonly slots = new Set<Slot>();
+  /** Slot indexes of sandboxes whose process is not gone yet (a retired one keeps its index until it exits). */
+  private readonly indexes = new Set<number>();
+  private readonly backoff: RespawnBackoff;
   private readonly queue: FairQueue<Job>;
   private lastRunId = 0;
   private anonymous = 0;
@@ -67,6 +83,7 @@ export class SandboxPool {
     this.recycleWasmBytes = opts.recycleWasmBytes ?? 256 * MB;
     this.graceMs = opts.graceMs ?? 500;
     this.queue = new FairQueue(defaultFairShare(this.size, opts.fairShare));
+    this.backoff = new RespawnBackoff(opts.respawnBackoff, () => this.dispatch(), () => this.queue.length > 0);
   }
 
   get fairShare(): FairShare {
@@ -78,21 +95,50 @@ export class SandboxPool {
    * malformed requests included); rejects when the pool is closed, and with RunRefused
    * ("queue_full") when the owner's share and queue are full.
    */
-  run(req: RunRequest, host: Host, owner: RunOwner = this.nobody()): Promise<RunResult> {
-    if (this.closed) return Promise.reject(new Error("SandboxPool is closed"));
-    const limits: RunLimits = { ...DEFAULT_LIMITS, ...req.limits, timeoutMs: Math.min(req.limits?.timeoutMs ?? DEFAULT_LIMITS.timeoutMs, MAX_TIMEOUT_MS) };
-    const problem = requestProblem(req, limits);
-    if (problem) return Promise.resolve(failedResult(problem, limits));
-    return new Promise((resolve, reject) => {
-      const verdict = this.queue.offer({ req: { ...req, limits }, host, owner, resolve });
-      if (verdict !== "ok") return reject(this.queueFull(owner, verdict));
-      this.dispatch();
-    });
+  run(req: RunRequest, host: Host, owner: RunOwner = this.nobody(), hooks: RunHooks = {}): Promise<RunResult> {
+    let place: Place;
+    try {
+      place = this.admit(owner);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return place.run(req, host, hooks);
+  }
+
+  /**
+   * Holds a place in the fair queue for one run of `owner`, before anything is done for that run:
+   * throws RunRefused("queue_full") when the owner's (its payer's, its account's) share and queue are
+   * full, and an Error when the pool is closed. The place is the run's until `run` (once) or `release`.
+   */
+  admit(owner: RunOwner = this.nobody()): Place {
+    if (this.closed) throw new Error("SandboxPool is closed");
+    const hold = this.queue.hold(owner);
+    if (typeof hold === "string") throw this.queueFull(owner, hold);
+    return {
+      run: (req, host, hooks = {}) => {
+        if (hold.state !== "held") return Promise.reject(new Error("SandboxPool: this place was used or released"));
+        if (this.closed) {
+          this.queue.release(hold);
+          return Promise.reject(new Error("SandboxPool is closed"));
+        }
+        const limits: RunLimits = { ...DEFAULT_LIMITS, ...req.limits, timeoutMs: Math.min(req.limits?.timeoutMs ?? DEFAULT_LIMITS.timeoutMs, MAX_TIMEOUT_MS) };
+        const problem = requestProblem(req, limits);
+        if (problem) {
+          this.queue.release(hold);
+          return Promise.resolve(failedResult(problem, limits));
+        }
+        return new Promise((resolve) => {
+          this.queue.enqueue(hold, { req: { ...req, limits }, host, owner, hooks, resolve });
+          this.dispatch();
+        });
+      },
+      release: () => this.queue.release(hold),
+    };
   }
 
   stats(): SandboxPoolStats {
     const busy = [...this.slots].filter((s) => s.current).length;
-    return { sandboxes: this.slots.size, busy, queued: this.queue.length, started: this.started, replaced: this.replaced };
+    return { sandboxes: this.slots.size, busy, queued: this.queue.waiting, started: this.started, replaced: this.replaced };
   }
 
   /** The live sandbox processes (none for thread sandboxes), and whether each holds a run. */
@@ -103,6 +149,7 @@ export class SandboxPool {
   /** Ends queued and running runs with an error result and stops the sandboxes; later run() calls reject. */
   async close(): Promise<void> {
     this.closed = true;
+    this.backoff.stop();
     for (const job of this.queue.drain()) job.resolve(failedResult({ message: "the sandbox pool was closed before the run started" }, job.req.limits));
     const exits = [...this.slots].map((slot) => {
       this.endRun(slot, { message: "the sandbox pool was closed during the run" });
@@ -116,14 +163,17 @@ export class SandboxPool {
     return { account: `-${++this.anonymous}`, key: "-" };
   }
 
-  private queueFull(owner: RunOwner, bound: "account" | "total"): RunRefused {
+  private queueFull(owner: RunOwner, bound: QueueBound): RunRefused {
     const share = this.queue.share;
-    const waiting = bound === "account" ? this.queue.queuedFor(owner.account) / share.perAccount : this.queue.length / this.size;
+    const waiting =
+      bound === "account" ? this.queue.queuedFor(owner, "account") / share.perAccount : bound === "payer" ? this.queue.queuedFor(owner, "payer") / share.perPayer : this.queue.length / this.size;
     const retryAfter = Math.min(60, Math.max(1, Math.ceil(((waiting + 1) * this.averageRunMs) / 1000)));
     const message =
       bound === "account"
         ? `this account already has ${share.perAccount} run(s) in the sandbox and ${share.queuePerAccount} waiting (its share); retry in ${retryAfter} s`
-        : `the sandbox queue is full (${share.queueTotal} runs waiting); retry in ${retryAfter} s`;
+        : bound === "payer"
+          ? `the accounts billed to this payer already have ${share.perPayer} run(s) in the sandbox and ${share.queuePerPayer} waiting (their share); retry in ${retryAfter} s`
+          : `the sandbox queue is full (${share.queueTotal} runs waiting); retry in ${retryAfter} s`;
     return new RunRefused("queue_full", message, retryAfter);
   }
 
@@ -138,21 +188,31 @@ export class SandboxPool {
     // Start sandboxes for what is still queued, plus one spare: a run of another account must not wait
     // for a sandbox to boot while one account's runs hold the others (each takes a job once it is ready).
     let available = [...this.slots].filter((s) => !s.exited && (!s.ready || !s.current)).length;
-    while (available < this.queue.length + 1 && this.slots.size < this.size) {
-      if (!this.spawn()) break;
+    while (available < this.queue.waiting + 1 && this.slots.size < this.size) {
+      if (!this.backoff.mayStart() || !this.spawn()) break;
       available++;
     }
   }
 
+  /** The lowest slot index no live process holds, or undefined (one is still exiting: its exit dispatches again). */
+  private freeIndex(): number | undefined {
+    for (let i = 0; i < this.size; i++) if (!this.indexes.has(i)) return i;
+    return undefined;
+  }
+
   private spawn(): boolean {
-    const slot = { ready: false, exited: false } as Slot;
+    const index = this.freeIndex();
+    if (index === undefined) return false;
+    const slot = { index, ready: false, exited: false } as Slot;
+    this.indexes.add(index);
     try {
-      slot.sandbox = this.launcher({ wasmMaxBytes: this.wasmMaxBytes }, () => sandboxFrameBytes(slot.current?.job.req.limits), {
+      slot.sandbox = this.launcher({ wasmMaxBytes: this.wasmMaxBytes, slot: index }, () => sandboxFrameBytes(slot.current?.job.req.limits), {
         message: (msg) => this.guard(slot, () => this.onMessage(slot, msg)),
         problem: (problem) => this.guard(slot, () => this.fault(slot, `the sandbox broke the protocol (${problem})`)),
         exit: (exit) => this.guard(slot, () => this.onExit(slot, exit)),
       });
     } catch (err) {
+      this.indexes.delete(index);
       this.logger?.error({ err }, "sandbox: cannot start a sandbox");
       if (this.slots.size === 0) this.failQueued(`the sandbox failed to start (${(err as Error).message})`);
       return false;
@@ -181,6 +241,11 @@ export class SandboxPool {
     const { req } = job;
     const killTimer = setTimeout(() => this.guard(slot, () => this.kill(slot, runId)), req.limits.timeoutMs + this.graceMs);
     slot.current = { runId, job, channel: new HostChannel(job.host, req.ipfsId, req.limits), killTimer, startedAt: performance.now(), calls: 0 };
+    try {
+      job.hooks.onStart?.();
+    } catch (err) {
+      this.logger?.error({ err }, "sandbox: a run's start hook failed");
+    }
     this.post(slot, { type: "run", runId, ipfsId: req.ipfsId, code: req.code, paramsJson: req.paramsJson, limits: req.limits });
   }
 
@@ -215,6 +280,7 @@ export class SandboxPool {
 
   private onDone(slot: Slot, msg: DoneMessage): void {
     const limits = slot.current!.job.req.limits;
+    this.backoff.succeeded();
     this.endRun(slot, boundResult(msg, limits));
     if (msg.poisoned || msg.wasmBytes > this.recycleWasmBytes) {
       this.logger?.info({ wasmBytes: msg.wasmBytes, poisoned: msg.poisoned, diagnostic: msg.diagnostic }, "sandbox: replacing a sandbox");
@@ -239,6 +305,7 @@ export class SandboxPool {
   /** The sandbox broke the protocol (or a handler failed): its run fails, the sandbox is replaced. */
   private fault(slot: Slot, message: string): void {
     this.logger?.error({ message, pid: slot.sandbox.pid }, "sandbox: retiring a sandbox after a protocol fault");
+    if (!slot.exited) this.crashed();
     this.endRun(slot, { message });
     void this.retire(slot);
     this.dispatch();
@@ -259,7 +326,9 @@ export class SandboxPool {
     const retired = slot.exited;
     slot.exited = true;
     this.slots.delete(slot);
+    this.indexes.delete(slot.index); // its user is free: the process is gone
     if (retired) return this.dispatch(); // stopped by the pool, its run already ended
+    this.crashed();
     const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
     if (!slot.ready) {
       // It never started (e.g. its code failed to load): fail what waits rather than respawn in a loop.
@@ -278,6 +347,12 @@ export class SandboxPool {
       this.logger?.warn({ ...exit, pid: slot.sandbox.pid }, "sandbox: an idle sandbox ended; replacing it");
     }
     this.dispatch();
+  }
+
+  /** A sandbox died or broke the protocol: the next ones start after a growing delay while this goes on. */
+  private crashed(): void {
+    const { crashes, delayMs } = this.backoff.crashed();
+    if (delayMs > 0) this.logger?.warn({ crashes, delayMs }, `sandbox: ${crashes} sandboxes ended in a row without a run completing; the next one starts in ${delayMs} ms`);
   }
 
   private failQueued(message: string): void {

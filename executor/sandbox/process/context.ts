@@ -33,6 +33,9 @@ export function freshContext(qjs: QuickJSWASMModule, sources: GuestSources): Fre
     sleep: (id, ms) => host().sleep(id, ms),
     cancel: (id) => host().cancel(id),
     fail: (message, stack) => host().fail(message, stack),
+    ethers: (name, args) => host().ethers(name, args),
+    web: (name, args) => host().web(name, args),
+    subtle: (op, args) => host().subtle(op, args),
   };
   try {
     const api = installGuestApi(ctx, forward, sources);

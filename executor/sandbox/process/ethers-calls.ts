@@ -1,12 +1,18 @@
 /**
  * What the guest `ethers` shim (guest/ethers.js) calls: synchronous pure functions backed by the
  * real ethers v6, run in the sandbox process (they hold no secret and ask the relayer nothing).
- * Inputs and outputs are JSON text with two tags, {$bigint: "123"} and {$bytes: "0x.."}, so no
- * object of this process ever reaches the QuickJS heap. Keys used here are only those the action
- * passes in (which it got from the relayer through a host call).
+ * Inputs and outputs are tagged JSON text (tagged-json.ts), so no object of this process ever
+ * reaches the QuickJS heap. Keys used here are only those the action
+ * passes in (which it got from the relayer through a host call). What a call may cost this process
+ * (outside QuickJS's memory limit) is bounded by ethers-bounds.ts before ethers runs, and its answer
+ * by the run's memory after.
  */
 import * as ethers from "ethers";
 import type { TransactionLike, TypedDataField } from "ethers";
+import { limitMessage, SandboxLimitError } from "../errors";
+import type { RunLimits } from "../types";
+import { checkArgs, checkArgsText } from "./ethers-bounds";
+import { decodeTagged, encodeTagged } from "./tagged-json";
 
 type Op = (...args: any[]) => unknown;
 
@@ -86,36 +92,31 @@ const LABELS: Record<string, string> = {
   abiDecode: "abiCoder.decode",
 };
 
-const tagged = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-
 function decodeArgs(json: string): unknown[] {
-  const args = JSON.parse(json, (_k, v) => {
-    if (tagged(v) && typeof v.$bigint === "string") return BigInt(v.$bigint);
-    if (tagged(v) && typeof v.$bytes === "string") return ethers.getBytes(v.$bytes);
-    return v;
-  });
+  const args = decodeTagged(json);
   if (!Array.isArray(args)) throw new TypeError("ethers shim: arguments must be an array");
   return args;
 }
 
-function encodeResult(value: unknown): string {
-  const json = JSON.stringify(value, function (this: Record<string, unknown>, key, v) {
-    const original = this[key];
-    if (typeof original === "bigint") return { $bigint: original.toString() };
-    if (original instanceof Uint8Array) return { $bytes: ethers.hexlify(original) };
-    return v;
-  });
-  return json === undefined ? "null" : json;
-}
-
-/** Runs one shim operation: `name` from the guest, `argsJson` the tagged JSON array of arguments. */
-export function callEthers(name: string, argsJson: string): string {
+/**
+ * Runs one shim operation: `name` from the guest, `argsJson` the tagged JSON array of arguments.
+ * Throws SandboxLimitError("memoryBytes") for a call past what the run may handle (see
+ * ethers-bounds.ts), an Error naming the operation otherwise.
+ */
+export function callEthers(name: string, argsJson: string, limits: RunLimits): string {
   const op = Object.prototype.hasOwnProperty.call(OPS, name) ? OPS[name] : undefined;
   if (!op) throw new TypeError(`ethers shim: ${name} is not supported in the sandbox`);
+  const label = LABELS[name] ?? `ethers.${name}`;
   try {
-    return encodeResult(op(...decodeArgs(argsJson)));
+    checkArgsText(argsJson, limits);
+    const args = decodeArgs(argsJson);
+    checkArgs(name, args, limits);
+    const json = encodeTagged(op(...args));
+    if (json.length > limits.memoryBytes) throw new SandboxLimitError("memoryBytes", limitMessage("memoryBytes", limits));
+    return json;
   } catch (err) {
+    if (err instanceof SandboxLimitError) throw new SandboxLimitError(err.limit, `${label}: ${err.message}`);
     const e = err as { shortMessage?: string; message?: string };
-    throw new Error(`${LABELS[name] ?? `ethers.${name}`}: ${e.shortMessage ?? e.message ?? String(err)}`);
+    throw new Error(`${label}: ${e.shortMessage ?? e.message ?? String(err)}`);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The guest's bindings to the sandbox process: installs the sandbox's globals in a fresh QuickJS
- * context. The raw bindings (call, log, setResponse, timers, ethers, load) live on an object no
- * global reaches; the globals (Lit, Actions, console, timers, fetch, ethers) are lazy: the guest
+ * context. The raw bindings (call, log, setResponse, timers, ethers, web, subtle, load) live on an
+ * object no global reaches; the globals (Lit, console, fetch, ethers, URL, crypto, ...: GLOBALS) are lazy: the guest
  * module defining each (guest/*.js) is compiled on first access only, so a run pays for what it
  * touches. Only strings and numbers cross the boundary (getString/getNumber in, new QuickJS values
  * out), so no handle to an object of this process, nor Node's Function constructor, ever exists in
@@ -11,19 +11,23 @@ import fs from "node:fs";
 import path from "node:path";
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten";
 import { MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
-import { callEthers } from "./ethers-calls";
 
 /** The guest modules' sources (guest/*.js), read once per process. */
-export type GuestSources = { track: string; modules: ReadonlyMap<string, string> };
+export type GuestSources = { track: string; globals: string; modules: ReadonlyMap<string, string> };
 
 /** Reads the guest modules from `dir`, with whole-line comments dropped (QuickJS compiles them on every run). */
 export function readGuestSources(dir: string): GuestSources {
   const source = (name: string) => fs.readFileSync(path.join(dir, `${name}.js`), "utf8").replace(/^\s*\/\/.*\n/gm, "");
-  return { track: source("track"), modules: new Map(["lib", "actions", "console", "timers", "fetch", "ethers"].map((name) => [name, source(name)])) };
+  return { track: source("track"), globals: source("globals"), modules: new Map(GUEST_MODULES.map((name) => [name, source(name)])) };
 }
+/** Every guest module (guest/<name>.js). */
+const GUEST_MODULES = ["lib", "bytes", "actions", "console", "timers", "fetch", "ethers", "encoding", "dom", "http", "url", "crypto"];
 /** Each global of the sandbox and the guest module that defines it. */
 const GLOBALS: Record<string, string> = {
   Lit: "actions",
+  LitActions: "actions",
+  LitAuth: "actions",
+  LitHeaders: "actions",
   Actions: "actions",
   console: "console",
   setTimeout: "timers",
@@ -33,7 +37,34 @@ const GLOBALS: Record<string, string> = {
   queueMicrotask: "timers",
   fetch: "fetch",
   ethers: "ethers",
+  TextEncoder: "encoding",
+  TextDecoder: "encoding",
+  atob: "encoding",
+  btoa: "encoding",
+  DOMException: "dom",
+  Event: "dom",
+  EventTarget: "dom",
+  AbortController: "dom",
+  AbortSignal: "dom",
+  structuredClone: "dom",
+  Headers: "http",
+  Request: "http",
+  Response: "http",
+  URL: "url",
+  URLSearchParams: "url",
+  crypto: "crypto",
+  Crypto: "crypto",
+  CryptoKey: "crypto",
+  SubtleCrypto: "crypto",
 };
+/**
+ * The Lit namespace is read-only as on Chipotle (non-writable, non-configurable globals of frozen
+ * objects): before its first read an assignment throws in strict code and does nothing otherwise
+ * (an accessor without a setter), after it a non-writable property does the same.
+ */
+const READ_ONLY = ["Lit", "LitActions", "LitAuth", "LitHeaders"];
+const GLOBALS_JSON = JSON.stringify(GLOBALS);
+const READ_ONLY_JSON = JSON.stringify(READ_ONLY);
 
 /** What the run provides to the guest; each method may throw an Error the action sees. */
 export interface GuestHost {
@@ -46,6 +77,12 @@ export interface GuestHost {
   cancel(id: number): void;
   /** An uncaught error outside the main promise (e.g. in a timer callback): ends the run. */
   fail(message: string, stack: string): void;
+  /** One ethers shim operation (ethers-calls.ts): tagged JSON arguments in, tagged JSON out. */
+  ethers(name: string, argsJson: string): string;
+  /** One synchronous web platform helper (web-calls.ts: URL parsing, random bytes). */
+  web(name: string, argsJson: string): string;
+  /** One crypto.subtle operation (subtle-calls.ts): the handle of a promise of its tagged JSON answer. */
+  subtle(op: string, argsJson: string): QuickJSHandle;
 }
 
 export type GuestApi = {
@@ -85,24 +122,11 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
       } catch (err) {
         if (err instanceof GuestException) return { error: err.handle };
         const e = err instanceof Error ? err : new Error(String(err));
-        const name = e instanceof TypeError ? "TypeError" : e instanceof RangeError ? "RangeError" : "Error";
+        // Web platform errors keep their DOMException name (QuotaExceededError, ...); the rest is TypeError, RangeError or Error.
+        const name = e instanceof TypeError ? "TypeError" : e instanceof RangeError ? "RangeError" : /^[A-Z][A-Za-z]{0,40}Error$/.test(e.name) && e.name !== "SandboxLimitError" ? e.name : "Error";
         return { error: ctx.newError({ name, message: truncateUtf8(e.message, MAX_HOST_ERROR_BYTES) }) };
       }
     };
-
-  // Object.defineProperty as the context started (before the action could replace it).
-  const defineProperty = keep(ctx.getProp(ctx.global, "Object").consume((o) => ctx.getProp(o, "defineProperty")));
-  const setGlobal = (name: string, value: QuickJSHandle) => {
-    const descriptor = ctx.newObject();
-    ctx.setProp(descriptor, "value", value);
-    ctx.setProp(descriptor, "writable", ctx.true);
-    ctx.setProp(descriptor, "configurable", ctx.true);
-    try {
-      ctx.newString(name).consume((key) => unwrap(ctx.callFunction(defineProperty, ctx.undefined, ctx.global, key, descriptor)).dispose());
-    } finally {
-      descriptor.dispose();
-    }
-  };
 
   const raw = keep(ctx.newObject());
   const exportsOf = new Map<string, QuickJSHandle>();
@@ -128,23 +152,27 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     sleep: (id, ms) => host.sleep(num(id, "id"), num(ms, "ms")),
     cancel: (id) => void host.cancel(num(id, "id")),
     fail: (message, stack) => void host.fail(str(message, "message"), str(stack, "stack")),
-    ethers: (name, args) => ctx.newString(callEthers(str(name, "name"), str(args, "args"))),
+    ethers: (name, args) => ctx.newString(host.ethers(str(name, "name"), str(args, "args"))),
+    web: (name, args) => ctx.newString(host.web(str(name, "name"), str(args, "args"))),
+    subtle: (op, args) => host.subtle(str(op, "op"), str(args, "args")),
     load: (name) => load(str(name, "name")).dup(),
   };
   for (const [name, impl] of Object.entries(fns)) {
     ctx.newFunction(name, guard(impl)).consume((fn) => ctx.setProp(raw, name, fn));
   }
 
-  for (const [name, module] of Object.entries(GLOBALS)) {
-    ctx.defineProp(ctx.global, name, {
-      configurable: true,
-      get: guard(() => {
-        const value = ctx.getProp(load(module), name);
-        setGlobal(name, value);
-        return value;
-      }) as () => QuickJSHandle,
-      set: guard((value) => setGlobal(name, value)) as (value: QuickJSHandle) => void,
-    });
+  // The lazy globals, defined by guest code (one script rather than two host functions per global).
+  const install = unwrap(ctx.evalCode(sources.globals, "vesta:globals", { type: "global" }));
+  try {
+    const load = ctx.getProp(raw, "load");
+    const args = [load, ctx.newString(GLOBALS_JSON), ctx.newString(READ_ONLY_JSON)];
+    try {
+      unwrap(ctx.callFunction(install, ctx.undefined, ...args)).dispose();
+    } finally {
+      args.forEach((h) => h.dispose());
+    }
+  } finally {
+    install.dispose();
   }
 
   const track = keep(unwrap(ctx.evalCode(sources.track, "vesta:track", { type: "global" })));

@@ -53,6 +53,37 @@ export function actionStack(stack: string): string {
     .join("\n");
 }
 
+/**
+ * Globals Chipotle's Deno has that cannot exist in QuickJS (no WASM engine, no threads, no storage,
+ * no Deno namespace), and Node's: reading one is QuickJS's ReferenceError, to which the run's error
+ * adds why (README: "What the sandbox does not have").
+ */
+const ABSENT: Record<string, string> = {
+  WebAssembly: "QuickJS has no WebAssembly engine",
+  Deno: "actions run in QuickJS, not Deno: there is no Deno namespace",
+  Worker: "QuickJS has no threads",
+  SharedWorker: "QuickJS has no threads",
+  localStorage: "the sandbox keeps nothing between runs",
+  sessionStorage: "the sandbox keeps nothing between runs",
+  indexedDB: "the sandbox keeps nothing between runs",
+  caches: "the sandbox keeps nothing between runs",
+  Blob: "the sandbox has no streams or files: use strings and Uint8Array",
+  FormData: "the sandbox has no streams or files: use URLSearchParams or JSON",
+  ReadableStream: "the sandbox has no streams: fetch bodies are read whole",
+  WebSocket: "the sandbox speaks HTTP through fetch only",
+  require: "actions are not Node modules",
+  process: "actions are not Node programs",
+  Buffer: "actions are not Node programs: use Uint8Array, TextEncoder and atob/btoa",
+};
+const ABSENT_REFERENCE = /^'?([A-Za-z]+)'? is not defined$/;
+
+/** A ReferenceError's message, with why the global is absent when it is one Chipotle or Node has. */
+function explained(name: string, message: string): string {
+  const m = name === "ReferenceError" ? ABSENT_REFERENCE.exec(message) : null;
+  const why = m && Object.prototype.hasOwnProperty.call(ABSENT, m[1]) ? ABSENT[m[1]] : undefined;
+  return why ? `${message} (${m![1]} does not exist in Vesta's sandbox: ${why})` : message;
+}
+
 /** What the action threw (an Error, or any value) as a RunError; QuickJS OOM maps to memoryBytes. */
 export function describeThrown(ctx: QuickJSContext, thrown: QuickJSHandle, limits: RunLimits): RunError {
   const type = ctx.typeof(thrown);
@@ -60,7 +91,7 @@ export function describeThrown(ctx: QuickJSContext, thrown: QuickJSHandle, limit
     const name = readString(ctx, thrown, "name") ?? "Error";
     const message = readString(ctx, thrown, "message");
     if (name === "InternalError" && message === "out of memory") return limitError("memoryBytes", limits);
-    if (message !== undefined) return boundError({ message: `${name}: ${message}`, stack: actionStack(readString(ctx, thrown, "stack") ?? "") });
+    if (message !== undefined) return boundError({ message: `${name}: ${explained(name, message)}`, stack: actionStack(readString(ctx, thrown, "stack") ?? "") });
   }
   let shown = type;
   try {

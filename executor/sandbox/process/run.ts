@@ -5,7 +5,10 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
 import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "../wire/bounds";
 import type { FreshContext } from "./context";
-import { limitError, type RunError } from "../errors";
+import { limitError, limitMessage, SandboxLimitError, type RunError } from "../errors";
+import { callEthers } from "./ethers-calls";
+import { callSubtle } from "./subtle-calls";
+import { callWeb } from "./web-calls";
 import { GuestException, type GuestHost } from "./guest-bindings";
 import type { HostAnswer } from "../wire/messages";
 import { actionStack, buildResult, describeThrown, LogBuffer, readString } from "./run-output";
@@ -14,6 +17,9 @@ import { MAX_TIMEOUT_MS, type RunLimits } from "../types";
 
 /** One run as the sandbox process sees it: the code as text (decoded from the bytes its CID names), params as JSON. */
 export type SandboxRunRequest = { code: string; ipfsId: string; paramsJson: string; limits: RunLimits };
+
+/** crypto.subtle operations one run may have under way at once. */
+export const MAX_PENDING_SUBTLE = 16;
 
 /** WASM growth allowed beyond memoryBytes (allocator overhead, Emscripten's over-growth). */
 const wasmAllowance = (memoryBytes: number) => Math.ceil(memoryBytes * 1.5) + 16 * 1024 * 1024;
@@ -38,6 +44,10 @@ export class ActionRun implements GuestHost {
   private marked?: RunError;
   private responseJson?: string;
   private readonly calls = new Map<number, QuickJSDeferredPromise>();
+  /** crypto.subtle operations under way in this process (not host calls: nothing leaves the process). */
+  private readonly local = new Set<QuickJSDeferredPromise>();
+  /** Characters of arguments the crypto.subtle operations under way hold: at most memoryBytes in all. */
+  private localChars = 0;
   private readonly timers: GuestTimers;
   private lastCallId = 0;
   private deadlineTimer?: NodeJS.Timeout;
@@ -133,7 +143,7 @@ export class ActionRun implements GuestHost {
           return this.finish(undefined, json);
         }
       }
-      if (this.calls.size > 0 || this.timers.size > 0) return;
+      if (this.calls.size > 0 || this.local.size > 0 || this.timers.size > 0) return;
       if (this.settled) return this.finish({ message: "the action's promise never settled (nothing left to wait for)" });
       this.finish(undefined);
     } catch (err) {
@@ -204,6 +214,70 @@ export class ActionRun implements GuestHost {
     this.fatal ??= boundError({ message, stack: actionStack(stack) });
   }
 
+  /** A call past what the run may handle throws its limit to the action (which may catch it) and marks the run with it. */
+  ethers(name: string, argsJson: string): string {
+    return this.marking(() => callEthers(name, argsJson, this.limits));
+  }
+
+  /** A synchronous web platform helper; a call past what the run may handle throws its limit and marks the run, like ethers. */
+  web(name: string, argsJson: string): string {
+    return this.marking(() => callWeb(name, argsJson, this.limits));
+  }
+
+  /**
+   * A crypto.subtle operation, run by Node's Web Crypto in this process: a promise settled when it
+   * is done. At most MAX_PENDING_SUBTLE at a time (each holds its arguments in this process's heap).
+   */
+  subtle(op: string, argsJson: string): QuickJSHandle {
+    if (this.local.size >= MAX_PENDING_SUBTLE) throw new RangeError(`crypto.subtle: at most ${MAX_PENDING_SUBTLE} operations may be under way at once`);
+    // Their arguments live in this process's heap until they settle: all of them together within the run's memory.
+    if (this.localChars + argsJson.length > this.limits.memoryBytes) {
+      this.marked ??= limitError("memoryBytes", this.limits);
+      throw new SandboxLimitError("memoryBytes", `crypto.subtle.${op}: the operations under way hold too much: ${limitMessage("memoryBytes", this.limits)}`);
+    }
+    const chars = argsJson.length;
+    this.localChars += chars;
+    let work: Promise<string>;
+    try {
+      work = callSubtle(op, argsJson, this.limits);
+    } catch (err) {
+      work = Promise.reject(err);
+    }
+    const deferred = this.ctx.newPromise();
+    this.local.add(deferred);
+    void work.finally(() => (this.localChars -= chars)).catch(() => {});
+    work.then(
+      (json) => this.settleLocal(deferred, () => this.ctx.newString(json).consume((h) => deferred.resolve(h))),
+      (err: Error) => {
+        if (err instanceof SandboxLimitError) this.marked ??= limitError(err.limit, this.limits);
+        const name = err instanceof TypeError ? "TypeError" : /^[A-Z][A-Za-z]{0,40}Error$/.test(err?.name) && !(err instanceof SandboxLimitError) ? err.name : "Error";
+        this.settleLocal(deferred, () => this.ctx.newError({ name, message: String(err?.message).slice(0, 2048) }).consume((h) => deferred.reject(h)));
+      },
+    );
+    return deferred.handle;
+  }
+
+  private settleLocal(deferred: QuickJSDeferredPromise, settle: () => void): void {
+    if (this.finished || !this.local.delete(deferred)) return; // the run is over: release() frees it
+    try {
+      settle();
+    } catch (err) {
+      return this.crash(err);
+    } finally {
+      deferred.dispose();
+    }
+    this.pump();
+  }
+
+  private marking<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof SandboxLimitError) this.marked ??= limitError(err.limit, this.limits);
+      throw err;
+    }
+  }
+
   // ---- the end of a run -----------------------------------------------------------------
 
   private finishThrown(thrown: QuickJSHandle): void {
@@ -244,6 +318,8 @@ export class ActionRun implements GuestHost {
       this.timers.dispose();
       for (const deferred of this.calls.values()) deferred.dispose();
       this.calls.clear();
+      for (const deferred of this.local) deferred.dispose();
+      this.local.clear();
       this.fresh.api.dispose();
       this.settled?.dispose();
       this.ctx.dispose();

@@ -24,6 +24,14 @@ export const MAX_CRYPTO_MESSAGE_CHARS = 1024 * 1024;
 export const MAX_CID_CHARS = 128;
 /** Characters of a host operation name. */
 export const MAX_OP_CHARS = 64;
+/**
+ * JSON values in one host call's arguments, counted on the text before the relayer parses it (a
+ * fetch with its 64 headers holds about 70): the relayer never builds more objects than that out of
+ * what a sandbox sends, whatever the size of the text.
+ */
+export const MAX_HOST_CALL_VALUES = 256;
+/** JSON values in one frame (a message is a flat record of about 15), counted before it is parsed. */
+export const MAX_FRAME_VALUES = 64;
 
 /**
  * Characters of JSON in one host call's arguments or one host answer: room for the largest thing

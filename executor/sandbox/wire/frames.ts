@@ -3,9 +3,14 @@
  * 4-byte big-endian length followed by that many bytes of UTF-8 JSON. The reader refuses a frame
  * longer than the bound its owner gives (before buffering it), and anything that is not JSON, so
  * a sandbox process can neither make the relayer buffer without end nor hand it an object graph:
- * what comes out is plain JSON data, read field by field by messages.ts. The one byte field of
+ * a frame holding more than MAX_FRAME_VALUES JSON values (counted on its text, before JSON.parse
+ * builds them in the reader's heap) is refused too, and what comes out is plain JSON data, read
+ * field by field by messages.ts. The one byte field of
  * the protocol (the run's code) travels as base64 (`toFrame`/`fromFrame`).
  */
+
+import { jsonTextValues } from "../../../protocol/json";
+import { MAX_FRAME_VALUES } from "./bounds";
 
 export const FRAME_HEADER_BYTES = 4;
 /** The largest frame a 4-byte length can state. */
@@ -49,9 +54,11 @@ export class FrameReader {
       if (length > bound) return this.fail(`a frame of ${length} bytes is larger than allowed (${bound})`);
       if (this.buffered < FRAME_HEADER_BYTES + length) return;
       const body = this.take(FRAME_HEADER_BYTES + length).subarray(FRAME_HEADER_BYTES);
+      const text = body.toString("utf8");
+      if (jsonTextValues(text, MAX_FRAME_VALUES) > MAX_FRAME_VALUES) return this.fail(`a frame holds more than ${MAX_FRAME_VALUES} JSON values`);
       let message: unknown;
       try {
-        message = JSON.parse(body.toString("utf8"));
+        message = JSON.parse(text);
       } catch {
         return this.fail("a frame is not JSON");
       }

@@ -1,0 +1,43 @@
+// Guest module: bytes across the boundary with the sandbox process: 0x-hex text, and tagged JSON
+// ({$bigint: "123"}, {$bytes: "0x.."}; ../process/tagged-json.ts is the other side).
+(function (lib) {
+  "use strict";
+  const HEX = "0123456789abcdef";
+  const PAIRS = Array.from({ length: 256 }, (_, b) => HEX[b >> 4] + HEX[b & 15]);
+  // In chunks, so a large array costs its text and little more (no array of a string per byte).
+  function toHex(u8) {
+    const chunks = [];
+    for (let i = 0; i < u8.length; i += 8192) {
+      let s = "";
+      for (let j = i, end = Math.min(u8.length, i + 8192); j < end; j++) s += PAIRS[u8[j]];
+      chunks.push(s);
+    }
+    return "0x" + chunks.join("");
+  }
+  function fromHex(h) {
+    const out = new Uint8Array((h.length - 2) / 2);
+    for (let i = 0; i < out.length; i++) out[i] = parseInt(h.substr(2 + 2 * i, 2), 16);
+    return out;
+  }
+  // A BufferSource (ArrayBuffer, typed array, DataView) as a Uint8Array over the same bytes.
+  function view(v, what) {
+    if (v instanceof ArrayBuffer) return new Uint8Array(v);
+    if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    throw new TypeError(`${what} must be an ArrayBuffer or an ArrayBufferView`);
+  }
+  const encode = (args) =>
+    lib.stringify(args, (k, v) => {
+      if (typeof v === "bigint") return { $bigint: v.toString() };
+      if (v instanceof Uint8Array) return { $bytes: toHex(v) };
+      if (v instanceof ArrayBuffer) return { $bytes: toHex(new Uint8Array(v)) };
+      return v;
+    });
+  const tagged = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  const decode = (json) =>
+    lib.parse(json, (k, v) => {
+      if (tagged(v) && typeof v.$bigint === "string") return BigInt(v.$bigint);
+      if (tagged(v) && typeof v.$bytes === "string") return fromHex(v.$bytes);
+      return v;
+    });
+  return { toHex, fromHex, view, encode, decode };
+})
