@@ -25,7 +25,7 @@ function strykerConfig(name: string, group: Group) {
     packageManager: "npm",
     testRunner: "mocha",
     plugins: ["@stryker-mutator/mocha-runner"],
-    mochaOptions: { spec: group.spec, require: ["ts-node/register/transpile-only", "hardhat/register", "./mutation/open-sandbox-dir.js"] },
+    mochaOptions: { spec: group.spec, require: ["ts-node/register/transpile-only", "hardhat/register"] },
     mutate: group.mutate,
     coverageAnalysis: "perTest",
     ignoreStatic: true,

@@ -119,6 +119,24 @@ describe("sandbox processes hold no secrets (issue 17.1)", function () {
 
   const env = { VESTA_MODE: "development", VESTA_RPC_URL: "http://127.0.0.1:8545", VESTA_ACCOUNT_CONFIG_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3", VESTA_PAYER_KEYS: `0x${"59".repeat(32)}` };
 
+  it("reads nothing of the checkout: its code, the QuickJS WASM and the guest modules are copies in a directory of its own, open to its user", function () {
+    // A checkout in a directory closed to other users (a home of mode 0700, a private clone) must not stop the sandbox's user.
+    const files = sandboxFiles();
+    const root = fs.realpathSync(path.join(__dirname, ".."));
+    const nodeModules = fs.realpathSync(path.join(root, "node_modules"));
+    const guestFiles = fs.readdirSync(files.guestDir).map((f) => path.join(files.guestDir, f));
+    expect(guestFiles.map((f) => path.basename(f)).sort()).to.deep.equal(fs.readdirSync(path.join(root, "executor", "sandbox", "guest")).filter((f) => f.endsWith(".js")).sort());
+    for (const file of [files.entry, files.wasmFile, ...guestFiles]) {
+      const real = fs.realpathSync(file);
+      expect(real.startsWith(root + path.sep) || real.startsWith(nodeModules + path.sep), `${real} is outside the checkout`).to.equal(false);
+      expect(fs.statSync(real).mode & 0o004, `${real} is readable by others`).to.equal(0o004);
+      expect(fs.statSync(real).mode & 0o022, `${real} is writable by no other user`).to.equal(0);
+      for (let dir = path.dirname(real); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+        expect(fs.statSync(dir).mode & 0o001, `${dir} is traversable by others`).to.equal(0o001);
+      }
+    }
+  });
+
   it("configuration: a relayer running as root starts sandbox i as 64000 + i unless VESTA_SANDBOX_UID/GID say otherwise; never as root, never past the largest id", function () {
     expect(loadConfig(env).sandboxUser).to.deep.equal(FIRST_SANDBOX_USER);
     expect(FIRST_SANDBOX_USER).to.deep.equal({ uid: 64000, gid: 64000 });

@@ -73,9 +73,19 @@ export function sandboxFiles(): SandboxFiles {
   const code = sandboxCode();
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "vesta-sandbox-")));
   fs.chmodSync(dir, 0o755);
+  process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
   const entry = path.join(dir, "sandbox-process.js");
   fs.writeFileSync(entry, code, { mode: 0o444, flag: "wx" });
-  process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-  files = { entry, wasmFile: variantFile("wasm"), guestDir: fs.realpathSync(path.join(__dirname, "..", "guest")) };
+  // Copies, not the checkout's files: the sandbox's user must not need to reach into the checkout
+  // (a home directory or a private clone is closed to other users) nor into node_modules.
+  const wasmFile = path.join(dir, "quickjs.wasm");
+  fs.writeFileSync(wasmFile, fs.readFileSync(variantFile("wasm")), { mode: 0o444, flag: "wx" });
+  const guestDir = path.join(dir, "guest");
+  fs.mkdirSync(guestDir, { mode: 0o755 });
+  const sources = path.join(__dirname, "..", "guest");
+  for (const name of fs.readdirSync(sources).filter((f) => f.endsWith(".js"))) {
+    fs.writeFileSync(path.join(guestDir, name), fs.readFileSync(path.join(sources, name)), { mode: 0o444, flag: "wx" });
+  }
+  files = { entry, wasmFile, guestDir };
   return files;
 }
