@@ -25,7 +25,8 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, async (args: { solcVersion: string
 const config: HardhatUserConfig = {
   solidity: {
     version: SOLC_VERSION,
-    settings: { optimizer: { enabled: true, runs: 200 }, viaIR: true, evmVersion: "cancun" },
+    // storageLayout: test/AccountConfig.chipotle.test.ts checks that AccountConfig and AccountConfigViews (run in its storage) agree.
+    settings: { optimizer: { enabled: true, runs: 200 }, viaIR: true, evmVersion: "cancun", outputSelection: { "*": { "*": ["storageLayout"] } } },
   },
   networks: {
     hardhat: { allowUnlimitedContractSize: false },

@@ -1,6 +1,7 @@
 import { Wallet } from "ethers";
-import { deployAccountConfig, hashOf, perms, proofFor, usageKeyOf } from "../test/helpers/accountConfig";
+import { authorize, deployAccountConfig, flat, hashOf, perms } from "../test/helpers/accountConfig";
 import { LIMITS } from "../protocol/limits";
+import { usageKeySeal } from "../protocol/usageKeySeal";
 
 export type WorstRow = { write: string; gas: bigint };
 
@@ -27,7 +28,7 @@ export async function worstCaseGas(): Promise<WorstRow[]> {
   const freshCids = () => Array.from({ length: members }, () => hashOf(`worst-case cid ${fresh++}`));
 
   const account = hashOf("worst-case account key");
-  await measure("newAccount", c.newAccount(account, Wallet.createRandom().address, name(), description()));
+  await measure("newAccount", c.newAccount(account, true, name(), description(), Wallet.createRandom().address));
   const pkps: string[] = [];
   for (let i = 0; i < members * 2; i++) pkps.push(Wallet.createRandom().address);
   await measure("registerWalletDerivation", c.registerWalletDerivation(account, pkps[0], 1n, name(), description()));
@@ -41,20 +42,24 @@ export async function worstCaseGas(): Promise<WorstRow[]> {
   }
   const full = () =>
     perms({ canCreateGroups: true, canDeleteGroups: true, canCreatePkps: true, manageIpfsIdsInGroups: groupIds, addPkpToGroups: groupIds, removePkpFromGroups: groupIds, executeInGroups: groupIds });
-  const key = usageKeyOf("worst-case usage key");
-  await measure("setUsageApiKey (new, full lists)", c.setUsageApiKey(account, key, 0, 0, name(), description(), full(), await proofFor(c, account, key)));
-  await measure("setUsageApiKey (update, full lists)", c.setUsageApiKey(account, key, 0, 0, name(), description(), full(), "0x"));
-  const plain = usageKeyOf("worst-case plain key"); // created without metadata: the update writes every slot from zero
-  await (await c.setUsageApiKey(account, plain, 0, 0, "", "", perms(), await proofFor(c, account, plain))).wait();
+  const key = hashOf("worst-case usage key");
+  await measure("authorizeUsageApiKey", c.authorizeUsageApiKey(account, usageKeySeal(key)));
+  await measure("setUsageApiKey (new, full lists)", c.setUsageApiKey(account, key, 0, 0, name(), description(), ...flat(full())));
+  await measure("setUsageApiKey (update, full lists)", c.setUsageApiKey(account, key, 0, 0, name(), description(), ...flat(full())));
+  const plain = hashOf("worst-case plain key"); // created without metadata: the update writes every slot from zero
+  await authorize(c, account, plain);
+  await (await c.setUsageApiKey(account, plain, 0, 0, "", "", ...flat(perms()))).wait();
   await measure("updateUsageApiKeyMetadata", c.updateUsageApiKeyMetadata(account, plain, name(), description()));
 
   // Group writes by a usage key holding the member scopes on every group (wildcards).
-  const scoped = usageKeyOf("worst-case scoped key");
+  const scoped = hashOf("worst-case scoped key");
   const wild = perms({ canCreateGroups: true, canCreatePkps: true, manageIpfsIdsInGroups: [0], addPkpToGroups: [0], removePkpFromGroups: [0] });
-  await (await c.setUsageApiKey(account, scoped, 0, 0, "", "", wild, await proofFor(c, account, scoped))).wait();
-  await measure("addGroup [usage key], full lists", c.addGroup(scoped, name(), description(), pkps.slice(0, members), freshCids()));
+  await authorize(c, account, scoped);
+  await (await c.setUsageApiKey(account, scoped, 0, 0, "", "", ...flat(wild))).wait();
+  await measure("addGroup [usage key], full lists", c.addGroup(scoped, name(), description(), freshCids(), pkps.slice(0, members)));
   const groupId = BigInt(LIMITS.permissionGroups + 1);
-  await measure("updateGroup [usage key], full lists", c.updateGroup(scoped, groupId, name(), description(), pkps.slice(members), freshCids()));
+  await measure("updateGroup [usage key], full lists", c.updateGroup(scoped, groupId, name(), description(), freshCids(), pkps.slice(members)));
+  await measure("updateGroupMetadata [usage key]", c.updateGroupMetadata(scoped, groupId, name(), description()));
   await measure("registerWalletDerivation [usage key]", c.registerWalletDerivation(scoped, Wallet.createRandom().address, 99999n, name(), description()));
   await measure("addActionToGroup [usage key]", c.addActionToGroup(scoped, groupId, hashOf("worst-case single cid")));
   await measure("addPkpToGroup [usage key]", c.addPkpToGroup(scoped, groupId, pkps[0]));
@@ -62,10 +67,10 @@ export async function worstCaseGas(): Promise<WorstRow[]> {
   await measure("removePkpFromGroup [usage key]", c.removePkpFromGroup(scoped, groupId, pkps[0]));
 
   const cid = hashOf("worst-case action");
-  await measure("addAction", c.addAction(account, cid, name(), description()));
+  await measure("addAction", c.addAction(account, name(), description(), cid));
   const unnamed = hashOf("worst-case unnamed action"); // registered without metadata: the update writes every slot from zero
-  await (await c.addAction(account, unnamed, "", "")).wait();
-  await measure("updateActionMetadata", c.updateActionMetadata(account, unnamed, name(), description()));
+  await (await c.addAction(account, "", "", unnamed)).wait();
+  await measure("updateActionMetadata", c.updateActionMetadata(account, unnamed, 0n, name(), description()));
   await measure("removeAction", c.removeAction(account, cid));
   await measure("removeGroup", c.removeGroup(account, groupId));
   await measure("removeUsageApiKey", c.removeUsageApiKey(account, key));

@@ -1,6 +1,6 @@
 import type { Payer } from "./types";
 import type { Billing, Reservation } from "./service";
-import { runSeconds, writeCents } from "./pricing";
+import { gasCents, runSeconds, writeCents } from "./pricing";
 import { hex32 } from "../protocol/usageKeyShape";
 
 /**
@@ -102,18 +102,20 @@ export async function precheckWrite(ctx: BillingCtx, method: string, actingKeyHa
  * Admits a relayed write of the acting key's account before it is sent, by reserving its worst case:
  * the fixed price plus `worstGasWei` (its gas limit at the highest gas price it may pay). 402 when
  * it does not fit. `settle(gasWei)` charges the gas it used at the price it paid (a write that
- * reverted on chain included: the payers paid for it).
+ * reverted on chain included: the payers paid for it). `gasOnly`: a step of another write, whose
+ * fixed price that write charges (its gas is charged all the same).
  */
-export async function admitWrite(ctx: BillingCtx, method: string, actingKeyHash: bigint, worstGasWei: bigint): Promise<WriteCharge> {
+export async function admitWrite(ctx: BillingCtx, method: string, actingKeyHash: bigint, worstGasWei: bigint, opts: { gasOnly?: boolean } = {}): Promise<WriteCharge> {
   const billing = ctx.billing;
   if (!billing || FREE_WRITES.has(method)) return FREE_WRITE;
-  const worst = writeCents(worstGasWei, billing.config);
+  const price = (wei: bigint) => (opts.gasOnly ? gasCents(wei, billing.config.gas) : writeCents(wei, billing.config));
+  const worst = price(worstGasWei);
   if (worst === 0) return FREE_WRITE;
   const { accountHash } = await ctx.executor.permissions.resolve(actingKeyHash);
   const r: Reservation = await billing.reserve(await payerOf(ctx, accountHash), worst, "a management call (its price and the most gas it may use)", { kind: "write", detail: method });
   return {
     noteTx: (hash) => r.noteTx(hash),
-    settle: (gasWei) => r.settle(writeCents(gasWei, billing.config), method),
+    settle: (gasWei) => r.settle(price(gasWei), method),
     release: () => r.release(),
     abandon: () => r.abandon(),
   };

@@ -3,129 +3,70 @@ pragma solidity 0.8.28;
 
 import {Ownable, Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {EnumerableSet} from "@openzeppelin/contracts/utils/structs/EnumerableSet.sol";
-import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
-import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
-import {IAccountConfig} from "./interfaces/IAccountConfig.sol";
-import {Scope, AccountView, UsageKeyPermissions, UsageKeyView, GroupView, WalletView, ActionView} from "./types/AccountConfigTypes.sol";
-import {Pagination} from "./libraries/Pagination.sol";
+import {IAccountConfigWrites} from "./interfaces/IAccountConfigWrites.sol";
+import {AccountConfigStorage} from "./AccountConfigStorage.sol";
+import {Scope} from "./types/AccountConfigTypes.sol";
 
 /// @title AccountConfig
 /// @notice Accounts, usage keys and scopes, groups, the PKP registry, action metadata and the API
-/// payer set of Vesta. Every rule of the permission matrix is enforced here.
-/// @dev Replace-all updates never loop over old state: a usage key's grants and a group's members
-/// live under a version number that is bumped on update, so stale entries are simply unreachable.
-contract AccountConfig is IAccountConfig, Ownable2Step {
+/// payer set of Vesta. Every rule of the permission matrix is enforced here. This contract holds the
+/// state and every write; every read (`IAccountConfigViews`) is served at this address by
+/// `AccountConfigViews`, which the fallback runs in this contract's storage. Clients use the merged
+/// ABI `IAccountConfig`.
+contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2Step {
     using EnumerableSet for EnumerableSet.UintSet;
     using EnumerableSet for EnumerableSet.AddressSet;
 
-    /// @inheritdoc IAccountConfig
-    uint256 public constant MAX_NAME_BYTES = 64;
-    /// @inheritdoc IAccountConfig
-    uint256 public constant MAX_DESCRIPTION_BYTES = 256;
-    /// @inheritdoc IAccountConfig
-    uint256 public constant MAX_GROUP_MEMBERS = 10;
-    /// @inheritdoc IAccountConfig
-    uint256 public constant MAX_PERMISSION_GROUPS = 10;
-
-    bytes32 private constant _DOMAIN_TYPEHASH = keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
-    bytes32 private constant _DOMAIN_NAME_HASH = keccak256("Vesta AccountConfig");
-    bytes32 private constant _DOMAIN_VERSION_HASH = keccak256("1");
-    bytes32 private constant _REGISTER_USAGE_KEY_TYPEHASH = keccak256("RegisterUsageApiKey(uint256 apiKeyHash,uint256 usageApiKeyHash)");
-
-    uint8 private constant _FIRST_GROUP_SCOPE = uint8(Scope.ManageActions);
-
-    struct Account {
-        address admin;
-        bool managed;
-        bool hasApiKey;
-        uint64 lastGroupId;
-        address pendingAdmin;
-        bool pendingConversion;
-        string name;
-        string description;
-    }
-
-    struct UsageKey {
-        uint64 expiration;
-        uint128 balance;
-        uint32 version;
-        uint8 accountScopes; // bit i set = Scope(i) held, for the account-wide scopes
-        uint8 wildcards; // bit i set = per-group Scope(i) held on all groups
-        string name;
-        string description;
-        mapping(uint32 version => mapping(uint8 scope => uint64[] groupIds)) lists;
-    }
-
-    struct Group {
-        uint32 generation;
-        string name;
-        string description;
-        mapping(uint32 generation => EnumerableSet.AddressSet) pkps;
-        mapping(uint32 generation => EnumerableSet.UintSet) cids;
-    }
-
-    struct Pkp {
-        uint256 derivationPath; // never 0 once registered
-        string name;
-        string description;
-    }
-
-    struct ActionMeta {
-        string name;
-        string description;
-    }
-
-    /// Usage keys only. An account's own hash is never stored here: an account record always wins
-    /// (see `_resolve`), so a usage key cannot squat the hash of a future ChainSecured account.
-    mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) private _keyToAccount;
-    /// The account that first registered a usage key, kept after removal: a revoked key is never
-    /// re-pointed at another account by someone who holds it (its other holders would act there).
-    mapping(uint256 usageApiKeyHash => uint256 apiKeyHash) private _usageKeyHome;
-    mapping(uint256 apiKeyHash => Account) private _accounts;
-
-    mapping(uint256 usageApiKeyHash => UsageKey) private _usageKeys;
-    /// key = version << 128 | scope << 64 | groupId
-    mapping(uint256 usageApiKeyHash => mapping(uint256 grantKey => bool)) private _grants;
-    mapping(uint256 apiKeyHash => EnumerableSet.UintSet) private _accountUsageKeys;
-
-    mapping(uint256 apiKeyHash => mapping(uint64 groupId => Group)) private _groups;
-    mapping(uint256 apiKeyHash => EnumerableSet.UintSet) private _groupIds;
-
-    /// Per account: an address registered by one account is no record of another.
-    mapping(uint256 apiKeyHash => mapping(address pkpId => Pkp)) private _pkps;
-    mapping(uint256 apiKeyHash => EnumerableSet.AddressSet) private _accountPkps;
-
-    mapping(uint256 apiKeyHash => mapping(uint256 cidHash => ActionMeta)) private _actions;
-    mapping(uint256 apiKeyHash => EnumerableSet.UintSet) private _accountActions;
-
-    EnumerableSet.AddressSet private _apiPayers;
-    address private _adminApiPayer;
+    /// @notice The contract that serves the reads; fixed at deployment (no upgrade path).
+    address public immutable VIEWS;
 
     /// @param initialOwner the governance owner (a Safe multisig in production).
     /// @param adminApiPayer manages the API payer set beside the owner.
     /// @param apiPayers the initial API payers, which relay writes for managed accounts.
-    constructor(address initialOwner, address adminApiPayer, address[] memory apiPayers) Ownable(initialOwner) {
+    /// @param views the deployed `AccountConfigViews` (view functions only, no state of its own).
+    constructor(address initialOwner, address adminApiPayer, address[] memory apiPayers, address views) Ownable(initialOwner) {
+        if (views.code.length == 0) revert ViewsNotAContract(views);
+        VIEWS = views;
         _adminApiPayer = adminApiPayer;
         emit AdminApiPayerChanged(address(0), adminApiPayer);
         for (uint256 i = 0; i < apiPayers.length; ++i) _addApiPayer(apiPayers[i]);
     }
 
-    // ─────────────────────────────────────────── Accounts ──────────────────────────────────────────
-
-    /// @inheritdoc IAccountConfig
-    function newAccount(uint256 apiKeyHash, address adminWalletAddress, string calldata name, string calldata description) external {
-        if (!_apiPayers.contains(msg.sender)) revert NotApiPayer(msg.sender);
-        if (adminWalletAddress == address(0)) revert ZeroAddress();
-        _createAccount(apiKeyHash, adminWalletAddress, true, name, description);
+    /// @notice Serves the reads: runs `AccountConfigViews` in this contract's storage (delegatecall,
+    /// so `msg.sender` is the caller's) and answers or reverts with what it returned. A selector
+    /// neither contract has reverts. Sends no ether anywhere (not payable).
+    fallback() external {
+        address views = VIEWS;
+        assembly ("memory-safe") {
+            let ptr := mload(0x40)
+            calldatacopy(ptr, 0, calldatasize())
+            let ok := delegatecall(gas(), views, ptr, calldatasize(), 0, 0)
+            returndatacopy(ptr, 0, returndatasize())
+            if iszero(ok) { revert(ptr, returndatasize()) }
+            return(ptr, returndatasize())
+        }
     }
 
-    /// @inheritdoc IAccountConfig
+    // ─────────────────────────────────────────── Accounts ──────────────────────────────────────────
+
+    /// @inheritdoc IAccountConfigWrites
+    function newAccount(uint256 apiKeyHash, bool managed, string calldata name, string calldata description, address adminWalletAddress) external {
+        if (managed) {
+            if (!_apiPayers.contains(msg.sender)) revert NotApiPayer(msg.sender);
+            if (adminWalletAddress == address(0)) revert ZeroAddress();
+        } else if (adminWalletAddress != msg.sender || apiKeyHash != _walletAccountHash(msg.sender)) {
+            revert NotOwnChainSecuredAccount(apiKeyHash, adminWalletAddress);
+        }
+        _createAccount(apiKeyHash, adminWalletAddress, managed, name, description);
+    }
+
+    /// @inheritdoc IAccountConfigWrites
     function newChainSecuredAccount(string calldata name, string calldata description) external returns (uint256 apiKeyHash) {
-        apiKeyHash = uint256(keccak256(abi.encodePacked(msg.sender)));
+        apiKeyHash = _walletAccountHash(msg.sender);
         _createAccount(apiKeyHash, msg.sender, false, name, description);
     }
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function convertToChainSecuredAccount(uint256 apiKeyHash, address newAdminWalletAddress) external {
         Account storage a = _account(apiKeyHash);
         if (msg.sender != a.admin && !_apiPayers.contains(msg.sender)) revert NotAuthorizedCaller(msg.sender, apiKeyHash);
@@ -136,7 +77,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         emit AccountConversionStarted(apiKeyHash, a.admin, newAdminWalletAddress);
     }
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function transferAccountOwnership(uint256 apiKeyHash, address newAdminWalletAddress) external {
         _requireOwner(apiKeyHash);
         Account storage a = _accounts[apiKeyHash];
@@ -145,7 +86,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         emit AccountOwnershipTransferStarted(apiKeyHash, a.admin, newAdminWalletAddress);
     }
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function acceptAccountOwnership(uint256 apiKeyHash) external {
         Account storage a = _accounts[apiKeyHash];
         if (msg.sender != a.pendingAdmin || msg.sender == address(0)) revert NotPendingAdmin(msg.sender, apiKeyHash);
@@ -164,7 +105,16 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     // ────────────────────────────────────────── Usage keys ─────────────────────────────────────────
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
+    function authorizeUsageApiKey(uint256 apiKeyHash, bytes32 usageApiKeySeal) external {
+        if (!_apiPayers.contains(msg.sender)) revert NotApiPayer(msg.sender);
+        if (apiKeyHash == 0) revert InvalidKeyHash(apiKeyHash);
+        if (_usageKeyHomes[usageApiKeySeal] != 0) revert UsageApiKeyAlreadyAuthorized(usageApiKeySeal);
+        _usageKeyHomes[usageApiKeySeal] = apiKeyHash;
+        emit UsageApiKeyAuthorized(apiKeyHash, usageApiKeySeal);
+    }
+
+    /// @inheritdoc IAccountConfigWrites
     function setUsageApiKey(
         uint256 apiKeyHash,
         uint256 usageApiKeyHash,
@@ -172,8 +122,13 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         uint256 balance,
         string calldata name,
         string calldata description,
-        UsageKeyPermissions calldata permissions,
-        bytes calldata proof
+        bool canCreateGroups,
+        bool canDeleteGroups,
+        bool canCreatePkps,
+        uint256[] calldata manageIpfsIdsInGroups,
+        uint256[] calldata addPkpToGroups,
+        uint256[] calldata removePkpFromGroups,
+        uint256[] calldata executeInGroups
     ) external {
         _requireOwner(apiKeyHash);
         _checkText(name, description);
@@ -182,37 +137,38 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         if (balance > type(uint128).max) revert BalanceTooLarge(balance);
 
         if (_isAccount(usageApiKeyHash)) revert KeyHashInUse(usageApiKeyHash);
-        uint256 owner_ = _keyToAccount[usageApiKeyHash];
-        bool created = owner_ == 0;
-        if (created) {
-            _checkKeyProof(apiKeyHash, usageApiKeyHash, proof);
-            uint256 home = _usageKeyHome[usageApiKeyHash];
-            if (home == 0) _usageKeyHome[usageApiKeyHash] = apiKeyHash;
-            else if (home != apiKeyHash) revert KeyHashInUse(usageApiKeyHash);
-            _keyToAccount[usageApiKeyHash] = apiKeyHash;
-            _accountUsageKeys[apiKeyHash].add(usageApiKeyHash);
-        } else if (owner_ != apiKeyHash) {
+        UsageKey storage k = _usageKeys[usageApiKeyHash];
+        bool created = !k.registered;
+        bool unreserved; // registered for the first time, with no reservation: the admin wallet's own key
+        bytes32 seal = _seal(usageApiKeyHash);
+        uint256 home = _usageKeyHomes[seal];
+        if (home == 0) {
+            unreserved = true;
+            _usageKeyHomes[seal] = apiKeyHash;
+        } else if (home != apiKeyHash) {
             revert KeyHashInUse(usageApiKeyHash);
         }
+        if (created) _accountUsageKeys[apiKeyHash].add(usageApiKeyHash);
 
-        UsageKey storage k = _usageKeys[usageApiKeyHash];
         uint32 version = k.version + 1;
         k.version = version;
+        k.registered = true;
         k.expiration = uint64(expiration);
         k.balance = uint128(balance);
-        k.accountScopes = (permissions.canCreateGroups ? uint8(1) << uint8(Scope.CreateGroups) : 0)
-            | (permissions.canDeleteGroups ? uint8(1) << uint8(Scope.DeleteGroups) : 0)
-            | (permissions.canCreatePkps ? uint8(1) << uint8(Scope.CreatePkps) : 0);
-        k.wildcards = _writeGrants(apiKeyHash, usageApiKeyHash, k, version, Scope.ManageActions, permissions.manageIpfsIdsInGroups)
-            | _writeGrants(apiKeyHash, usageApiKeyHash, k, version, Scope.AddPkp, permissions.addPkpToGroups)
-            | _writeGrants(apiKeyHash, usageApiKeyHash, k, version, Scope.RemovePkp, permissions.removePkpFromGroups)
-            | _writeGrants(apiKeyHash, usageApiKeyHash, k, version, Scope.Execute, permissions.executeInGroups);
+        k.accountScopes = (canCreateGroups ? _bit(Scope.CreateGroups) : 0) | (canDeleteGroups ? _bit(Scope.DeleteGroups) : 0)
+            | (canCreatePkps ? _bit(Scope.CreatePkps) : 0);
+        k.wildcards = _writeGrants(apiKeyHash, usageApiKeyHash, k, version, Scope.ManageActions, manageIpfsIdsInGroups)
+            | _writeGrants(apiKeyHash, usageApiKeyHash, k, version, Scope.AddPkp, addPkpToGroups)
+            | _writeGrants(apiKeyHash, usageApiKeyHash, k, version, Scope.RemovePkp, removePkpFromGroups)
+            | _writeGrants(apiKeyHash, usageApiKeyHash, k, version, Scope.Execute, executeInGroups);
         k.name = name;
         k.description = description;
+        // Last, so that a relayed simulation failing here proves everything else valid (see the interface).
+        if (unreserved && msg.sender != _accounts[apiKeyHash].admin) revert UsageApiKeyNotAuthorized(apiKeyHash, usageApiKeyHash);
         emit UsageApiKeySet(apiKeyHash, usageApiKeyHash, created, expiration, balance);
     }
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function updateUsageApiKeyMetadata(uint256 apiKeyHash, uint256 usageApiKeyHash, string calldata name, string calldata description) external {
         _requireOwner(apiKeyHash);
         _checkText(name, description);
@@ -223,14 +179,14 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         emit UsageApiKeyMetadataUpdated(apiKeyHash, usageApiKeyHash, name, description);
     }
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function removeUsageApiKey(uint256 apiKeyHash, uint256 usageApiKeyHash) external {
         _requireOwner(apiKeyHash);
         _requireUsageKeyOf(apiKeyHash, usageApiKeyHash);
-        delete _keyToAccount[usageApiKeyHash];
         _accountUsageKeys[apiKeyHash].remove(usageApiKeyHash);
         UsageKey storage k = _usageKeys[usageApiKeyHash];
         // The version survives (and moves on) so that grants of the removed key never come back.
+        k.registered = false;
         k.version += 1;
         k.expiration = 0;
         k.balance = 0;
@@ -243,19 +199,19 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     // ──────────────────────────────────────────── Groups ───────────────────────────────────────────
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function addGroup(
         uint256 actorKeyHash,
         string calldata name,
         string calldata description,
-        address[] calldata pkpIds,
-        uint256[] calldata cidHashes
-    ) external returns (uint64 groupId) {
+        uint256[] calldata cidHashes,
+        address[] calldata pkpIds
+    ) external returns (uint256) {
         (uint256 apiKeyHash, bool isOwner) = _actor(actorKeyHash);
         if (!isOwner) _requireScope(actorKeyHash, Scope.CreateGroups, 0);
         _checkText(name, description);
         Account storage a = _accounts[apiKeyHash];
-        groupId = a.lastGroupId + 1;
+        uint64 groupId = a.lastGroupId + 1;
         a.lastGroupId = groupId;
         if (!isOwner && pkpIds.length != 0) _requireScope(actorKeyHash, Scope.AddPkp, groupId);
         if (!isOwner && cidHashes.length != 0) _requireScope(actorKeyHash, Scope.ManageActions, groupId);
@@ -265,71 +221,72 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         g.description = description;
         emit GroupCreated(apiKeyHash, groupId, actorKeyHash, name, description);
         _addMembers(apiKeyHash, groupId, g, 0, pkpIds, cidHashes, actorKeyHash);
+        return groupId;
     }
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function updateGroup(
         uint256 actorKeyHash,
-        uint64 groupId,
+        uint256 groupId,
         string calldata name,
         string calldata description,
-        address[] calldata pkpIds,
-        uint256[] calldata cidHashes
+        uint256[] calldata cidHashes,
+        address[] calldata pkpIds
     ) external {
-        (uint256 apiKeyHash, bool isOwner) = _actor(actorKeyHash);
-        _requireGroup(apiKeyHash, groupId);
-        if (!isOwner) {
-            _requireScope(actorKeyHash, Scope.ManageActions, groupId);
-            _requireScope(actorKeyHash, Scope.AddPkp, groupId);
-            _requireScope(actorKeyHash, Scope.RemovePkp, groupId);
-        }
-        _checkText(name, description);
-        Group storage g = _groups[apiKeyHash][groupId];
-        uint32 generation = g.generation + 1;
+        (uint256 apiKeyHash, uint64 id, Group storage g) = _groupRewrite(actorKeyHash, groupId, name, description);
+        uint32 previous = g.generation;
+        uint32 generation = previous + 1;
         g.generation = generation;
-        g.name = name;
-        g.description = description;
-        emit GroupUpdated(apiKeyHash, groupId, actorKeyHash);
-        _addMembers(apiKeyHash, groupId, g, generation, pkpIds, cidHashes, actorKeyHash);
+        emit GroupUpdated(apiKeyHash, id, actorKeyHash);
+        _addMembers(apiKeyHash, id, g, generation, pkpIds, cidHashes, actorKeyHash);
+        _unindexDropped(apiKeyHash, id, g, previous, generation + 1);
     }
 
-    /// @inheritdoc IAccountConfig
-    function removeGroup(uint256 actorKeyHash, uint64 groupId) external {
+    /// @inheritdoc IAccountConfigWrites
+    function updateGroupMetadata(uint256 actorKeyHash, uint256 groupId, string calldata name, string calldata description) external {
+        (uint256 apiKeyHash, uint64 id,) = _groupRewrite(actorKeyHash, groupId, name, description);
+        emit GroupMetadataUpdated(apiKeyHash, id, actorKeyHash, name, description);
+    }
+
+    /// @inheritdoc IAccountConfigWrites
+    function removeGroup(uint256 actorKeyHash, uint256 groupId) external {
         (uint256 apiKeyHash, bool isOwner) = _actor(actorKeyHash);
         if (!isOwner) _requireScope(actorKeyHash, Scope.DeleteGroups, 0);
-        if (!_groupIds[apiKeyHash].remove(groupId)) revert GroupNotFound(apiKeyHash, groupId);
-        emit GroupRemoved(apiKeyHash, groupId, actorKeyHash);
+        if (groupId > type(uint64).max || !_groupIds[apiKeyHash].remove(groupId)) revert GroupNotFound(apiKeyHash, groupId);
+        Group storage g = _groups[apiKeyHash][uint64(groupId)];
+        _unindexDropped(apiKeyHash, uint64(groupId), g, g.generation, 0);
+        emit GroupRemoved(apiKeyHash, uint64(groupId), actorKeyHash);
     }
 
-    /// @inheritdoc IAccountConfig
-    function addPkpToGroup(uint256 actorKeyHash, uint64 groupId, address pkpId) external {
-        (uint256 apiKeyHash, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.AddPkp);
-        _addPkp(apiKeyHash, groupId, g, g.generation, pkpId, actorKeyHash);
+    /// @inheritdoc IAccountConfigWrites
+    function addPkpToGroup(uint256 actorKeyHash, uint256 groupId, address pkpId) external {
+        (uint256 apiKeyHash, uint64 id, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.AddPkp);
+        _addPkp(apiKeyHash, id, g, g.generation, pkpId, actorKeyHash);
     }
 
-    /// @inheritdoc IAccountConfig
-    function removePkpFromGroup(uint256 actorKeyHash, uint64 groupId, address pkpId) external {
-        (uint256 apiKeyHash, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.RemovePkp);
-        if (!g.pkps[g.generation].remove(pkpId)) revert PkpNotInGroup(apiKeyHash, groupId, pkpId);
-        emit PkpRemovedFromGroup(apiKeyHash, groupId, pkpId, actorKeyHash);
+    /// @inheritdoc IAccountConfigWrites
+    function removePkpFromGroup(uint256 actorKeyHash, uint256 groupId, address pkpId) external {
+        (uint256 apiKeyHash, uint64 id, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.RemovePkp);
+        if (!_delist(_pkpIndex[apiKeyHash], g.pkps, g.generation, id, _pkpMember(pkpId))) revert PkpNotInGroup(apiKeyHash, id, pkpId);
+        emit PkpRemovedFromGroup(apiKeyHash, id, pkpId, actorKeyHash);
     }
 
-    /// @inheritdoc IAccountConfig
-    function addActionToGroup(uint256 actorKeyHash, uint64 groupId, uint256 cidHash) external {
-        (uint256 apiKeyHash, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.ManageActions);
-        _addCid(apiKeyHash, groupId, g, g.generation, cidHash, actorKeyHash);
+    /// @inheritdoc IAccountConfigWrites
+    function addActionToGroup(uint256 actorKeyHash, uint256 groupId, uint256 cidHash) external {
+        (uint256 apiKeyHash, uint64 id, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.ManageActions);
+        _addCid(apiKeyHash, id, g, g.generation, cidHash, actorKeyHash);
     }
 
-    /// @inheritdoc IAccountConfig
-    function removeActionFromGroup(uint256 actorKeyHash, uint64 groupId, uint256 cidHash) external {
-        (uint256 apiKeyHash, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.ManageActions);
-        if (!g.cids[g.generation].remove(cidHash)) revert ActionNotInGroup(apiKeyHash, groupId, cidHash);
-        emit ActionRemovedFromGroup(apiKeyHash, groupId, cidHash, actorKeyHash);
+    /// @inheritdoc IAccountConfigWrites
+    function removeActionFromGroup(uint256 actorKeyHash, uint256 groupId, uint256 cidHash) external {
+        (uint256 apiKeyHash, uint64 id, Group storage g) = _groupWrite(actorKeyHash, groupId, Scope.ManageActions);
+        if (!_delist(_cidIndex[apiKeyHash], g.cids, g.generation, id, cidHash)) revert ActionNotInGroup(apiKeyHash, id, cidHash);
+        emit ActionRemovedFromGroup(apiKeyHash, id, cidHash, actorKeyHash);
     }
 
     // ───────────────────────────────────── Wallets and actions ─────────────────────────────────────
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function registerWalletDerivation(
         uint256 actorKeyHash,
         address walletAddress,
@@ -348,23 +305,25 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         p.name = name;
         p.description = description;
         _accountPkps[apiKeyHash].add(walletAddress);
+        _pkpIndex[apiKeyHash].groups[_pkpMember(walletAddress)].opened = true; // what `_addPkp` checks
         emit WalletRegistered(apiKeyHash, walletAddress, derivationPath, actorKeyHash, name, description);
     }
 
-    /// @inheritdoc IAccountConfig
-    function addAction(uint256 actorKeyHash, uint256 cidHash, string calldata name, string calldata description) external {
+    /// @inheritdoc IAccountConfigWrites
+    function addAction(uint256 actorKeyHash, string calldata name, string calldata description, uint256 cidHash) external {
         uint256 apiKeyHash = _ownerActor(actorKeyHash);
         _checkText(name, description);
         if (cidHash == 0) revert InvalidCidHash();
         if (!_accountActions[apiKeyHash].add(cidHash)) revert ActionAlreadyExists(apiKeyHash, cidHash);
+        _cidIndex[apiKeyHash].groups[cidHash].opened = true; // its listings in groups then write a little less
         ActionMeta storage m = _actions[apiKeyHash][cidHash];
         m.name = name;
         m.description = description;
         emit ActionAdded(apiKeyHash, cidHash, actorKeyHash, name, description);
     }
 
-    /// @inheritdoc IAccountConfig
-    function updateActionMetadata(uint256 actorKeyHash, uint256 cidHash, string calldata name, string calldata description) external {
+    /// @inheritdoc IAccountConfigWrites
+    function updateActionMetadata(uint256 actorKeyHash, uint256 cidHash, uint256, string calldata name, string calldata description) external {
         uint256 apiKeyHash = _ownerActor(actorKeyHash);
         _checkText(name, description);
         if (!_accountActions[apiKeyHash].contains(cidHash)) revert ActionNotFound(apiKeyHash, cidHash);
@@ -374,7 +333,7 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         emit ActionMetadataUpdated(apiKeyHash, cidHash, actorKeyHash, name, description);
     }
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function removeAction(uint256 actorKeyHash, uint256 cidHash) external {
         uint256 apiKeyHash = _ownerActor(actorKeyHash);
         if (!_accountActions[apiKeyHash].remove(cidHash)) revert ActionNotFound(apiKeyHash, cidHash);
@@ -384,20 +343,20 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     // ──────────────────────────────────────────── Payers ───────────────────────────────────────────
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function addApiPayer(address payer) external {
         _requirePayerAdmin();
         _addApiPayer(payer);
     }
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function removeApiPayer(address payer) external {
         _requirePayerAdmin();
         if (!_apiPayers.remove(payer)) revert ApiPayerNotFound(payer);
         emit ApiPayerRemoved(payer);
     }
 
-    /// @inheritdoc IAccountConfig
+    /// @inheritdoc IAccountConfigWrites
     function setAdminApiPayer(address adminPayer) external onlyOwner {
         address previous = _adminApiPayer;
         _adminApiPayer = adminPayer;
@@ -409,173 +368,28 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         revert RenounceOwnershipDisabled();
     }
 
-    // ──────────────────────────────────────────── Views ────────────────────────────────────────────
-
-    /// @inheritdoc IAccountConfig
-    function getApiPayers() external view returns (address[] memory) {
-        return _apiPayers.values();
-    }
-
-    /// @inheritdoc IAccountConfig
-    function getAdminApiPayer() external view returns (address) {
-        return _adminApiPayer;
-    }
-
-    /// @inheritdoc IAccountConfig
-    function isApiPayer(address account) external view returns (bool) {
-        return _apiPayers.contains(account);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function resolveApiKey(uint256 keyHash) external view returns (uint256 apiKeyHash, bool isAccountKey, bool active) {
-        apiKeyHash = _resolve(keyHash);
-        if (apiKeyHash == 0) return (0, false, false);
-        isAccountKey = keyHash == apiKeyHash;
-        active = isAccountKey ? _accounts[apiKeyHash].hasApiKey : !_expired(_usageKeys[keyHash]);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function accountExists(uint256 apiKeyHash) external view returns (bool) {
-        return _isAccount(apiKeyHash);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function getAccount(uint256 apiKeyHash) external view returns (AccountView memory) {
-        Account storage a = _account(apiKeyHash);
-        return AccountView(apiKeyHash, a.admin, a.managed, a.hasApiKey, a.pendingAdmin, a.pendingConversion, a.name, a.description);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function getUsageApiKey(uint256 usageApiKeyHash) external view returns (UsageKeyView memory) {
-        uint256 apiKeyHash = _resolve(usageApiKeyHash);
-        if (apiKeyHash == 0 || apiKeyHash == usageApiKeyHash) revert UsageApiKeyNotFound(apiKeyHash, usageApiKeyHash);
-        return _usageKeyView(usageApiKeyHash);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function hasScope(uint256 keyHash, Scope scope, uint64 groupId) external view returns (bool) {
-        uint256 apiKeyHash = _resolve(keyHash);
-        if (apiKeyHash == 0) return false;
-        if (uint8(scope) >= _FIRST_GROUP_SCOPE && !_groupIds[apiKeyHash].contains(groupId)) return false;
-        if (keyHash == apiKeyHash) return _accounts[apiKeyHash].managed;
-        return !_expired(_usageKeys[keyHash]) && _holds(keyHash, scope, groupId);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function getGroup(uint256 apiKeyHash, uint64 groupId) external view returns (GroupView memory) {
-        _requireGroup(apiKeyHash, groupId);
-        return _groupView(apiKeyHash, groupId);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function getWallet(uint256 apiKeyHash, address walletAddress) external view returns (WalletView memory) {
-        if (_pkps[apiKeyHash][walletAddress].derivationPath == 0) revert PkpNotFound(apiKeyHash, walletAddress);
-        return _walletView(apiKeyHash, walletAddress);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function usageApiKeyProofDigest(uint256 apiKeyHash, uint256 usageApiKeyHash) public view returns (bytes32) {
-        bytes32 domain = keccak256(abi.encode(_DOMAIN_TYPEHASH, _DOMAIN_NAME_HASH, _DOMAIN_VERSION_HASH, block.chainid, address(this)));
-        return MessageHashUtils.toTypedDataHash(domain, keccak256(abi.encode(_REGISTER_USAGE_KEY_TYPEHASH, apiKeyHash, usageApiKeyHash)));
-    }
-
-    /// @inheritdoc IAccountConfig
-    function canExecute(uint256 keyHash, uint256 cidHash, address pkpId, uint64 groupId) public view returns (bool) {
-        uint256 apiKeyHash = _resolve(keyHash);
-        if (apiKeyHash == 0) return false;
-        if (keyHash == apiKeyHash) {
-            return _accounts[apiKeyHash].managed && (pkpId == address(0) || _pkps[apiKeyHash][pkpId].derivationPath != 0);
-        }
-        if (_expired(_usageKeys[keyHash])) return false;
-        return _groupIds[apiKeyHash].contains(groupId) && _holds(keyHash, Scope.Execute, groupId)
-            && _groupLists(apiKeyHash, groupId, cidHash, pkpId);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function findExecutionGroup(uint256 keyHash, uint256 cidHash, address pkpId) external view returns (bool allowed, uint64 groupId) {
-        uint256 apiKeyHash = _resolve(keyHash);
-        if (apiKeyHash == 0) return (false, 0);
-        if (keyHash == apiKeyHash) return (canExecute(keyHash, cidHash, pkpId, 0), 0);
-        UsageKey storage k = _usageKeys[keyHash];
-        if (_expired(k)) return (false, 0);
-        if (k.wildcards & _bit(Scope.Execute) != 0) {
-            EnumerableSet.UintSet storage ids = _groupIds[apiKeyHash];
-            uint256 n = ids.length();
-            for (uint256 i = 0; i < n; ++i) {
-                uint64 id = uint64(ids.at(i));
-                if (_groupLists(apiKeyHash, id, cidHash, pkpId)) return (true, id);
-            }
-        } else {
-            uint64[] storage list = k.lists[k.version][uint8(Scope.Execute)];
-            uint256 n = list.length;
-            for (uint256 i = 0; i < n; ++i) {
-                uint64 id = list[i];
-                if (_groupIds[apiKeyHash].contains(id) && _groupLists(apiKeyHash, id, cidHash, pkpId)) return (true, id);
-            }
-        }
-        return (false, 0);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function listGroups(uint256 apiKeyHash, uint256 pageNumber, uint256 pageSize) external view returns (GroupView[] memory items, uint256 total) {
-        EnumerableSet.UintSet storage ids = _groupIds[apiKeyHash];
-        total = ids.length();
-        (uint256 start, uint256 end) = Pagination.bounds(total, pageNumber, pageSize);
-        items = new GroupView[](end - start);
-        for (uint256 i = start; i < end; ++i) items[i - start] = _groupView(apiKeyHash, uint64(ids.at(i)));
-    }
-
-    /// @inheritdoc IAccountConfig
-    function listWallets(uint256 apiKeyHash, uint256 pageNumber, uint256 pageSize) external view returns (WalletView[] memory items, uint256 total) {
-        return _walletPage(apiKeyHash, _accountPkps[apiKeyHash], pageNumber, pageSize);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function listWalletsInGroup(uint256 apiKeyHash, uint64 groupId, uint256 pageNumber, uint256 pageSize)
-        external
-        view
-        returns (WalletView[] memory items, uint256 total)
-    {
-        _requireGroup(apiKeyHash, groupId);
-        Group storage g = _groups[apiKeyHash][groupId];
-        return _walletPage(apiKeyHash, g.pkps[g.generation], pageNumber, pageSize);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function listActions(uint256 apiKeyHash, uint256 pageNumber, uint256 pageSize) external view returns (ActionView[] memory items, uint256 total) {
-        return _actionPage(apiKeyHash, _accountActions[apiKeyHash], pageNumber, pageSize);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function listActionsInGroup(uint256 apiKeyHash, uint64 groupId, uint256 pageNumber, uint256 pageSize)
-        external
-        view
-        returns (ActionView[] memory items, uint256 total)
-    {
-        _requireGroup(apiKeyHash, groupId);
-        Group storage g = _groups[apiKeyHash][groupId];
-        return _actionPage(apiKeyHash, g.cids[g.generation], pageNumber, pageSize);
-    }
-
-    /// @inheritdoc IAccountConfig
-    function listUsageApiKeys(uint256 apiKeyHash, uint256 pageNumber, uint256 pageSize) external view returns (UsageKeyView[] memory items, uint256 total) {
-        EnumerableSet.UintSet storage keys = _accountUsageKeys[apiKeyHash];
-        total = keys.length();
-        (uint256 start, uint256 end) = Pagination.bounds(total, pageNumber, pageSize);
-        items = new UsageKeyView[](end - start);
-        for (uint256 i = start; i < end; ++i) items[i - start] = _usageKeyView(keys.at(i));
-    }
-
     // ────────────────────────────────────────── Internals ──────────────────────────────────────────
+
+    function _walletAccountHash(address wallet) private pure returns (uint256) {
+        return uint256(keccak256(abi.encodePacked(wallet)));
+    }
 
     function _createAccount(uint256 apiKeyHash, address admin, bool managed, string calldata name, string calldata description) private {
         _checkText(name, description);
         if (apiKeyHash == 0) revert InvalidKeyHash(apiKeyHash);
         if (_isAccount(apiKeyHash)) revert AccountAlreadyExists(apiKeyHash);
-        // A managed account's hash comes from a server-generated secret: a clash with a usage key
-        // means the secret is not fresh. A ChainSecured hash is fixed by its wallet and shadows
-        // any usage key that took it before (that key then authorizes nothing).
-        if (managed && _keyToAccount[apiKeyHash] != 0) revert KeyHashInUse(apiKeyHash);
+        uint256 holder = _usageKeyAccount(apiKeyHash);
+        if (managed) {
+            // The hash of a secret an API payer just generated, reserved before it was shown
+            // (`authorizeUsageApiKey`, which no usage key registration passes): a usage key under it
+            // means the secret is not fresh.
+            if (holder != 0) revert KeyHashInUse(apiKeyHash);
+        } else if (holder != 0) {
+            // A wallet's hash is public before its account exists: a usage key that took it is dropped.
+            _usageKeys[apiKeyHash].registered = false;
+            _accountUsageKeys[holder].remove(apiKeyHash);
+            emit UsageApiKeyRemoved(holder, apiKeyHash);
+        }
         Account storage a = _accounts[apiKeyHash];
         a.admin = admin;
         a.managed = managed;
@@ -610,55 +424,58 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         if (!_holds(keyHash, scope, groupId)) revert MissingScope(keyHash, scope, uint8(scope) >= _FIRST_GROUP_SCOPE ? groupId : 0);
     }
 
-    /// @dev Whether a usage key holds a scope (group existence is the caller's to check).
-    function _holds(uint256 keyHash, Scope scope, uint64 groupId) private view returns (bool) {
-        UsageKey storage k = _usageKeys[keyHash];
-        if (uint8(scope) < _FIRST_GROUP_SCOPE) return k.accountScopes & _bit(scope) != 0;
-        if (k.wildcards & _bit(scope) != 0) return true;
-        return _grants[keyHash][_grantKey(k.version, scope, groupId)];
-    }
-
-    function _expired(UsageKey storage k) private view returns (bool) {
-        return k.expiration != 0 && block.timestamp >= k.expiration;
-    }
-
-    function _bit(Scope scope) private pure returns (uint8) {
-        return uint8(1) << uint8(scope);
-    }
-
-    function _grantKey(uint32 version, Scope scope, uint64 groupId) private pure returns (uint256) {
-        return (uint256(version) << 128) | (uint256(uint8(scope)) << 64) | groupId;
-    }
-
     /// @dev Validates one permission list and writes its grants under `version`; returns the
     /// wildcard bit when the list is exactly [0].
-    function _writeGrants(uint256 apiKeyHash, uint256 keyHash, UsageKey storage k, uint32 version, Scope scope, uint64[] calldata ids)
+    function _writeGrants(uint256 apiKeyHash, uint256 keyHash, UsageKey storage k, uint32 version, Scope scope, uint256[] calldata ids)
         private
         returns (uint8 wildcard)
     {
         uint256 n = ids.length;
-        if (n > MAX_PERMISSION_GROUPS) revert TooManyItems(n, MAX_PERMISSION_GROUPS);
+        if (n > _MAX_PERMISSION_GROUPS) revert TooManyItems(n, _MAX_PERMISSION_GROUPS);
         if (n == 0) return 0;
-        k.lists[version][uint8(scope)] = ids;
-        if (n == 1 && ids[0] == 0) return _bit(scope);
+        uint64[] storage list = k.lists[version][uint8(scope)];
+        if (n == 1 && ids[0] == 0) {
+            list.push(0);
+            return _bit(scope);
+        }
         mapping(uint256 => bool) storage grants = _grants[keyHash];
         for (uint256 i = 0; i < n; ++i) {
-            uint64 id = ids[i];
-            if (id == 0) revert InvalidGroupList(scope, id);
-            _requireGroup(apiKeyHash, id);
+            if (ids[i] == 0) revert InvalidGroupList(scope, 0);
+            uint64 id = _requireGroup(apiKeyHash, ids[i]);
             uint256 key = _grantKey(version, scope, id);
             if (grants[key]) revert InvalidGroupList(scope, id);
             grants[key] = true;
+            list.push(id);
         }
         return 0;
     }
 
-    function _groupWrite(uint256 actorKeyHash, uint64 groupId, Scope scope) private view returns (uint256 apiKeyHash, Group storage g) {
+    /// @dev The common part of `updateGroup` and `updateGroupMetadata`: the owner, or a key with the
+    /// three per-group scopes; the name and description are replaced.
+    function _groupRewrite(uint256 actorKeyHash, uint256 groupId, string calldata name, string calldata description)
+        private
+        returns (uint256 apiKeyHash, uint64 id, Group storage g)
+    {
         bool isOwner;
         (apiKeyHash, isOwner) = _actor(actorKeyHash);
-        _requireGroup(apiKeyHash, groupId);
-        if (!isOwner) _requireScope(actorKeyHash, scope, groupId);
-        g = _groups[apiKeyHash][groupId];
+        id = _requireGroup(apiKeyHash, groupId);
+        if (!isOwner) {
+            _requireScope(actorKeyHash, Scope.ManageActions, id);
+            _requireScope(actorKeyHash, Scope.AddPkp, id);
+            _requireScope(actorKeyHash, Scope.RemovePkp, id);
+        }
+        _checkText(name, description);
+        g = _groups[apiKeyHash][id];
+        g.name = name;
+        g.description = description;
+    }
+
+    function _groupWrite(uint256 actorKeyHash, uint256 groupId, Scope scope) private view returns (uint256 apiKeyHash, uint64 id, Group storage g) {
+        bool isOwner;
+        (apiKeyHash, isOwner) = _actor(actorKeyHash);
+        id = _requireGroup(apiKeyHash, groupId);
+        if (!isOwner) _requireScope(actorKeyHash, scope, id);
+        g = _groups[apiKeyHash][id];
     }
 
     /// @dev Writes that are the owner's alone but name an acting key (action metadata): the admin
@@ -671,15 +488,8 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
 
     /// @dev The byte limits of every name and description.
     function _checkText(string calldata name, string calldata description) private pure {
-        if (bytes(name).length > MAX_NAME_BYTES) revert NameTooLong(bytes(name).length, MAX_NAME_BYTES);
-        if (bytes(description).length > MAX_DESCRIPTION_BYTES) revert DescriptionTooLong(bytes(description).length, MAX_DESCRIPTION_BYTES);
-    }
-
-    /// @dev A new usage key proves possession: its own signature over (account, key) in this
-    /// contract's EIP-712 domain, which binds the chain and the contract.
-    function _checkKeyProof(uint256 apiKeyHash, uint256 usageApiKeyHash, bytes calldata proof) private view {
-        (address signer, ECDSA.RecoverError err,) = ECDSA.tryRecoverCalldata(usageApiKeyProofDigest(apiKeyHash, usageApiKeyHash), proof);
-        if (err != ECDSA.RecoverError.NoError || signer != address(uint160(usageApiKeyHash))) revert InvalidUsageKeyProof(apiKeyHash, usageApiKeyHash);
+        if (bytes(name).length > _MAX_NAME_BYTES) revert NameTooLong(bytes(name).length, _MAX_NAME_BYTES);
+        if (bytes(description).length > _MAX_DESCRIPTION_BYTES) revert DescriptionTooLong(bytes(description).length, _MAX_DESCRIPTION_BYTES);
     }
 
     function _addMembers(
@@ -691,53 +501,108 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         uint256[] calldata cidHashes,
         uint256 actorKeyHash
     ) private {
-        if (pkpIds.length > MAX_GROUP_MEMBERS) revert TooManyItems(pkpIds.length, MAX_GROUP_MEMBERS);
-        if (cidHashes.length > MAX_GROUP_MEMBERS) revert TooManyItems(cidHashes.length, MAX_GROUP_MEMBERS);
+        if (pkpIds.length > _MAX_GROUP_MEMBERS) revert TooManyItems(pkpIds.length, _MAX_GROUP_MEMBERS);
+        if (cidHashes.length > _MAX_GROUP_MEMBERS) revert TooManyItems(cidHashes.length, _MAX_GROUP_MEMBERS);
         for (uint256 i = 0; i < pkpIds.length; ++i) _addPkp(apiKeyHash, groupId, g, generation, pkpIds[i], actorKeyHash);
         for (uint256 i = 0; i < cidHashes.length; ++i) _addCid(apiKeyHash, groupId, g, generation, cidHashes[i], actorKeyHash);
     }
 
     function _addPkp(uint256 apiKeyHash, uint64 groupId, Group storage g, uint32 generation, address pkpId, uint256 actorKeyHash) private {
-        if (_pkps[apiKeyHash][pkpId].derivationPath == 0) revert PkpNotFound(apiKeyHash, pkpId);
-        if (!g.pkps[generation].add(pkpId)) revert PkpAlreadyInGroup(apiKeyHash, groupId, pkpId);
+        MemberIndex storage ix = _pkpIndex[apiKeyHash];
+        uint256 member = _pkpMember(pkpId);
+        GroupIndex storage head = ix.groups[member];
+        // Opened exactly when the PKP is registered to the account (`registerWalletDerivation`).
+        if (!head.opened) revert PkpNotFound(apiKeyHash, pkpId);
+        if (!_list(ix, head, g.pkps[generation], groupId, generation, member)) revert PkpAlreadyInGroup(apiKeyHash, groupId, pkpId);
         emit PkpAddedToGroup(apiKeyHash, groupId, pkpId, actorKeyHash);
     }
 
     function _addCid(uint256 apiKeyHash, uint64 groupId, Group storage g, uint32 generation, uint256 cidHash, uint256 actorKeyHash) private {
         if (cidHash == 0) revert InvalidCidHash();
-        if (!g.cids[generation].add(cidHash)) revert ActionAlreadyInGroup(apiKeyHash, groupId, cidHash);
+        MemberIndex storage ix = _cidIndex[apiKeyHash];
+        if (!_list(ix, ix.groups[cidHash], g.cids[generation], groupId, generation, cidHash)) revert ActionAlreadyInGroup(apiKeyHash, groupId, cidHash);
         emit ActionAddedToGroup(apiKeyHash, groupId, cidHash, actorKeyHash);
     }
 
-    /// @dev Whether group `groupId` (known to exist) lists the CID and, when given, the PKP.
-    function _groupLists(uint256 apiKeyHash, uint64 groupId, uint256 cidHash, address pkpId) private view returns (bool) {
-        Group storage g = _groups[apiKeyHash][groupId];
-        uint32 generation = g.generation;
-        return g.cids[generation].contains(cidHash) && (pkpId == address(0) || g.pkps[generation].contains(pkpId));
+    // ───────────────────────────────────── Group lists and indexes ─────────────────────────────────
+
+    /// @dev Lists `member` in group `groupId` at `generation` (appended to `list`, that generation's
+    /// list), and links the group into the member's index unless it is there already. False when the
+    /// group lists it already.
+    function _list(MemberIndex storage ix, GroupIndex storage head, uint256[] storage list, uint64 groupId, uint32 generation, uint256 member)
+        private
+        returns (bool)
+    {
+        Membership storage m = ix.memberships[member][groupId];
+        uint32 tag = generation + 1;
+        if (m.listedIn == tag) return false;
+        uint256 position = list.length;
+        list.push(member);
+        if (m.linked) {
+            (m.listedIn, m.position) = (tag, uint64(position));
+        } else {
+            uint64 first = head.firstGroup;
+            if (first != 0) ix.memberships[member][first].prevGroup = groupId;
+            head.firstGroup = groupId;
+            (m.listedIn, m.position, m.nextGroup, m.linked) = (tag, uint64(position), first, true); // prevGroup is 0: first in the index
+        }
+        return true;
+    }
+
+    /// @dev Drops `member` from group `groupId`'s list at `generation` (the last entry takes its place)
+    /// and from its index. False when the group does not list it.
+    function _delist(MemberIndex storage ix, mapping(uint32 => uint256[]) storage lists, uint32 generation, uint64 groupId, uint256 member)
+        private
+        returns (bool)
+    {
+        Membership storage m = ix.memberships[member][groupId];
+        if (m.listedIn != generation + 1) return false;
+        uint256[] storage list = lists[generation];
+        uint64 position = m.position;
+        uint256 last = list[list.length - 1];
+        if (last != member) {
+            list[position] = last;
+            ix.memberships[last][groupId].position = position;
+        }
+        list.pop();
+        m.listedIn = 0;
+        _unlink(ix, groupId, member);
+        return true;
+    }
+
+    /// @dev Takes group `groupId` out of `member`'s index (a no-op when it is not linked).
+    function _unlink(MemberIndex storage ix, uint64 groupId, uint256 member) private {
+        mapping(uint64 => Membership) storage ms = ix.memberships[member];
+        Membership storage m = ms[groupId];
+        if (!m.linked) return;
+        (uint64 prev, uint64 next) = (m.prevGroup, m.nextGroup);
+        GroupIndex storage head = ix.groups[member];
+        if (prev == 0) head.firstGroup = next;
+        else ms[prev].nextGroup = next;
+        if (next != 0) ms[next].prevGroup = prev;
+        (m.linked, m.prevGroup, m.nextGroup) = (false, 0, 0);
+    }
+
+    /// @dev After `updateGroup` (the group now lists at `liveTag`) or `removeGroup` (`liveTag` 0):
+    /// unlinks from their indexes the members of the `generation` lists the group no longer lists,
+    /// the last `_MAX_GROUP_MEMBERS` of each kind at most, so the write stays bounded (an entry left
+    /// over is skipped by the execution check, which verifies every listing).
+    function _unindexDropped(uint256 apiKeyHash, uint64 groupId, Group storage g, uint32 generation, uint32 liveTag) private {
+        _unindexDropped(_cidIndex[apiKeyHash], g.cids[generation], groupId, liveTag);
+        _unindexDropped(_pkpIndex[apiKeyHash], g.pkps[generation], groupId, liveTag);
+    }
+
+    function _unindexDropped(MemberIndex storage ix, uint256[] storage list, uint64 groupId, uint32 liveTag) private {
+        uint256 n = list.length;
+        uint256 stop = n > _MAX_GROUP_MEMBERS ? n - _MAX_GROUP_MEMBERS : 0;
+        for (uint256 i = n; i > stop; --i) {
+            uint256 member = list[i - 1];
+            if (liveTag == 0 || ix.memberships[member][groupId].listedIn != liveTag) _unlink(ix, groupId, member);
+        }
     }
 
     function _requireUsageKeyOf(uint256 apiKeyHash, uint256 usageApiKeyHash) private view {
-        if (_keyToAccount[usageApiKeyHash] != apiKeyHash) revert UsageApiKeyNotFound(apiKeyHash, usageApiKeyHash);
-    }
-
-    function _requireGroup(uint256 apiKeyHash, uint64 groupId) private view {
-        if (!_groupIds[apiKeyHash].contains(groupId)) revert GroupNotFound(apiKeyHash, groupId);
-    }
-
-    /// @dev An account exists when it has an admin (never zero, see the creation paths).
-    function _isAccount(uint256 apiKeyHash) private view returns (bool) {
-        return _accounts[apiKeyHash].admin != address(0);
-    }
-
-    /// @dev The account a key hash acts for: itself when it is an account, else the usage key's
-    /// account (0 when unknown).
-    function _resolve(uint256 keyHash) private view returns (uint256) {
-        return _isAccount(keyHash) ? keyHash : _keyToAccount[keyHash];
-    }
-
-    function _account(uint256 apiKeyHash) private view returns (Account storage) {
-        if (!_isAccount(apiKeyHash)) revert AccountNotFound(apiKeyHash);
-        return _accounts[apiKeyHash];
+        if (_usageKeyAccount(usageApiKeyHash) != apiKeyHash) revert UsageApiKeyNotFound(apiKeyHash, usageApiKeyHash);
     }
 
     function _requirePayerAdmin() private view {
@@ -748,60 +613,5 @@ contract AccountConfig is IAccountConfig, Ownable2Step {
         if (payer == address(0)) revert ZeroAddress();
         if (!_apiPayers.add(payer)) revert ApiPayerAlreadyAdded(payer);
         emit ApiPayerAdded(payer);
-    }
-
-    function _usageKeyView(uint256 keyHash) private view returns (UsageKeyView memory v) {
-        UsageKey storage k = _usageKeys[keyHash];
-        mapping(uint8 => uint64[]) storage lists = k.lists[k.version];
-        v.usageApiKeyHash = keyHash;
-        v.expiration = k.expiration;
-        v.balance = k.balance;
-        v.name = k.name;
-        v.description = k.description;
-        v.permissions = UsageKeyPermissions(
-            k.accountScopes & _bit(Scope.CreateGroups) != 0,
-            k.accountScopes & _bit(Scope.DeleteGroups) != 0,
-            k.accountScopes & _bit(Scope.CreatePkps) != 0,
-            lists[uint8(Scope.ManageActions)],
-            lists[uint8(Scope.AddPkp)],
-            lists[uint8(Scope.RemovePkp)],
-            lists[uint8(Scope.Execute)]
-        );
-    }
-
-    function _groupView(uint256 apiKeyHash, uint64 groupId) private view returns (GroupView memory) {
-        Group storage g = _groups[apiKeyHash][groupId];
-        return GroupView(groupId, g.name, g.description, g.pkps[g.generation].length(), g.cids[g.generation].length());
-    }
-
-    function _walletView(uint256 apiKeyHash, address walletAddress) private view returns (WalletView memory) {
-        Pkp storage p = _pkps[apiKeyHash][walletAddress];
-        return WalletView(walletAddress, p.derivationPath, p.name, p.description);
-    }
-
-    function _walletPage(uint256 apiKeyHash, EnumerableSet.AddressSet storage set, uint256 pageNumber, uint256 pageSize)
-        private
-        view
-        returns (WalletView[] memory items, uint256 total)
-    {
-        total = set.length();
-        (uint256 start, uint256 end) = Pagination.bounds(total, pageNumber, pageSize);
-        items = new WalletView[](end - start);
-        for (uint256 i = start; i < end; ++i) items[i - start] = _walletView(apiKeyHash, set.at(i));
-    }
-
-    function _actionPage(uint256 apiKeyHash, EnumerableSet.UintSet storage set, uint256 pageNumber, uint256 pageSize)
-        private
-        view
-        returns (ActionView[] memory items, uint256 total)
-    {
-        total = set.length();
-        (uint256 start, uint256 end) = Pagination.bounds(total, pageNumber, pageSize);
-        items = new ActionView[](end - start);
-        for (uint256 i = start; i < end; ++i) {
-            uint256 cidHash = set.at(i);
-            ActionMeta storage m = _actions[apiKeyHash][cidHash];
-            items[i - start] = ActionView(cidHash, m.name, m.description);
-        }
     }
 }

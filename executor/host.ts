@@ -1,5 +1,5 @@
 import { getAddress, keccak256, SigningKey, toUtf8Bytes, ZeroAddress } from "ethers";
-import type { AccountConfig } from "../typechain-types";
+import type { IAccountConfig } from "../typechain-types";
 import { deriveWallet, paths, type DerivedWallet, type KeyProvider } from "./keys/provider";
 import { encrypt, decrypt } from "./encryption";
 import { hostFetch } from "./sandbox/host/fetch";
@@ -10,7 +10,7 @@ import { chainOutage } from "../protocol/chainErrors";
 export type HostDeps = {
   keys: KeyProvider;
   permissions: PermissionCache;
-  accountConfig: AccountConfig;
+  accountConfig: IAccountConfig;
   /** An account's wallet registrations never change: their lookups are cached for good (key: account/address). */
   walletCache: Map<string, { apiKeyHash: bigint; derivationPath: bigint }>;
   /** Let actions fetch loopback/private addresses (development and tests only). */

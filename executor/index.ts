@@ -1,7 +1,7 @@
 import path from "node:path";
 import { keccak256, toUtf8Bytes, ZeroAddress, type JsonRpcProvider } from "ethers";
 import type { Logger } from "pino";
-import type { AccountConfig } from "../typechain-types";
+import type { IAccountConfig } from "../typechain-types";
 import { jsonDeeperThan, tooDeepMessage } from "../protocol/json";
 import { actionBytes } from "./code";
 import { computeCid } from "./cid";
@@ -21,7 +21,7 @@ import type { RunLimits, RunResult } from "./sandbox/types";
 
 export type ExecutorOptions = {
   keys: KeyProvider;
-  accountConfig: AccountConfig;
+  accountConfig: IAccountConfig;
   provider: JsonRpcProvider;
   logger: Logger;
   dataDir: string;
@@ -37,6 +37,8 @@ export type ExecutorOptions = {
   /** Each account's (and key's) share of the sandbox processes and queue. */
   fairShare?: Partial<FairShare>;
   permissionPollMs: number;
+  /** How long a key the chain does not know is answered from memory, at most (see PermissionCache). */
+  unknownKeyCacheMs?: number;
   /** Let actions fetch loopback/private addresses (development and tests only). */
   fetchAllowPrivate?: boolean;
   /** The most action code bytes one payer keeps stored (default 256 MB; at least the code limit). */
@@ -76,7 +78,7 @@ export class Executor {
 
   constructor(private readonly opts: ExecutorOptions) {
     makePrivateDir(opts.dataDir, opts.logger);
-    this.permissions = new PermissionCache(opts.accountConfig, opts.provider, opts.logger, opts.permissionPollMs);
+    this.permissions = new PermissionCache(opts.accountConfig, opts.provider, opts.logger, opts.permissionPollMs, undefined, opts.unknownKeyCacheMs);
     this.codes = new CodeStore(path.join(opts.dataDir, "actions.sqlite"), {
       bytesPerPayer: Math.max(opts.codeBytesPerPayer ?? DEFAULT_CODE_BYTES_PER_PAYER, opts.limits.maxCodeBytes),
       onMismatch: (cid, problem) => opts.logger.error({ cid, problem }, "action code store: a stored action does not match its CID; treating it as missing"),

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
-import type { AccountConfig } from "../typechain-types";
+import type { IAccountConfig } from "../typechain-types";
 import type { JsonRpcProvider } from "ethers";
+import { TtlCache } from "../protocol/ttlCache";
 import { Lru } from "../protocol/lru";
 
 export type Who = { keyHash: bigint; accountHash: bigint; isAccountKey: boolean };
@@ -12,6 +13,9 @@ type CachedRead = { accountHash: bigint; value: unknown };
 /** The three caches, by the prefix of their keys in the per-account index. */
 type Kind = "d" | "k" | "r";
 
+/** How long an event's naming of a key is kept, to tell whether it happened during a chain read of that key (longer than any read). */
+const NAMED_MEMORY_MS = 600_000;
+
 /**
  * The execution question of spec 1 — may key K run action C with PKP P? — answered by the
  * contract (`findExecutionGroup`), cached, and kept in sync from the contract's events: every
@@ -19,6 +23,11 @@ type Kind = "d" | "k" | "r";
  * cached decision of that account. Writes relayed by this service drop them at once (see
  * `invalidate`); writes sent to the contract directly are seen at the next poll (`pollMs`).
  * The cache only ever holds what the chain answered; on any doubt (not synced yet) it asks the chain.
+ *
+ * Keys the chain does not know (or knows as revoked, expired, or without an account key) are
+ * remembered too, for `unknownKeyTtlMs` at most and until an event names them (`seen`: a key becomes
+ * usable only through an event that names it, `AccountCreated` or `UsageApiKeySet`), so that a
+ * caller repeating a bad key costs no chain read; concurrent lookups of one key share one read.
  * Each of its three maps (decisions, keys, reads) keeps at most `maxEntries`, least recently used
  * dropped first, and the per-account index forgets what they drop: a caller asking about a million
  * distinct (key, CID, wallet) triples evicts its own cold entries, never stops the cache.
@@ -29,6 +38,16 @@ export class PermissionCache {
   private readonly reads: Lru<string, CachedRead>;
   /** Account → the index keys ("d:…", "k:…", "r:…") of its cached entries, to drop them on its events. */
   private readonly byAccount = new Map<bigint, Set<string>>();
+  /** Keys the chain answered unknown or inactive, with that answer (by hash, as a decimal string). */
+  private readonly unknown: TtlCache<Resolved>;
+  /**
+   * When (the `version`) an event last named a key, and when the cache was last cleared: a refusal
+   * read from the chain is remembered only when neither happened while it was read.
+   */
+  private readonly named: TtlCache<number>;
+  private clearedAt = 0;
+  /** Chain reads of keys under way, shared by concurrent callers. */
+  private readonly lookups = new Map<bigint, Promise<Resolved>>();
   /** Bumped on every invalidation, so that a chain read that raced with one is not cached. */
   private version = 0;
   private cursor = -1;
@@ -38,17 +57,24 @@ export class PermissionCache {
   private stopped = false;
 
   constructor(
-    private readonly accountConfig: AccountConfig,
+    private readonly accountConfig: IAccountConfig,
     private readonly provider: JsonRpcProvider,
     private readonly logger: Logger,
     private readonly pollMs: number,
-    /** Entries kept at most, per map (decisions, keys, reads); past it the least recently used goes. */
+    /**
+     * Entries kept at most, per map (decisions, keys, reads, and the refused keys with the events'
+     * namings of keys); past it the least recently used goes (refused keys and namings: the oldest remembered).
+     */
     maxEntries = 100_000,
+    /** How long an unknown or inactive key is answered from memory, at most (0: never). */
+    private readonly unknownKeyTtlMs = 10_000,
   ) {
     const lru = <V extends { accountHash: bigint }>(kind: Kind) => new Lru<string, V>(maxEntries, { onEvict: (k, v) => this.unindex(v.accountHash, `${kind}:${k}`) });
     this.decisions = lru("d");
     this.keys = lru("k");
     this.reads = lru("r");
+    this.unknown = new TtlCache<Resolved>(maxEntries);
+    this.named = new TtlCache<number>(maxEntries);
   }
 
   /** Starts following the chain from the current block; stops on `signal`. */
@@ -84,7 +110,7 @@ export class PermissionCache {
     }
     if (head === this.cursor) return;
     const logs = await this.provider.getLogs({ address: await this.accountConfig.getAddress(), fromBlock: this.cursor + 1, toBlock: head });
-    for (const log of logs) if (log.topics[1]) this.invalidate(BigInt(log.topics[1]));
+    for (const log of logs) this.seen(log.topics);
     await this.seeBlock(head);
     this.cursor = head;
   }
@@ -106,6 +132,20 @@ export class PermissionCache {
     return expiration !== 0n && this.now() >= expiration;
   }
 
+  /**
+   * An AccountConfig event: topic 1 names its account (whose cached state is dropped), and a key
+   * named in topic 1 or 2 (a created account, a usage key set) is no longer remembered as unknown.
+   */
+  seen(topics: readonly string[]): void {
+    if (!topics[1]) return;
+    this.invalidate(BigInt(topics[1]));
+    for (const t of topics.slice(1, 3)) {
+      const k = BigInt(t).toString();
+      this.unknown.delete(k);
+      this.named.set(k, this.version, Date.now() + NAMED_MEMORY_MS);
+    }
+  }
+
   /** Drops every cached decision of `accountHash` (after a write this service relayed for it). */
   invalidate(accountHash: bigint): void {
     this.version++;
@@ -123,21 +163,51 @@ export class PermissionCache {
   clear(): void {
     this.version++;
     this.keys.clear();
+    this.unknown.clear();
+    this.clearedAt = this.version;
     this.reads.clear();
     this.decisions.clear();
     this.byAccount.clear();
   }
 
   /**
-   * Resolves a presented key's hash (cached like the decisions; an unknown key is never cached, and
-   * a usage key's expiration is checked against the clock on every use).
+   * A presented key's hash as far as it is remembered (known keys with their expiry checked against
+   * the clock, and keys remembered unknown), or undefined when only the chain can tell.
    */
-  async resolve(keyHash: bigint): Promise<Resolved> {
-    const cached = this.caching() ? this.keys.get(keyHash.toString()) : undefined;
-    if (cached) return { accountHash: cached.accountHash, isAccountKey: cached.isAccountKey, active: !this.expired(cached.expiration) };
+  cached(keyHash: bigint): Resolved | undefined {
+    if (!this.caching()) return undefined;
+    const known = this.keys.get(keyHash.toString());
+    if (known) return { accountHash: known.accountHash, isAccountKey: known.isAccountKey, active: !this.expired(known.expiration) };
+    return this.unknown.get(keyHash.toString());
+  }
+
+  /**
+   * Resolves a presented key's hash: from memory (see `cached`), else from the chain, one read per
+   * key however many callers wait for it. `beforeRead` runs (and may refuse by throwing) only when
+   * this call starts a chain read.
+   */
+  async resolve(keyHash: bigint, beforeRead?: () => void): Promise<Resolved> {
+    const cached = this.cached(keyHash);
+    if (cached) return cached;
+    const pending = this.lookups.get(keyHash);
+    if (pending) return pending;
+    beforeRead?.();
+    const lookup = this.readKey(keyHash).finally(() => this.lookups.delete(keyHash));
+    this.lookups.set(keyHash, lookup);
+    return lookup;
+  }
+
+  private async readKey(keyHash: bigint): Promise<Resolved> {
     const before = this.version;
     const [accountHash, isAccountKey, active] = await this.accountConfig.resolveApiKey(keyHash);
-    if (accountHash === 0n || !active) return { accountHash, isAccountKey, active };
+    if (accountHash === 0n || !active) {
+      const refused = { accountHash, isAccountKey, active };
+      // (an inactive key keeps its account: billing resolves a wallet-owned account's hash, which has no account key)
+      const k = keyHash.toString();
+      const unchanged = this.clearedAt <= before && (this.named.get(k) ?? -1) <= before; // no event named it, no reset, while it was read
+      if (this.caching() && unchanged && this.unknownKeyTtlMs > 0) this.unknown.set(k, refused, Date.now() + this.unknownKeyTtlMs);
+      return refused;
+    }
     const expiration = isAccountKey ? 0n : (await this.accountConfig.getUsageApiKey(keyHash)).expiration;
     if (this.caching() && before === this.version) this.remember("k", this.keys, keyHash.toString(), { accountHash, isAccountKey, expiration });
     return { accountHash, isAccountKey, active };
@@ -166,9 +236,12 @@ export class PermissionCache {
   /** Whether `who` may run `cidHash` with `pkp` (ZeroAddress: the action alone, no PKP). */
   async allowed(who: Who, cidHash: string, pkp: string): Promise<boolean> {
     const k = `${who.keyHash}:${cidHash}:${pkp.toLowerCase()}`;
-    const cached = this.caching() ? this.decisions.get(k) : undefined;
-    // A key that expired since the decision was cached (e.g. during a run) is denied without asking the chain.
+    // A cached decision holds only beside its key's cached expiry: a key that expired since (e.g.
+    // during a run) is denied without asking the chain, and a decision whose key is not cached (its
+    // read raced an invalidation, or it was evicted) is asked again, so an expired key is never let
+    // through from memory.
     const key = this.caching() ? this.keys.peek(who.keyHash.toString()) : undefined;
+    const cached = key ? this.decisions.get(k) : undefined;
     if (cached && key && this.expired(key.expiration)) return false;
     if (cached) return cached.allowed;
     const before = this.version;
@@ -192,10 +265,10 @@ export class PermissionCache {
     return value;
   }
 
-  /** How much is cached (for tests and metrics): entries per map, and index entries over all accounts. */
-  size(): { decisions: number; keys: number; reads: number; indexed: number; accounts: number } {
+  /** How much is cached (for tests and metrics): entries per map, refused keys, and index entries over all accounts. */
+  size(): { decisions: number; keys: number; reads: number; unknownKeys: number; indexed: number; accounts: number } {
     let indexed = 0;
     for (const set of this.byAccount.values()) indexed += set.size;
-    return { decisions: this.decisions.size, keys: this.keys.size, reads: this.reads.size, indexed, accounts: this.byAccount.size };
+    return { decisions: this.decisions.size, keys: this.keys.size, reads: this.reads.size, unknownKeys: this.unknown.size, indexed, accounts: this.byAccount.size };
   }
 }

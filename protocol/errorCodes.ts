@@ -57,7 +57,7 @@ export const ERROR_CODES = {
   already_exists: { status: 409, meaning: "The thing exists already (account, key, wallet, group member, action)." },
   already_chain_secured: { status: 409, meaning: "The account is ChainSecured already; conversion happens once." },
   write_rejected: { status: 409, meaning: "The contract rejected the write (the state changed meanwhile); nothing changed." },
-  signature_used: { status: 409, meaning: "This single-use signature (ConvertAccount) has been used already." },
+  signature_used: { status: 409, meaning: "This single-use signature (ConvertAccount, AddUsageApiKey) has been used already." },
   free_credit_capped: { status: 409, meaning: "The balance would pass the free-credit cap." },
   payment_currency_mismatch: { status: 409, meaning: "The payment's currency is not the billing currency." },
   payment_not_succeeded: { status: 409, meaning: "The payment intent has not succeeded (yet)." },

@@ -14,6 +14,7 @@ import { DEFAULT_ERC1271 } from "./signed";
 import { loadBillingConfig, type BillingConfig } from "../billing/config";
 import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
 import { parseTrustProxy } from "../protocol/trustProxy";
+import { parseExempt } from "./http/authFailures";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
@@ -36,6 +37,9 @@ const EnvSchema = z
     VESTA_RPC_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_RPC_TIMEOUT_MS must be >= 100").max(300_000, "VESTA_RPC_TIMEOUT_MS is at most 300000").default(15_000),
     VESTA_NEW_ACCOUNT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
     VESTA_SIGNATURE_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
+    VESTA_AUTH_FAILURE_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
+    VESTA_AUTH_FAILURE_EXEMPT: z.string().default(""),
+    VESTA_UNKNOWN_KEY_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
     VESTA_CID_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
     VESTA_CID_LARGE_RATE_LIMIT: z.coerce.number().int().min(1).default(6),
     VESTA_CID_LARGE_TOTAL_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
@@ -112,6 +116,12 @@ export type RelayerConfig = {
   newAccountRateLimitPerMinute: number;
   /** Per client address and minute, on every route that checks a signature (EIP-712 / ERC-1271). */
   signatureRateLimitPerMinute: number;
+  /** Per client address and minute: failed authentications (and lookups of keys not known yet) before 429. */
+  authFailureRateLimitPerMinute: number;
+  /** Client addresses without that budget (a service that presents many users' keys: the triggers service). */
+  authFailureExempt: string[];
+  /** How long a key the chain does not know (or knows as revoked or expired) is answered 401 without asking again, unless an event names it. */
+  unknownKeyCacheMs: number;
   /** Per client address and minute, on get_action_ipfs_id (unauthenticated hashing): any body, and bodies over 1 MiB. */
   cidRateLimitPerMinute: number;
   cidLargeRateLimitPerMinute: number;
@@ -203,8 +213,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   }
   const trustProxy = parseTrustProxy(e.VESTA_TRUST_PROXY);
   if (trustProxy.problem) problems.push(trustProxy.problem);
-  const first = defaultSandboxUser(); // set when the relayer runs as root
-  const sandboxUser = first && { uid: e.VESTA_SANDBOX_UID ?? first.uid, gid: e.VESTA_SANDBOX_GID ?? first.gid };
+  const authFailureExempt = parseExempt(e.VESTA_AUTH_FAILURE_EXEMPT);
+  if (authFailureExempt.problem) problems.push(authFailureExempt.problem);
+  const nobody = defaultSandboxUser(); // set when the relayer runs as root
+  const sandboxUser = nobody && { uid: e.VESTA_SANDBOX_UID ?? nobody.uid, gid: e.VESTA_SANDBOX_GID ?? nobody.gid };
   if (!sandboxUser && (e.VESTA_SANDBOX_UID !== undefined || e.VESTA_SANDBOX_GID !== undefined)) {
     problems.push("VESTA_SANDBOX_UID / VESTA_SANDBOX_GID: only a relayer running as root can start its sandbox processes as another user");
   }
@@ -241,6 +253,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     rpcTimeoutMs: e.VESTA_RPC_TIMEOUT_MS,
     newAccountRateLimitPerMinute: e.VESTA_NEW_ACCOUNT_RATE_LIMIT,
     signatureRateLimitPerMinute: e.VESTA_SIGNATURE_RATE_LIMIT,
+    authFailureRateLimitPerMinute: e.VESTA_AUTH_FAILURE_RATE_LIMIT,
+    authFailureExempt: authFailureExempt.value,
+    unknownKeyCacheMs: e.VESTA_UNKNOWN_KEY_CACHE_MS,
     cidRateLimitPerMinute: e.VESTA_CID_RATE_LIMIT,
     cidLargeRateLimitPerMinute: e.VESTA_CID_LARGE_RATE_LIMIT,
     cidLargeTotalPerMinute: e.VESTA_CID_LARGE_TOTAL_RATE_LIMIT,

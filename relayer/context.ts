@@ -5,6 +5,7 @@ import type { PayerPool } from "./chain/payers";
 import type { KeyProvider } from "../executor/keys/provider";
 import type { Executor } from "../executor";
 import type { Billing } from "../billing/service";
+import type { AuthFailureLimit } from "./http/authFailures";
 
 /** What every route and service receives. */
 export type Ctx = {
@@ -16,5 +17,7 @@ export type Ctx = {
   executor: Executor;
   /** Credits and charges; absent when billing is off. */
   billing?: Billing;
+  /** Per client address: failed authentications, and lookups of keys not known yet. */
+  authFailures: AuthFailureLimit;
   signal: AbortSignal;
 };

@@ -1,3 +1,4 @@
+import { AuthFailureLimit } from "./http/authFailures";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import pino, { type Logger } from "pino";
@@ -42,11 +43,13 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     fairShare: config.fairShare,
     codeBytesPerPayer: config.codeBytesPerPayer,
     permissionPollMs: config.permissionPollMs,
+    unknownKeyCacheMs: config.unknownKeyCacheMs,
     fetchAllowPrivate: config.fetchAllowPrivate,
   });
   await executor.start(abort.signal);
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
-  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, signal: abort.signal };
+  const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
+  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, authFailures, signal: abort.signal };
   billing?.start(abort.signal, (r) => recoveredWriteCost(ctx, r)); // and ends the reservations a stopped process left
   if (!NATIVE_SECP256K1) logger.warn("the secp256k1 native binding did not load: signatures are recovered in JavaScript, about 15x slower (signed requests, key derivation)");
   if (config.mode === "development") logger.warn({ keyProvider: config.keyProvider, billing: config.billing.mode }, "VESTA_MODE=development: development conveniences are on (never run this configuration in production)");

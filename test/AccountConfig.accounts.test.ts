@@ -2,8 +2,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import type { Signer } from "ethers";
-import type { AccountConfig } from "../typechain-types";
-import { chainSecuredHash, hashOf, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
+import { authorize, chainSecuredHash, flat, hashOf, perms, type AccountConfig } from "./helpers/accountConfig";
 import {
   accountState,
   addGroup,
@@ -27,7 +26,7 @@ describe("AccountConfig: accounts and payers", function () {
     const cs = s.config.connect(s.wallet2);
     await (await cs.newChainSecuredAccount("cs", "chain secured")).wait();
     const csAccount = chainSecuredHash(s.wallet2.address);
-    const csUsageKey = usageKeyOf("cs-usage-key");
+    const csUsageKey = hashOf("cs-usage-key");
     await addGroup(cs, csAccount, "cs group");
     await setUsageKey(cs, csAccount, csUsageKey, perms({ canCreateGroups: true }));
     return { ...s, newPayer, payerAdmin, cs, csAccount, csUsageKey };
@@ -70,7 +69,7 @@ describe("AccountConfig: accounts and payers", function () {
       const { config, stranger } = await loadFixture(accountsFixture);
       await expectRejected(
         config,
-        () => config.connect(stranger).newAccount(NEW_KEY, stranger.address, "n", ""),
+        () => config.connect(stranger).newAccount(NEW_KEY, true, "n", "", stranger.address),
         "NotApiPayer",
         [stranger.address],
         () => config.accountExists(NEW_KEY)
@@ -81,7 +80,7 @@ describe("AccountConfig: accounts and payers", function () {
       const { config, relay } = await loadFixture(accountsFixture);
       await expectRejected(
         config,
-        () => relay.newAccount(NEW_KEY, ethers.ZeroAddress, "n", ""),
+        () => relay.newAccount(NEW_KEY, true, "n", "", ethers.ZeroAddress),
         "ZeroAddress",
         [],
         () => config.accountExists(NEW_KEY)
@@ -92,7 +91,7 @@ describe("AccountConfig: accounts and payers", function () {
       const { config, relay, wallet } = await loadFixture(accountsFixture);
       await expectRejected(
         config,
-        () => relay.newAccount(0n, wallet.address, "n", ""),
+        () => relay.newAccount(0n, true, "n", "", wallet.address),
         "InvalidKeyHash",
         [0n],
         () => config.resolveApiKey(0n)
@@ -101,16 +100,16 @@ describe("AccountConfig: accounts and payers", function () {
 
     it("reverts when the account already exists", async function () {
       const { config, relay, account, wallet } = await loadFixture(accountsFixture);
-      await expectAccountUnchanged(config, account, () => relay.newAccount(account, wallet.address, "n", ""), "AccountAlreadyExists", [
+      await expectAccountUnchanged(config, account, () => relay.newAccount(account, true, "n", "", wallet.address), "AccountAlreadyExists", [
         account,
       ]);
     });
 
-    it("reverts when the hash is already used by a usage key", async function () {
+    it("reverts when the hash is already used by a usage key (a payer's fresh secret never is: its hash is reserved before it is shown)", async function () {
       const { config, relay, account, usageKey, wallet } = await loadFixture(accountsFixture);
       await expectRejected(
         config,
-        () => relay.newAccount(usageKey, wallet.address, "n", ""),
+        () => relay.newAccount(usageKey, true, "n", "", wallet.address),
         "KeyHashInUse",
         [usageKey],
         async () => [await config.resolveApiKey(usageKey), await accountState(config, account)]
@@ -119,7 +118,7 @@ describe("AccountConfig: accounts and payers", function () {
 
     it("stores a managed account with an account key, its admin wallet, name and description", async function () {
       const { config, relay, wallet } = await loadFixture(accountsFixture);
-      await relay.newAccount(NEW_KEY, wallet.address, "Acme", "Acme's account");
+      await relay.newAccount(NEW_KEY, true, "Acme", "Acme's account", wallet.address);
       expect(plain(await config.getAccount(NEW_KEY))).to.deep.equal({
         apiKeyHash: NEW_KEY,
         adminWalletAddress: wallet.address,
@@ -136,7 +135,7 @@ describe("AccountConfig: accounts and payers", function () {
 
     it("emits AccountCreated", async function () {
       const { config, relay, wallet } = await loadFixture(accountsFixture);
-      await expect(relay.newAccount(NEW_KEY, wallet.address, "Acme", "Acme's account"))
+      await expect(relay.newAccount(NEW_KEY, true, "Acme", "Acme's account", wallet.address))
         .to.emit(config, "AccountCreated")
         .withArgs(NEW_KEY, wallet.address, true, "Acme", "Acme's account");
     });
@@ -179,7 +178,7 @@ describe("AccountConfig: accounts and payers", function () {
       await expect(cs.addGroup(csAccount, "second", "", [], []))
         .to.emit(config, "GroupCreated")
         .withArgs(csAccount, 2, csAccount, "second", "");
-      await expect(cs.addAction(csAccount, cidHash(7), "seven", "")).to.emit(config, "ActionAdded");
+      await expect(cs.addAction(csAccount, "seven", "", cidHash(7))).to.emit(config, "ActionAdded");
       await expect(cs.removeUsageApiKey(csAccount, csUsageKey)).to.emit(config, "UsageApiKeyRemoved").withArgs(csAccount, csUsageKey);
     });
 
@@ -203,23 +202,25 @@ describe("AccountConfig: accounts and payers", function () {
     });
 
     // A usage key must not be able to squat the hash of a wallet's future ChainSecured account
-    // (spec 2 rule 4 gives a wallet no other hash): a usage key is registered only with a proof
-    // signed by the key whose address is the hash's low 160 bits, which no one holds for
-    // keccak256(wallet); so the wallet creates its account whatever others tried.
-    it("lets no usage key take keccak256(wallet), and the wallet create its account", async function () {
+    // (spec 2 rule 4 gives a wallet no other hash). A wallet may register a hash it chose as a
+    // usage key of its own account (Chipotle's sovereign flow), keccak256(wallet) included; the
+    // wallet creates its account all the same, and the squatted usage key is dropped then.
+    it("lets no usage key keep keccak256(wallet): the wallet creates its account and the usage key is dropped", async function () {
       const { config, cs, csAccount, wallet } = await loadFixture(accountsFixture);
       const squatted = chainSecuredHash(wallet.address);
-      const anyKey = usageKeyOf("a squatter's own key");
-      for (const proof of ["0x", await proofFor(cs, csAccount, anyKey)]) {
-        await expectAccountUnchanged(config, csAccount, () => cs.setUsageApiKey(csAccount, squatted, 0, 0, "squat", "", perms({ executeInGroups: [0] }), proof), "InvalidUsageKeyProof", [
-          csAccount,
-          squatted,
-        ]);
-      }
+      const keysBefore = plain((await config.listUsageApiKeys(csAccount, 0, 10))[0]);
+      await (await cs.setUsageApiKey(csAccount, squatted, 0, 0, "squat", "", ...flat(perms({ executeInGroups: [0] })))).wait();
+      expect((await config.resolveApiKey(squatted)).apiKeyHash).to.equal(csAccount);
       await expect(config.connect(wallet).newChainSecuredAccount("Mine", ""))
         .to.emit(config, "AccountCreated")
-        .withArgs(squatted, wallet.address, false, "Mine", "");
+        .withArgs(squatted, wallet.address, false, "Mine", "")
+        .and.to.emit(config, "UsageApiKeyRemoved")
+        .withArgs(csAccount, squatted);
       expect(await config.resolveApiKey(squatted)).to.deep.equal([squatted, true, false]);
+      expect(plain((await config.listUsageApiKeys(csAccount, 0, 10))[0])).to.deep.equal(keysBefore);
+      await expect(config.getUsageApiKey(squatted)).to.be.revertedWithCustomError(config, "UsageApiKeyNotFound");
+      // and the squatter cannot name it as its usage key any more
+      await expect(cs.removeUsageApiKey(csAccount, squatted)).to.be.revertedWithCustomError(config, "UsageApiKeyNotFound").withArgs(csAccount, squatted);
     });
 
     it("reverts when a usage key would take an existing account's hash", async function () {
@@ -374,8 +375,8 @@ describe("AccountConfig: accounts and payers", function () {
       await relay.convertToChainSecuredAccount(account, wallet.address);
       await config.connect(wallet).acceptAccountOwnership(account);
       await expectAdminMoved(config, account, admin, wallet);
-      const minted = usageKeyOf("minted");
-      await expect(config.connect(wallet).setUsageApiKey(account, minted, 0, 0, "minted", "", perms(), await proofFor(config, account, minted)))
+      const minted = hashOf("minted");
+      await expect(config.connect(wallet).setUsageApiKey(account, minted, 0, 0, "minted", "", ...flat(perms())))
         .to.emit(config, "UsageApiKeySet")
         .withArgs(account, minted, true, 0, 0);
     });
@@ -492,7 +493,7 @@ describe("AccountConfig: accounts and payers", function () {
       const { config, owner, payerAdmin, newPayer, wallet } = await loadFixture(accountsFixture);
       await config.connect(owner).setAdminApiPayer(payerAdmin.address);
       await expect(config.connect(payerAdmin).addApiPayer(newPayer.address)).to.emit(config, "ApiPayerAdded").withArgs(newPayer.address);
-      await expect(config.connect(newPayer).newAccount(NEW_KEY, wallet.address, "n", "")).to.emit(config, "AccountCreated");
+      await expect(config.connect(newPayer).newAccount(NEW_KEY, true, "n", "", wallet.address)).to.emit(config, "AccountCreated");
     });
 
     itGuardsPayerAdmin("addApiPayer");
@@ -541,7 +542,7 @@ describe("AccountConfig: accounts and payers", function () {
       await config.connect(owner).removeApiPayer(address);
       await expectRejected(
         config,
-        () => relay.newAccount(NEW_KEY, wallet.address, "n", ""),
+        () => relay.newAccount(NEW_KEY, true, "n", "", wallet.address),
         "NotApiPayer",
         [address],
         () => config.accountExists(NEW_KEY)

@@ -2,8 +2,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import type { ContractTransactionResponse } from "ethers";
-import type { AccountConfig } from "../typechain-types";
-import { chainSecuredHash, hashOf, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
+import { chainSecuredHash, flat, hashOf, perms, type AccountConfig } from "./helpers/accountConfig";
 import { accountState, cidHash, expectRejected, managedAccountScenario, registerWallet } from "./helpers/scenario";
 import { LIMITS } from "../protocol/limits";
 
@@ -37,21 +36,23 @@ describe("AccountConfig: limits of every write", function () {
 
   /** Every write that stores a name and a description, sending `name` and `description`. */
   const TEXT_WRITES: [string, (s: Fixture, name: string, description: string) => Promise<ContractTransactionResponse>][] = [
-    ["newAccount", (s, n, d) => s.relay.newAccount(hashOf(`a new account ${n.length} ${d.length}`), s.wallet.address, n, d)],
+    ["newAccount", (s, n, d) => s.relay.newAccount(hashOf(`a new account ${n.length} ${d.length}`), true, n, d, s.wallet.address)],
     ["newChainSecuredAccount", (s, n, d) => s.config.connect(s.wallet2).newChainSecuredAccount(n, d)],
     [
       "setUsageApiKey",
       async (s, n, d) => {
-        const key = usageKeyOf(`a new usage key ${n.length} ${d.length}`);
-        return s.relay.setUsageApiKey(s.account, key, 0, 0, n, d, perms(), await proofFor(s.relay, s.account, key));
+        // the admin wallet registers (no reservation needed, so a refusal leaves nothing behind)
+        const key = hashOf(`a new usage key ${n.length} ${d.length}`);
+        return s.config.connect(s.admin).setUsageApiKey(s.account, key, 0, 0, n, d, ...flat(perms()));
       },
     ],
     ["updateUsageApiKeyMetadata", (s, n, d) => s.relay.updateUsageApiKeyMetadata(s.account, s.usageKey, n, d)],
     ["addGroup", (s, n, d) => s.relay.addGroup(s.account, n, d, [], [])],
     ["updateGroup", (s, n, d) => s.relay.updateGroup(s.account, s.group1, n, d, [], [])],
+    ["updateGroupMetadata", (s, n, d) => s.relay.updateGroupMetadata(s.account, s.group1, n, d)],
     ["registerWalletDerivation", (s, n, d) => s.relay.registerWalletDerivation(s.account, ethers.Wallet.createRandom().address, 5n, n, d)],
-    ["addAction", (s, n, d) => s.relay.addAction(s.account, hashOf(`a new action ${n.length} ${d.length}`), n, d)],
-    ["updateActionMetadata", (s, n, d) => s.relay.updateActionMetadata(s.account, cidHash(1), n, d)],
+    ["addAction", (s, n, d) => s.relay.addAction(s.account, n, d, hashOf(`a new action ${n.length} ${d.length}`))],
+    ["updateActionMetadata", (s, n, d) => s.relay.updateActionMetadata(s.account, cidHash(1), 0n, n, d)],
   ];
 
   /** The state a refused write must leave unchanged: the managed account, and the would-be ChainSecured account. */
@@ -80,8 +81,8 @@ describe("AccountConfig: limits of every write", function () {
 
   describe("addGroup and updateGroup member lists", function () {
     const groupWrites: [string, (c: AccountConfig, s: Fixture, pkps: string[], cids: bigint[]) => Promise<ContractTransactionResponse>][] = [
-      ["addGroup", (c, s, pkps, cids) => c.addGroup(s.account, "g", "", pkps, cids)],
-      ["updateGroup", (c, s, pkps, cids) => c.updateGroup(s.account, s.group1, "g", "", pkps, cids)],
+      ["addGroup", (c, s, pkps, cids) => c.addGroup(s.account, "g", "", cids, pkps)],
+      ["updateGroup", (c, s, pkps, cids) => c.updateGroup(s.account, s.group1, "g", "", cids, pkps)],
     ];
     const cids = (n: number) => Array.from({ length: n }, (_, i) => hashOf(`member cid ${i}`));
 

@@ -2,13 +2,12 @@ import { loadFixture } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import type { BigNumberish } from "ethers";
-import type { AccountConfig } from "../typechain-types";
-import { createManagedAccount, deployAccountConfig, hashOf, perms, usageKeyOf } from "./helpers/accountConfig";
+import { createManagedAccount, deployAccountConfig, hashOf, perms, type AccountConfig } from "./helpers/accountConfig";
 import { WHOLE, accountState, addGroup, cidHash, expectRejected, pkpAddress, plain, registerWallet, setUsageKey } from "./helpers/scenario";
 
 const N = 5; // items of each list in the full account: two full pages of 2 and a partial one
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-const usageKeyHash = (i: number) => usageKeyOf(`paged usage key ${i}`);
+const usageKeyHash = (i: number) => hashOf(`paged usage key ${i}`);
 const usageKeyPerms = (i: number) => perms({ canCreateGroups: i % 2 === 1, executeInGroups: [i] });
 
 describe("AccountConfig: pagination", function () {
@@ -25,7 +24,7 @@ describe("AccountConfig: pagination", function () {
     const emptyAccount = await createManagedAccount(config, payer, "empty account key", emptyAdmin.address);
     const wallets = [];
     for (const i of range(1, N)) wallets.push(await registerWallet(relay, account, i));
-    for (const i of range(1, N)) await relay.addAction(account, cidHash(i), `action ${i}`, `action ${i} description`);
+    for (const i of range(1, N)) await relay.addAction(account, `action ${i}`, `action ${i} description`, cidHash(i));
     await addGroup(relay, account, "group 1", wallets, [1, 2, 3, 6, 7].map(cidHash));
     for (const i of range(2, N)) await addGroup(relay, account, `group ${i}`);
     for (const i of range(1, N)) {
@@ -106,7 +105,7 @@ describe("AccountConfig: pagination", function () {
       more: () =>
         it("shows metadata updates", async function () {
           const f = await loadFixture(paginationFixture);
-          await f.relay.updateActionMetadata(f.account, cidHash(3), "renamed", "redescribed");
+          await f.relay.updateActionMetadata(f.account, cidHash(3), 0n, "renamed", "redescribed");
           const [items] = await f.config.listActions(f.account, 1, 2);
           expect(plain(items)).to.deep.equal([{ ...action(3), name: "renamed", description: "redescribed" }, action(4)]);
         }),

@@ -1,9 +1,8 @@
 import { expect } from "chai";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { Wallet, ZeroAddress, type ContractTransactionResponse } from "ethers";
-import { deployAccountConfig, hashOf, perms, proofFor, usageKeyOf, type Permissions } from "./helpers/accountConfig";
+import { authorize, deployAccountConfig, flat, hashOf, perms, type AccountConfig, type Permissions } from "./helpers/accountConfig";
 import { allScopes } from "./helpers/scenario";
-import type { AccountConfig } from "../typechain-types";
 
 // Scope enum values of contracts/types/AccountConfigTypes.sol
 const Scope = { CreateGroups: 0, DeleteGroups: 1, CreatePkps: 2, ManageActions: 3, AddPkp: 4, RemovePkp: 5, Execute: 6 } as const;
@@ -24,28 +23,29 @@ async function fixture() {
   const [admin, stranger] = d.others;
   const c = d.config.connect(d.payer);
   const account = hashOf(ACCOUNT_KEY);
-  await (await c.newAccount(account, await admin.getAddress(), "acct", "")).wait();
+  await (await c.newAccount(account, true, "acct", "", await admin.getAddress())).wait();
   const pkpA = Wallet.createRandom().address;
   const pkpB = Wallet.createRandom().address;
   await (await c.registerWalletDerivation(account, pkpA, 1n, "a", "")).wait();
   await (await c.registerWalletDerivation(account, pkpB, 2n, "b", "")).wait();
-  await (await c.addGroup(account, "one", "", [pkpA], [CID_A])).wait();
-  await (await c.addGroup(account, "two", "", [pkpB], [CID_B])).wait();
+  await (await c.addGroup(account, "one", "", [CID_A], [pkpA])).wait();
+  await (await c.addGroup(account, "two", "", [CID_B], [pkpB])).wait();
   // Spare wallets, in no group, for the add/remove PKP rows.
   await (await c.registerWalletDerivation(account, SPARE_TO_ADD, 77n, "x", "")).wait();
   await (await c.registerWalletDerivation(account, SPARE_TO_REMOVE, 78n, "y", "")).wait();
 
   const other = hashOf("other-account-key");
-  await (await c.newAccount(other, Wallet.createRandom().address, "other", "")).wait();
+  await (await c.newAccount(other, true, "other", "", Wallet.createRandom().address)).wait();
   const pkpOther = Wallet.createRandom().address;
   await (await c.registerWalletDerivation(other, pkpOther, 3n, "o", "")).wait();
-  await (await c.addGroup(other, "other-one", "", [pkpOther], [CID_A])).wait();
+  await (await c.addGroup(other, "other-one", "", [CID_A], [pkpOther])).wait();
 
   let n = 0;
   /** Adds a usage key with `p` to the account and returns its hash. */
   const usageKey = async (p: Permissions) => {
-    const h = usageKeyOf(`usage-key-${n++}`);
-    await (await c.setUsageApiKey(account, h, 0, 0, "k", "", p, await proofFor(c, account, h))).wait();
+    const h = hashOf(`usage-key-${n++}`);
+    await authorize(c, account, h);
+    await (await c.setUsageApiKey(account, h, 0, 0, "k", "", ...flat(p))).wait();
     return h;
   };
   return { ...d, c, admin, stranger, account, other, pkpA, pkpB, pkpOther, usageKey };
@@ -235,9 +235,9 @@ describe("AccountConfig permission matrix", function () {
       const stranger = await ctx.stranger.getAddress();
       // thunks, sent one at a time, so that no rejection is left unobserved
       const attempts: (() => Promise<ContractTransactionResponse>)[] = [
-        async () => ctx.c.setUsageApiKey(key, usageKeyOf("minted-by-a-usage-key"), 0, 0, "", "", everything, await proofFor(ctx.c, key, usageKeyOf("minted-by-a-usage-key"))),
-        () => ctx.c.setUsageApiKey(key, key, 0, 0, "", "", everything, "0x"),
-        () => ctx.c.setUsageApiKey(key, victim, 0, 0, "", "", everything, "0x"),
+        () => ctx.c.setUsageApiKey(key, hashOf("minted-by-a-usage-key"), 0, 0, "", "", ...flat(everything)),
+        () => ctx.c.setUsageApiKey(key, key, 0, 0, "", "", ...flat(everything)),
+        () => ctx.c.setUsageApiKey(key, victim, 0, 0, "", "", ...flat(everything)),
         () => ctx.c.updateUsageApiKeyMetadata(key, victim, "renamed", ""),
         () => ctx.c.removeUsageApiKey(key, victim),
         () => ctx.c.transferAccountOwnership(key, stranger),
@@ -252,11 +252,12 @@ describe("AccountConfig permission matrix", function () {
 
     it("lets the owner add, update and revoke keys through a payer and directly", async function () {
       const ctx = await loadFixture(fixture);
-      const k = usageKeyOf("owner-managed-key");
-      await expect(ctx.c.setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [1] }), await proofFor(ctx.c, ctx.account, k)))
+      const k = hashOf("owner-managed-key");
+      await authorize(ctx.c, ctx.account, k);
+      await expect(ctx.c.setUsageApiKey(ctx.account, k, 0, 0, "n", "d", ...flat(perms({ executeInGroups: [1] }))))
         .to.emit(ctx.config, "UsageApiKeySet")
         .withArgs(ctx.account, k, true, 0, 0);
-      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.account, k, 0, 0, "n", "d", perms({ executeInGroups: [2] }), "0x"))
+      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.account, k, 0, 0, "n", "d", ...flat(perms({ executeInGroups: [2] }))))
         .to.emit(ctx.config, "UsageApiKeySet")
         .withArgs(ctx.account, k, false, 0, 0);
       await expect(ctx.config.connect(ctx.admin).removeUsageApiKey(ctx.account, k)).to.emit(ctx.config, "UsageApiKeyRemoved").withArgs(ctx.account, k);
@@ -265,8 +266,8 @@ describe("AccountConfig permission matrix", function () {
     it("cannot be reached through another account's hash", async function () {
       const ctx = await loadFixture(fixture);
       // The admin wallet of `account` naming the other account acts for nobody.
-      const x = usageKeyOf("x");
-      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.other, x, 0, 0, "", "", perms(), await proofFor(ctx.c, ctx.other, x)))
+      const x = hashOf("x");
+      await expect(ctx.config.connect(ctx.admin).setUsageApiKey(ctx.other, x, 0, 0, "", "", ...flat(perms())))
         .to.be.revertedWithCustomError(ctx.config, "NotAuthorizedCaller")
         .withArgs(await ctx.admin.getAddress(), ctx.other);
     });
@@ -279,16 +280,16 @@ describe("AccountConfig permission matrix", function () {
     const CID_NEW = hashOf("QmNotYetRegistered");
     /** The three metadata writes as `actor`, each on its own CID (CID_A and CID_B carry metadata, CID_NEW none). */
     const metadataWrites = (c: AccountConfig, actor: bigint): [string, () => Promise<ContractTransactionResponse>][] => [
-      ["addAction", () => c.addAction(actor, CID_NEW, "added", "")],
-      ["updateActionMetadata", () => c.updateActionMetadata(actor, CID_B, "renamed", "")],
+      ["addAction", () => c.addAction(actor, "added", "", CID_NEW)],
+      ["updateActionMetadata", () => c.updateActionMetadata(actor, CID_B, 0n, "renamed", "")],
       ["removeAction", () => c.removeAction(actor, CID_A)],
     ];
     /** The account's action metadata as listed. */
     const actions = async (ctx: Ctx) => JSON.stringify((await ctx.config.listActions(ctx.account, 0, 100))[0], (_k, v) => (typeof v === "bigint" ? v.toString() : v));
     async function withMetadata() {
       const ctx = await loadFixture(fixture);
-      await (await ctx.c.addAction(ctx.account, CID_A, "a", "")).wait();
-      await (await ctx.c.addAction(ctx.account, CID_B, "b", "")).wait();
+      await (await ctx.c.addAction(ctx.account, "a", "", CID_A)).wait();
+      await (await ctx.c.addAction(ctx.account, "b", "", CID_B)).wait();
       return ctx;
     }
 
@@ -343,10 +344,10 @@ describe("AccountConfig permission matrix", function () {
       const ctx = await loadFixture(fixture);
       const key = await ctx.usageKey(perms({ canCreateGroups: true, addPkpToGroups: [1], manageIpfsIdsInGroups: [1] }));
       const before = await snapshot(ctx);
-      await expect(ctx.c.addGroup(key, "g", "", [ctx.pkpA], []))
+      await expect(ctx.c.addGroup(key, "g", "", [], [ctx.pkpA]))
         .to.be.revertedWithCustomError(ctx.config, "MissingScope")
         .withArgs(key, Scope.AddPkp, 3n);
-      await expect(ctx.c.addGroup(key, "g", "", [], [CID_A]))
+      await expect(ctx.c.addGroup(key, "g", "", [CID_A], []))
         .to.be.revertedWithCustomError(ctx.config, "MissingScope")
         .withArgs(key, Scope.ManageActions, 3n);
       expect(await snapshot(ctx)).to.equal(before);
@@ -355,7 +356,7 @@ describe("AccountConfig permission matrix", function () {
     it("succeeds for a key with group:create and the wildcard member scopes", async function () {
       const ctx = await loadFixture(fixture);
       const key = await ctx.usageKey(perms({ canCreateGroups: true, addPkpToGroups: [0], manageIpfsIdsInGroups: [0] }));
-      await expect(ctx.c.addGroup(key, "g", "", [ctx.pkpA], [CID_A]))
+      await expect(ctx.c.addGroup(key, "g", "", [CID_A], [ctx.pkpA]))
         .to.emit(ctx.config, "GroupCreated")
         .withArgs(ctx.account, 3n, key, "g", "");
       expect((await ctx.config.getGroup(ctx.account, 3n)).pkpCount).to.equal(1n);
@@ -363,7 +364,7 @@ describe("AccountConfig permission matrix", function () {
 
     it("reverts when a PKP of another account is listed (the account registered no such wallet)", async function () {
       const ctx = await loadFixture(fixture);
-      await expect(ctx.c.addGroup(ctx.account, "g", "", [ctx.pkpOther], []))
+      await expect(ctx.c.addGroup(ctx.account, "g", "", [], [ctx.pkpOther]))
         .to.be.revertedWithCustomError(ctx.config, "PkpNotFound")
         .withArgs(ctx.account, ctx.pkpOther);
       await expect(ctx.c.addPkpToGroup(ctx.account, 1n, ctx.pkpOther))
@@ -375,7 +376,7 @@ describe("AccountConfig permission matrix", function () {
   describe("updateGroup", function () {
     it("replaces the name, description and members (owner)", async function () {
       const ctx = await loadFixture(fixture);
-      await expect(ctx.c.updateGroup(ctx.account, 1n, "uno", "first", [ctx.pkpB], [CID_B]))
+      await expect(ctx.c.updateGroup(ctx.account, 1n, "uno", "first", [CID_B], [ctx.pkpB]))
         .to.emit(ctx.config, "GroupUpdated")
         .withArgs(ctx.account, 1n, ctx.account);
       const [wallets] = await ctx.config.listWalletsInGroup(ctx.account, 1n, 0, 10);
@@ -486,14 +487,14 @@ describe("canExecute / findExecutionGroup (execution flow of spec 1)", function 
     const key = await ctx.usageKey(perms({ executeInGroups: [1] }));
     await (await ctx.c.removeUsageApiKey(ctx.account, key)).wait();
     expect(await ctx.config.canExecute(key, CID_A, ctx.pkpA, 1n)).to.equal(false);
-    expect(await ctx.config.canExecute(usageKeyOf("never-issued"), CID_A, ctx.pkpA, 1n)).to.equal(false);
+    expect(await ctx.config.canExecute(hashOf("never-issued"), CID_A, ctx.pkpA, 1n)).to.equal(false);
     expect(await ctx.config.findExecutionGroup(key, CID_A, ctx.pkpA)).to.deep.equal([false, 0n]);
   });
 
   it("replaces the whole permission set on update", async function () {
     const ctx = await loadFixture(fixture);
     const key = await ctx.usageKey(perms({ executeInGroups: [1] }));
-    await (await ctx.c.setUsageApiKey(ctx.account, key, 0, 0, "k", "", perms({ executeInGroups: [2] }), "0x")).wait();
+    await (await ctx.c.setUsageApiKey(ctx.account, key, 0, 0, "k", "", ...flat(perms({ executeInGroups: [2] })))).wait();
     expect(await ctx.config.canExecute(key, CID_A, ctx.pkpA, 1n)).to.equal(false);
     expect(await ctx.config.canExecute(key, CID_B, ctx.pkpB, 2n)).to.equal(true);
   });
@@ -517,3 +518,116 @@ describe("canExecute / findExecutionGroup (execution flow of spec 1)", function 
   });
 });
 
+
+// Red-team finding 6c: with the wildcard, finding a group that lists the CID and the PKP walked every
+// group of the account, so an account with thousands of groups made every run's check expensive.
+describe("findExecutionGroup with the wildcard: its work does not grow with the account's groups", function () {
+  this.timeout(300_000);
+  const gasOf = (ctx: Ctx, key: bigint, cid: bigint, pkp: string) => ctx.config.findExecutionGroup.estimateGas(key, cid, pkp);
+
+  /** The four questions a run asks with a wildcard key: allowed and denied, with and without a PKP. */
+  async function checks(ctx: Ctx, key: bigint) {
+    const unlisted = hashOf("QmListedNowhere");
+    expect(await ctx.config.findExecutionGroup(key, CID_B, ctx.pkpB)).to.deep.equal([true, 2n]);
+    expect(await ctx.config.findExecutionGroup(key, CID_A, ctx.pkpB)).to.deep.equal([false, 0n]);
+    expect(await ctx.config.findExecutionGroup(key, CID_B, ZeroAddress)).to.deep.equal([true, 2n]);
+    expect(await ctx.config.findExecutionGroup(key, unlisted, ZeroAddress)).to.deep.equal([false, 0n]);
+    return Promise.all([gasOf(ctx, key, CID_B, ctx.pkpB), gasOf(ctx, key, CID_A, ctx.pkpB), gasOf(ctx, key, CID_B, ZeroAddress), gasOf(ctx, key, unlisted, ZeroAddress)]);
+  }
+
+  it("costs the same gas with 2 groups and with 300 more that list neither the CID nor the PKP", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const few = await checks(ctx, key);
+    for (let i = 0; i < 300; i++) await (await ctx.c.addGroup(ctx.account, `empty ${i}`, "", [], [])).wait();
+    for (let i = 0; i < 20; i++) await (await ctx.c.addGroup(ctx.account, `other members ${i}`, "", [hashOf(`QmOther${i}`)], [SPARE_TO_ADD])).wait();
+    expect(await checks(ctx, key)).to.deep.equal(few);
+  });
+
+  it("costs the same gas when 100 groups each list the CID with their own PKP as when 2 do (a group per end user)", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const pkps: string[] = [];
+    const addUser = async (i: number) => {
+      const pkp = Wallet.createRandom().address;
+      await (await ctx.c.registerWalletDerivation(ctx.account, pkp, 1000n + BigInt(i), `user ${i}`, "")).wait();
+      await (await ctx.c.addGroup(ctx.account, `user ${i}`, "", [CID_A], [pkp])).wait();
+      pkps.push(pkp);
+    };
+    // The first user's group is the oldest in the CID's index, the newest user's the first.
+    const gas = () => Promise.all([gasOf(ctx, key, CID_A, pkps[0]), gasOf(ctx, key, CID_A, pkps.at(-1)!), gasOf(ctx, key, CID_B, pkps[0])]);
+    for (let i = 0; i < 2; i++) await addUser(i);
+    const two = await gas();
+    for (let i = 2; i < 100; i++) await addUser(i);
+    expect(await ctx.config.findExecutionGroup(key, CID_A, pkps[0])).to.deep.equal([true, 3n]);
+    expect(await ctx.config.findExecutionGroup(key, CID_A, pkps[99])).to.deep.equal([true, 102n]);
+    expect(await ctx.config.findExecutionGroup(key, CID_B, pkps[0])).to.deep.equal([false, 0n]); // an action the user's group does not list
+    expect(await gas()).to.deep.equal(two);
+  });
+
+  it("follows every change of the listing: removed from a group, re-added, replaced by updateGroup, group removed", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const found = (cid: bigint, pkp: string) => ctx.config.findExecutionGroup(key, cid, pkp);
+    await (await ctx.c.removeActionFromGroup(ctx.account, 2n, CID_B)).wait();
+    expect(await found(CID_B, ctx.pkpB)).to.deep.equal([false, 0n]);
+    expect(await found(CID_B, ZeroAddress)).to.deep.equal([false, 0n]);
+    await (await ctx.c.addActionToGroup(ctx.account, 2n, CID_B)).wait();
+    expect(await found(CID_B, ctx.pkpB)).to.deep.equal([true, 2n]);
+    await (await ctx.c.removePkpFromGroup(ctx.account, 2n, ctx.pkpB)).wait();
+    expect(await found(CID_B, ctx.pkpB)).to.deep.equal([false, 0n]);
+    expect(await found(CID_B, ZeroAddress)).to.deep.equal([true, 2n]);
+    // updateGroup replaces the members: what it drops is no longer found, what it lists is.
+    await (await ctx.c.updateGroup(ctx.account, 2n, "two", "", [CID_A], [ctx.pkpB])).wait();
+    expect(await found(CID_B, ZeroAddress)).to.deep.equal([false, 0n]);
+    expect(await found(CID_A, ctx.pkpB)).to.deep.equal([true, 2n]);
+    expect(await found(CID_A, ctx.pkpA)).to.deep.equal([true, 1n]);
+    await (await ctx.c.removeGroup(ctx.account, 1n)).wait();
+    expect(await found(CID_A, ctx.pkpA)).to.deep.equal([false, 0n]);
+    expect(await found(CID_A, ZeroAddress)).to.deep.equal([true, 2n]);
+    await (await ctx.c.removeGroup(ctx.account, 2n)).wait();
+    expect(await found(CID_A, ZeroAddress)).to.deep.equal([false, 0n]);
+  });
+
+  it("never skips the listing: a CID and a PKP in many groups, never together, are refused", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    for (let i = 0; i < 15; i++) {
+      await (await ctx.c.addGroup(ctx.account, `cid ${i}`, "", [CID_A], [])).wait();
+      await (await ctx.c.addGroup(ctx.account, `pkp ${i}`, "", [], [ctx.pkpB])).wait();
+    }
+    expect(await ctx.config.findExecutionGroup(key, CID_A, ctx.pkpB)).to.deep.equal([false, 0n]);
+    await (await ctx.c.addPkpToGroup(ctx.account, 3n, ctx.pkpB)).wait(); // the oldest "cid" group: last in both indexes
+    expect(await ctx.config.findExecutionGroup(key, CID_A, ctx.pkpB)).to.deep.equal([true, 3n]);
+  });
+
+  it("skips what a group grown past one write's members listed before its update (left in the index, never found)", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const cids = Array.from({ length: 14 }, (_, i) => hashOf(`QmGrown${i}`));
+    await (await ctx.c.addGroup(ctx.account, "grown", "", cids.slice(0, 10), [])).wait();
+    for (const cid of cids.slice(10)) await (await ctx.c.addActionToGroup(ctx.account, 3n, cid)).wait();
+    for (const cid of cids) expect(await ctx.config.findExecutionGroup(key, cid, ZeroAddress)).to.deep.equal([true, 3n]);
+    await (await ctx.c.updateGroup(ctx.account, 3n, "grown", "", [cids[13]], [])).wait();
+    for (const cid of cids.slice(0, 13)) expect(await ctx.config.findExecutionGroup(key, cid, ZeroAddress)).to.deep.equal([false, 0n]);
+    expect(await ctx.config.findExecutionGroup(key, cids[13], ZeroAddress)).to.deep.equal([true, 3n]);
+    await (await ctx.c.removeGroup(ctx.account, 3n)).wait();
+    for (const cid of cids) expect(await ctx.config.findExecutionGroup(key, cid, ZeroAddress)).to.deep.equal([false, 0n]);
+    // re-listed elsewhere, each is found again
+    await (await ctx.c.addGroup(ctx.account, "again", "", [cids[0], cids[5]], [])).wait();
+    expect(await ctx.config.findExecutionGroup(key, cids[0], ZeroAddress)).to.deep.equal([true, 4n]);
+    expect(await ctx.config.findExecutionGroup(key, cids[5], ZeroAddress)).to.deep.equal([true, 4n]);
+  });
+
+  it("costs the same gas after 100 short-lived groups listed the CID and were removed", async function () {
+    const ctx = await loadFixture(fixture);
+    const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
+    const before = await checks(ctx, key);
+    for (let i = 0; i < 100; i++) {
+      const receipt = await (await ctx.c.addGroup(ctx.account, `session ${i}`, "", [CID_B, CID_A], [ctx.pkpA])).wait();
+      const id = ctx.config.interface.parseLog(receipt!.logs[0])!.args.groupId as bigint;
+      await (await ctx.c.removeGroup(ctx.account, id)).wait();
+    }
+    expect(await checks(ctx, key)).to.deep.equal(before);
+  });
+});

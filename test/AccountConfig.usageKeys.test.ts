@@ -1,8 +1,8 @@
 import { loadFixture, time } from "@nomicfoundation/hardhat-toolbox/network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import { createManagedAccount, perms, proofFor, usageKeyOf, type Permissions } from "./helpers/accountConfig";
-import { usageKeyProofDigest, usageKeySigningKey } from "../protocol/usageKeyProof";
+import { authorize, createManagedAccount, flat, hashOf, perms, type Permissions } from "./helpers/accountConfig";
+import { usageKeySeal } from "../protocol/usageKeySeal";
 import {
   USAGE_KEY,
   Scope,
@@ -41,11 +41,11 @@ describe("AccountConfig: usage keys", function () {
   async function usageKeysFixture() {
     const s = await managedAccountScenario();
     const otherAccount = await createManagedAccount(s.config, s.payer, "another account key", s.stranger.address);
-    const otherUsageKey = usageKeyOf("another account's usage key");
+    const otherUsageKey = hashOf("another account's usage key");
     await setUsageKey(s.relay, otherAccount, otherUsageKey, perms());
-    const powerKey = usageKeyOf("power key");
+    const powerKey = hashOf("power key");
     await setUsageKey(s.relay, s.account, powerKey, allScopes(), { name: "power" });
-    return { ...s, otherAccount, otherUsageKey, powerKey, newKey: usageKeyOf(NEW_USAGE_KEY) };
+    return { ...s, otherAccount, otherUsageKey, powerKey, newKey: hashOf(NEW_USAGE_KEY) };
   }
   type Fixture = Awaited<ReturnType<typeof usageKeysFixture>>;
 
@@ -59,7 +59,7 @@ describe("AccountConfig: usage keys", function () {
     for (const keyHash of [s.newKey, s.usageKey]) {
       await expectRejected(
         s.config,
-        async () => s.relay.setUsageApiKey(s.account, keyHash, expiration, balance, "x", "", permissions, await proofFor(s.relay, s.account, keyHash)),
+        async () => s.relay.setUsageApiKey(s.account, keyHash, expiration, balance, "x", "", ...flat(permissions)),
         error,
         errorArgs,
         keyState(s, keyHash)
@@ -72,7 +72,8 @@ describe("AccountConfig: usage keys", function () {
       const { config, relay, account, newKey, group1, group2, pkp } = await loadFixture(usageKeysFixture);
       const expiration = BigInt(await time.latest()) + 3600n;
       const permissions = perms({ canCreatePkps: true, executeInGroups: [group1], addPkpToGroups: [group1, group2] });
-      await expect(relay.setUsageApiKey(account, newKey, expiration, 500n, "ci", "the CI's key", permissions, await proofFor(relay, account, newKey)))
+      await authorize(relay, account, newKey);
+      await expect(relay.setUsageApiKey(account, newKey, expiration, 500n, "ci", "the CI's key", ...flat(permissions)))
         .to.emit(config, "UsageApiKeySet")
         .withArgs(account, newKey, true, expiration, 500n);
       const expected = keyView(newKey, permissions, { expiration, balance: 500n, name: "ci", description: "the CI's key" });
@@ -97,7 +98,7 @@ describe("AccountConfig: usage keys", function () {
 
     it("lets the account's admin wallet add a key directly", async function () {
       const { config, admin, account, newKey } = await loadFixture(usageKeysFixture);
-      await expect(config.connect(admin).setUsageApiKey(account, newKey, 0, 0, "direct", "", perms({ canCreateGroups: true }), await proofFor(config, account, newKey)))
+      await expect(config.connect(admin).setUsageApiKey(account, newKey, 0, 0, "direct", "", ...flat(perms({ canCreateGroups: true }))))
         .to.emit(config, "UsageApiKeySet")
         .withArgs(account, newKey, true, 0, 0);
       expect(await config.hasScope(newKey, Scope.CreateGroups, 0)).to.equal(true);
@@ -107,7 +108,7 @@ describe("AccountConfig: usage keys", function () {
       const s = await loadFixture(usageKeysFixture);
       await expectRejected(
         s.config,
-        async () => s.config.connect(s.stranger).setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", perms(), await proofFor(s.config, s.account, s.newKey)),
+        async () => s.config.connect(s.stranger).setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", ...flat(perms())),
         "NotAuthorizedCaller",
         [s.stranger.address, s.account],
         keyState(s, s.newKey)
@@ -115,71 +116,125 @@ describe("AccountConfig: usage keys", function () {
     });
   });
 
-  describe("setUsageApiKey (proof of possession)", function () {
-    it("publishes the EIP-712 digest a key signs, as relayer/usageKeyProof.ts computes it (this chain, this contract, this account)", async function () {
-      const { config, account, newKey } = await loadFixture(usageKeysFixture);
-      const { chainId } = await ethers.provider.getNetwork();
-      const target = { chainId, contract: await config.getAddress(), apiKeyHash: account };
-      expect(await config.usageApiKeyProofDigest(account, newKey)).to.equal(usageKeyProofDigest(target, newKey));
-      expect(await config.usageApiKeyProofDigest(account + 1n, newKey)).not.to.equal(usageKeyProofDigest(target, newKey));
+  describe("setUsageApiKey (authorization of a new key)", function () {
+    /** Everything that an attempt on `keyHash` could change: both accounts, the key, its authorization. */
+    const everything = (s: Fixture, keyHash: bigint) => async () => [
+      await keyState(s, keyHash)(),
+      await accountState(s.config, s.otherAccount),
+      await s.config.usageApiKeyHome(usageKeySeal(keyHash)),
+    ];
+
+    it("publishes the seal an API payer authorizes, as relayer/usageKeySeal.ts computes it", async function () {
+      const { config, newKey } = await loadFixture(usageKeysFixture);
+      expect(await config.usageApiKeySeal(newKey)).to.equal(usageKeySeal(newKey));
+      expect(usageKeySeal(newKey)).to.equal(ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(["uint256"], [newKey])));
+      expect(usageKeySeal(newKey)).not.to.equal(ethers.toBeHex(newKey, 32));
     });
 
-    it("reverts when a new key's proof is missing, malformed, by another key, or for another account, chain or contract", async function () {
+    it("authorizeUsageApiKey: an API payer reserves a seal for an account once; the views show it", async function () {
+      const { config, relay, account, newKey } = await loadFixture(usageKeysFixture);
+      const seal = usageKeySeal(newKey);
+      await expect(relay.authorizeUsageApiKey(account, seal)).to.emit(config, "UsageApiKeyAuthorized").withArgs(account, seal);
+      expect(await config.usageApiKeyHome(seal)).to.equal(account);
+      expect((await config.resolveApiKey(newKey)).apiKeyHash, "an authorization registers nothing").to.equal(0n);
+    });
+
+    it("authorizeUsageApiKey reverts for anyone but an API payer (the account's admin wallet too), for account 0, and for a seal authorized already", async function () {
       const s = await loadFixture(usageKeysFixture);
-      const { chainId } = await ethers.provider.getNetwork();
-      const contract = await s.config.getAddress();
-      const signer = usageKeySigningKey(NEW_USAGE_KEY);
-      const sign = (t: { chainId: bigint; contract: string; apiKeyHash: bigint }) => signer.sign(usageKeyProofDigest(t, s.newKey)).serialized;
-      const proofs = [
-        "0x",
-        "0x1234",
-        await proofFor(s.relay, s.account, s.powerKey), // a valid signature, by another key
-        sign({ chainId, contract, apiKeyHash: s.otherAccount }),
-        sign({ chainId: chainId + 1n, contract, apiKeyHash: s.account }),
-        sign({ chainId, contract: ethers.Wallet.createRandom().address, apiKeyHash: s.account }),
-      ];
-      for (const proof of proofs) {
-        await expectRejected(
-          s.config,
-          () => s.relay.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", perms(), proof),
-          "InvalidUsageKeyProof",
-          [s.account, s.newKey],
-          keyState(s, s.newKey)
-        );
+      const seal = usageKeySeal(s.newKey);
+      for (const who of [s.admin, s.stranger]) {
+        await expectRejected(s.config, () => s.config.connect(who).authorizeUsageApiKey(s.account, seal), "NotApiPayer", [who.address], everything(s, s.newKey));
       }
-      await expect(s.relay.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", perms(), sign({ chainId, contract, apiKeyHash: s.account }))).to.emit(
+      await expectRejected(s.config, () => s.relay.authorizeUsageApiKey(0n, seal), "InvalidKeyHash", [0n], everything(s, s.newKey));
+      await authorize(s.relay, s.account, s.newKey);
+      for (const account of [s.account, s.otherAccount]) {
+        await expectRejected(s.config, () => s.relay.authorizeUsageApiKey(account, seal), "UsageApiKeyAlreadyAuthorized", [seal], everything(s, s.newKey));
+      }
+    });
+
+    it("registers a new key relayed by an API payer only with an authorization for this account", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      const send = () => s.relay.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", ...flat(perms({ executeInGroups: [s.group1] })));
+      await expectRejected(s.config, send, "UsageApiKeyNotAuthorized", [s.account, s.newKey], everything(s, s.newKey));
+      await authorize(s.relay, s.account, s.newKey);
+      await expect(send()).to.emit(s.config, "UsageApiKeySet").withArgs(s.account, s.newKey, true, 0, 0);
+      expect(await s.config.usageApiKeyHome(usageKeySeal(s.newKey)), "the key's home, for ever").to.equal(s.account);
+      expect(plain(await s.config.resolveApiKey(s.newKey))).to.deep.equal({ apiKeyHash: s.account, isAccountKey: false, active: true });
+    });
+
+    it("checks the authorization last: every other refusal comes first (so the relayer's simulation answers them before it writes)", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      const past = BigInt(await time.latest()) - 1n;
+      await expectRejected(s.config, () => s.relay.setUsageApiKey(s.account, s.newKey, past, 0, "x", "", ...flat(perms())), "InvalidExpiration", [past], everything(s, s.newKey));
+      await expectRejected(
         s.config,
-        "UsageApiKeySet"
+        () => s.relay.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", ...flat(perms({ executeInGroups: [99] }))),
+        "GroupNotFound",
+        [s.account, 99n],
+        everything(s, s.newKey)
       );
+    });
+
+    it("reverts (KeyHashInUse) when the key is authorized for another account, relayed or from the admin wallet; the authorization stays its account's", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      await authorize(s.relay, s.otherAccount, s.newKey);
+      for (const c of [s.relay, s.config.connect(s.admin)]) {
+        await expectRejected(s.config, () => c.setUsageApiKey(s.account, s.newKey, 0, 0, "x", "", ...flat(perms())), "KeyHashInUse", [s.newKey], everything(s, s.newKey));
+      }
+      await expect(s.relay.setUsageApiKey(s.otherAccount, s.newKey, 0, 0, "its own", "", ...flat(perms())))
+        .to.emit(s.config, "UsageApiKeySet")
+        .withArgs(s.otherAccount, s.newKey, true, 0, 0);
+    });
+
+    it("lets the admin wallet register a key it minted itself without an authorization (Chipotle's sovereign flow); first registration wins", async function () {
+      const s = await loadFixture(usageKeysFixture);
+      await expect(s.config.connect(s.admin).setUsageApiKey(s.account, s.newKey, 0, 0, "self-minted", "", ...flat(perms({ executeInGroups: [s.group1] }))))
+        .to.emit(s.config, "UsageApiKeySet")
+        .withArgs(s.account, s.newKey, true, 0, 0);
+      expect(await s.config.canExecute(s.newKey, cidHash(1), s.pkp, s.group1)).to.equal(true);
+      // the other account's admin wallet cannot take it, nor can its payer-authorized registration
+      await expectRejected(
+        s.config,
+        () => s.config.connect(s.stranger).setUsageApiKey(s.otherAccount, s.newKey, 0, 0, "x", "", ...flat(perms())),
+        "KeyHashInUse",
+        [s.newKey],
+        everything(s, s.newKey)
+      );
+      // nor can an API payer reserve it for the other account any more: the key has its home
+      const seal = usageKeySeal(s.newKey);
+      await expectRejected(s.config, () => s.relay.authorizeUsageApiKey(s.otherAccount, seal), "UsageApiKeyAlreadyAuthorized", [seal], everything(s, s.newKey));
+      expect(await s.config.usageApiKeyHome(seal)).to.equal(s.account);
+      expect((await s.config.resolveApiKey(s.newKey)).apiKeyHash).to.equal(s.account);
     });
 
     it("lets only the account that first registered a key add it again once removed (a leaked, revoked key is not re-pointed)", async function () {
       const s = await loadFixture(usageKeysFixture);
       await s.relay.removeUsageApiKey(s.account, s.usageKey);
-      // the key's holder signs for another account: a valid proof, refused all the same
+      // another account, by its admin wallet or with its payer's authorization: refused all the same
       await expectRejected(
         s.config,
-        async () => s.relay.setUsageApiKey(s.otherAccount, s.usageKey, 0, 0, "x", "", perms(), await proofFor(s.relay, s.otherAccount, s.usageKey)),
+        () => s.config.connect(s.stranger).setUsageApiKey(s.otherAccount, s.usageKey, 0, 0, "x", "", ...flat(perms())),
         "KeyHashInUse",
         [s.usageKey],
-        async () => [await keyState(s, s.usageKey)(), await accountState(s.config, s.otherAccount)]
+        everything(s, s.usageKey)
       );
-      await expect(s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "back", "", perms(), await proofFor(s.relay, s.account, s.usageKey)))
+      const seal = usageKeySeal(s.usageKey);
+      await expectRejected(s.config, () => s.relay.authorizeUsageApiKey(s.otherAccount, seal), "UsageApiKeyAlreadyAuthorized", [seal], everything(s, s.usageKey));
+      await expectRejected(s.config, () => s.relay.setUsageApiKey(s.otherAccount, s.usageKey, 0, 0, "x", "", ...flat(perms())), "KeyHashInUse", [s.usageKey], everything(s, s.usageKey));
+      await expect(s.config.connect(s.admin).setUsageApiKey(s.account, s.usageKey, 0, 0, "back", "", ...flat(perms())))
         .to.emit(s.config, "UsageApiKeySet")
         .withArgs(s.account, s.usageKey, true, 0, 0);
     });
 
-    it("needs no proof to update a key the account holds, and a proof again once the key was removed", async function () {
+    it("needs no authorization to update a key the account holds, nor to add it again once removed (it is this account's alone)", async function () {
       const s = await loadFixture(usageKeysFixture);
-      await expect(s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "renamed", "", perms(), "0x")).to.emit(s.config, "UsageApiKeySet");
+      await expect(s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "renamed", "", ...flat(perms())))
+        .to.emit(s.config, "UsageApiKeySet")
+        .withArgs(s.account, s.usageKey, false, 0, 0);
       await s.relay.removeUsageApiKey(s.account, s.usageKey);
-      await expectRejected(
-        s.config,
-        () => s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "back", "", perms(), "0x"),
-        "InvalidUsageKeyProof",
-        [s.account, s.usageKey],
-        keyState(s, s.usageKey)
-      );
+      await expect(s.relay.setUsageApiKey(s.account, s.usageKey, 0, 0, "back", "", ...flat(perms())))
+        .to.emit(s.config, "UsageApiKeySet")
+        .withArgs(s.account, s.usageKey, true, 0, 0);
     });
   });
 
@@ -187,7 +242,7 @@ describe("AccountConfig: usage keys", function () {
     it("drops per-group grants absent from the update (created = false)", async function () {
       const { config, relay, account, usageKey, group1, group2, pkp } = await loadFixture(usageKeysFixture);
       expect(await config.canExecute(usageKey, cidHash(1), pkp, group1)).to.equal(true);
-      await expect(relay.setUsageApiKey(account, usageKey, 0, 0, "runner", "", perms({ executeInGroups: [group2] }), "0x"))
+      await expect(relay.setUsageApiKey(account, usageKey, 0, 0, "runner", "", ...flat(perms({ executeInGroups: [group2] }))))
         .to.emit(config, "UsageApiKeySet")
         .withArgs(account, usageKey, false, 0, 0);
       expect(await config.canExecute(usageKey, cidHash(1), pkp, group1)).to.equal(false);
@@ -236,7 +291,7 @@ describe("AccountConfig: usage keys", function () {
       const { config, relay, account, usageKey, group1, pkp } = await loadFixture(usageKeysFixture);
       const before = plain(await config.getUsageApiKey(usageKey));
       await expect(
-        relay.setUsageApiKey(account, usageKey, 0, 0, "x", "", perms({ canCreateGroups: true, executeInGroups: [group1, 99] }), "0x")
+        relay.setUsageApiKey(account, usageKey, 0, 0, "x", "", ...flat(perms({ canCreateGroups: true, executeInGroups: [group1, 99] })))
       ).to.be.revertedWithCustomError(config, "GroupNotFound");
       expect(plain(await config.getUsageApiKey(usageKey))).to.deep.equal(before);
       expect(await config.canExecute(usageKey, cidHash(1), pkp, group1)).to.equal(true);
@@ -248,7 +303,7 @@ describe("AccountConfig: usage keys", function () {
       const s = await loadFixture(usageKeysFixture);
       await expectRejected(
         s.config,
-        () => s.relay.setUsageApiKey(s.account, 0n, 0, 0, "x", "", perms(), "0x"),
+        () => s.relay.setUsageApiKey(s.account, 0n, 0, 0, "x", "", ...flat(perms())),
         "InvalidKeyHash",
         [0n],
         keyState(s, 0n)
@@ -260,7 +315,7 @@ describe("AccountConfig: usage keys", function () {
       for (const taken of [s.account, s.otherAccount, s.otherUsageKey]) {
         await expectRejected(
           s.config,
-          async () => s.relay.setUsageApiKey(s.account, taken, 0, 0, "x", "", perms(), await proofFor(s.relay, s.account, taken)),
+          async () => s.relay.setUsageApiKey(s.account, taken, 0, 0, "x", "", ...flat(perms())),
           "KeyHashInUse",
           [taken],
           async () => [await keyState(s, taken)(), await accountState(s.config, s.otherAccount)]
@@ -274,9 +329,8 @@ describe("AccountConfig: usage keys", function () {
       await expectSetRejected(s, { expiration: past }, "InvalidExpiration", [past]);
       await expectSetRejected(s, { expiration: U64_MAX + 1n }, "InvalidExpiration", [U64_MAX + 1n]);
       const now = BigInt(await time.latest()) + 10n;
-      const proof = await proofFor(s.relay, s.account, s.newKey);
       await time.setNextBlockTimestamp(now);
-      await expect(s.relay.setUsageApiKey(s.account, s.newKey, now, 0, "x", "", perms(), proof))
+      await expect(s.relay.setUsageApiKey(s.account, s.newKey, now, 0, "x", "", ...flat(perms())))
         .to.be.revertedWithCustomError(s.config, "InvalidExpiration")
         .withArgs(now);
       expect((await s.config.resolveApiKey(s.newKey)).apiKeyHash).to.equal(0n);
@@ -388,7 +442,7 @@ describe("AccountConfig: usage keys", function () {
       const { config, relay, account, usageKey, group1, group2, pkp } = await loadFixture(usageKeysFixture);
       await setUsageKey(relay, account, usageKey, perms({ canCreateGroups: true, executeInGroups: [group1], manageIpfsIdsInGroups: [0] }));
       await relay.removeUsageApiKey(account, usageKey);
-      await expect(relay.setUsageApiKey(account, usageKey, 0, 0, "again", "", perms({ executeInGroups: [group2] }), await proofFor(relay, account, usageKey)))
+      await expect(relay.setUsageApiKey(account, usageKey, 0, 0, "again", "", ...flat(perms({ executeInGroups: [group2] }))))
         .to.emit(config, "UsageApiKeySet")
         .withArgs(account, usageKey, true, 0, 0);
       expect(await config.canExecute(usageKey, cidHash(1), pkp, group1)).to.equal(false);
@@ -420,9 +474,9 @@ describe("AccountConfig: usage keys", function () {
       const s = await loadFixture(usageKeysFixture);
       const { relay, powerKey, usageKey, newKey } = s;
       const sends = [
-        async () => relay.setUsageApiKey(powerKey, newKey, 0, 0, "x", "", allScopes(), await proofFor(relay, powerKey, newKey)),
-        () => relay.setUsageApiKey(powerKey, powerKey, 0, 0, "x", "", allScopes(), "0x"),
-        () => relay.setUsageApiKey(powerKey, usageKey, 0, 0, "x", "", allScopes(), "0x"),
+        async () => relay.setUsageApiKey(powerKey, newKey, 0, 0, "x", "", ...flat(allScopes())),
+        () => relay.setUsageApiKey(powerKey, powerKey, 0, 0, "x", "", ...flat(allScopes())),
+        () => relay.setUsageApiKey(powerKey, usageKey, 0, 0, "x", "", ...flat(allScopes())),
         () => relay.updateUsageApiKeyMetadata(powerKey, powerKey, "x", ""),
         () => relay.updateUsageApiKeyMetadata(powerKey, usageKey, "x", ""),
         () => relay.removeUsageApiKey(powerKey, powerKey),
@@ -435,7 +489,7 @@ describe("AccountConfig: usage keys", function () {
       const s = await loadFixture(usageKeysFixture);
       await expectRejected(
         s.config,
-        async () => s.config.connect(s.admin).setUsageApiKey(s.usageKey, s.newKey, 0, 0, "x", "", perms(), await proofFor(s.config, s.usageKey, s.newKey)),
+        async () => s.config.connect(s.admin).setUsageApiKey(s.usageKey, s.newKey, 0, 0, "x", "", ...flat(perms())),
         "OwnerOnly",
         [s.account, s.usageKey],
         keyState(s, s.newKey)

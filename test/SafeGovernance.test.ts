@@ -4,8 +4,8 @@ import { ethers, ignition } from "hardhat";
 import { ZeroAddress, type BaseContract, type Result } from "ethers";
 
 import AppAuthModule from "../ignition/modules/AppAuth";
-import type { AccountConfig, AppAuth } from "../typechain-types";
-import { chainSecuredHash, deployAccountConfig, hashOf, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
+import type { AppAuth } from "../typechain-types";
+import { chainSecuredHash, deployAccountConfig, flat, hashOf, perms, type AccountConfig } from "./helpers/accountConfig";
 import { deploySafeInfrastructure, type SafeCall, type SafeKit } from "./helpers/safe";
 
 const COMPOSE_HASH = ethers.id("vesta-compose-v2");
@@ -152,13 +152,13 @@ describe("Safe governance", function () {
   describe("a ChainSecured account administered by the Safe", function () {
     const wallet = ethers.getAddress("0x00000000000000000000000000000000000000a1");
     const cidHash = hashOf("QmSafeAction");
-    const usageHash = usageKeyOf("usage-key-of-the-safe");
+    const usageHash = hashOf("usage-key-of-the-safe");
 
-    /** The calls that set the account up: a wallet, group 1 with it and the CID, a usage key (with its proof of possession). */
+    /** The calls that set the account up: a wallet, group 1 with it and the CID, a usage key (the Safe registers it directly). */
     const setupCalls = async (config: AccountConfig, accountHash: bigint) => [
       call(config, "registerWalletDerivation", [accountHash, wallet, 7n, "pkp", "signing wallet"]),
-      call(config, "addGroup", [accountHash, "ops", "operations", [wallet], [cidHash]]),
-      call(config, "setUsageApiKey", [accountHash, usageHash, 0n, 0n, "runner", "", perms({ executeInGroups: [1] }), await proofFor(config, accountHash, usageHash)]),
+      call(config, "addGroup", [accountHash, "ops", "operations", [cidHash], [wallet]]),
+      call(config, "setUsageApiKey", [accountHash, usageHash, 0n, 0n, "runner", "", ...flat(perms({ executeInGroups: [1] }))]),
     ];
 
     /** The fixture, then the Safe creates its ChainSecured account (two signatures). */
@@ -222,7 +222,7 @@ describe("Safe governance", function () {
     it("reverts when an API payer relays a write for it (AccountNotManaged), leaving it unchanged", async function () {
       const { config, payer, accountHash } = await withConfiguredSafeAccount();
       const before = await accountState(config, accountHash);
-      await expect(config.connect(payer).addGroup(accountHash, "rogue", "", [wallet], [cidHash]))
+      await expect(config.connect(payer).addGroup(accountHash, "rogue", "", [cidHash], [wallet]))
         .to.be.revertedWithCustomError(config, "AccountNotManaged")
         .withArgs(accountHash);
       await expect(config.connect(payer).removeUsageApiKey(accountHash, usageHash))
@@ -235,7 +235,7 @@ describe("Safe governance", function () {
     it("reverts when a single Safe owner calls it directly (NotAuthorizedCaller), leaving it unchanged", async function () {
       const { config, alice, accountHash } = await withConfiguredSafeAccount();
       const before = await accountState(config, accountHash);
-      await expect(config.connect(alice).addGroup(accountHash, "rogue", "", [wallet], [cidHash]))
+      await expect(config.connect(alice).addGroup(accountHash, "rogue", "", [cidHash], [wallet]))
         .to.be.revertedWithCustomError(config, "NotAuthorizedCaller")
         .withArgs(alice.address, accountHash);
       await expect(config.connect(alice).removePkpFromGroup(accountHash, 1, wallet))

@@ -205,6 +205,24 @@ describe("billing over HTTP (Stripe mode, against the Stripe test double)", func
     await expectError(get("/billing/balance", { headers: { "x-wallet-auth": "not base64 !" } }), 401, "invalid_api_key"); // a malformed header falls back to the API key
   });
 
+  it("add_usage_api_key_with_signature reserves the key on chain at the account's cost: 402 without credit (nothing written), then one management call", async function () {
+    const wallet = await fundedWallet();
+    await (await stack.config.connect(wallet).newChainSecuredAccount("wallet-owned", "")).wait();
+    const who = await walletAuth(stack, wallet);
+    const mint = async (issuedAt: number) => {
+      const typed_data = buildTypedData("AddUsageApiKey", { chainId: stack.relayer.ctx.chain.chainId, address: wallet.address, issuedAt });
+      return call(stack, "POST", "/add_usage_api_key_with_signature", { body: { typed_data, signature: await signEnvelope(wallet, typed_data) } });
+    };
+    const now = Math.floor(Date.now() / 1000);
+    const block = await ethers.provider.getBlockNumber();
+    await expectError(mint(now), 402, "payment_required", "$0.00");
+    expect(await ethers.provider.getBlockNumber(), "nothing written").to.equal(block);
+    await fund(who, 500);
+    const minted = await ok(mint(now - 1));
+    expect(await stack.config.usageApiKeyHome(await stack.config.usageApiKeySeal(BigInt(minted.usage_api_key_hash)))).to.equal(chainSecuredHash(wallet.address));
+    expect(await balance(who), "one management call: its fixed price (its gas rounds to nothing here)").to.equal(499);
+  });
+
   it("conversion re-routes billing to the new admin wallet's customer record, which must be funded again", async function () {
     const owner = await accountClient(stack);
     await fund(owner, 1000);

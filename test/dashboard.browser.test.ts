@@ -9,9 +9,10 @@
 import crypto from "node:crypto";
 import { expect } from "chai";
 import { JsonRpcProvider, solidityPackedKeccak256, verifyMessage, Wallet } from "ethers";
-import { usageKeyHash } from "../protocol/usageKeyProof";
+import { keyHash } from "../protocol/usageKeySeal";
 import type { Page } from "playwright-core";
-import { chainKeys, startStack, type Stack } from "./helpers/relayer";
+import { call, chainKeys, startStack, type Stack } from "./helpers/relayer";
+import { walletAuthHeaders } from "./helpers/wallets";
 import { requireChromium, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
 import { startHarness, http, type Harness } from "./helpers/triggers";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
@@ -116,7 +117,7 @@ describe("dashboard in a browser", function () {
     const keyRow = page.getByTestId("keys").locator("tr", { hasText: "bot" });
     expect(await keyRow.locator("td").nth(2).innerText()).to.equal("signers");
     await shot(page, "07-usage-key");
-    const onChain = await stack.config.getUsageApiKey(usageKeyHash(usageKey));
+    const onChain = await stack.config.getUsageApiKey(keyHash(usageKey));
     expect(onChain.permissions.executeInGroups).to.deep.equal([1n]);
 
     // Run the saved action with the usage key: the response and the logs.
@@ -178,14 +179,14 @@ describe("dashboard in a browser", function () {
     await page.getByLabel("Create groups").check();
     await page.getByRole("button", { name: "Save permissions" }).click();
     await row.locator("td", { hasText: "all groups" }).waitFor();
-    const k = await stack.config.getUsageApiKey(usageKeyHash(key));
+    const k = await stack.config.getUsageApiKey(keyHash(key));
     expect(k.permissions.executeInGroups).to.deep.equal([0n]);
     expect(k.permissions.canCreateGroups).to.equal(true);
 
     page.once("dialog", (d) => void d.accept());
     await row.getByRole("button", { name: "Remove" }).click();
     await page.getByTestId("keys").getByText("No usage keys yet.").waitFor();
-    const [account, , active] = await stack.config.resolveApiKey(usageKeyHash(key));
+    const [account, , active] = await stack.config.resolveApiKey(keyHash(key));
     expect([account, active]).to.deep.equal([0n, false]);
   });
 
@@ -328,15 +329,26 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
       await page.getByRole("button", { name: "Create group" }).click();
       await page.getByTestId("groups").locator("tr", { hasText: "wallet group" }).waitFor();
 
-      // A usage key: minted by an AddUsageApiKey signature, registered and scoped by the wallet.
+      // A usage key: minted by an AddUsageApiKey signature and reserved on chain for the account by the
+      // service (a write the account pays for: without credit, the API's 402 is shown, nothing minted)...
       await page.getByRole("link", { name: "Usage keys" }).click();
       await page.getByRole("button", { name: "New usage key" }).click();
       await page.getByLabel("Name", { exact: true }).fill("wallet bot");
       await page.getByLabel("Run actions in wallet group").check();
       await page.getByRole("button", { name: "Create usage key" }).click();
+      expect(await alertText(page)).to.contain("$0.00");
+      expect((await stack.config.listUsageApiKeys(accountHash, 0, 10)).total).to.equal(0n);
+      // ...so the wallet funds its account (X-Wallet-Auth, a card payment at the Stripe double), and the
+      // key is registered and scoped by the wallet.
+      const payer = { headers: await walletAuthHeaders(stack, new Wallet(key), BigInt(accountHash)) };
+      const intent = (await call(stack, "POST", "/billing/create_payment_intent", { ...payer, body: { amount_cents: 500 } })).body.payment_intent_id as string;
+      double.succeed(intent);
+      expect((await call(stack, "POST", "/billing/confirm_payment", { ...payer, body: { payment_intent_id: intent } })).status).to.equal(200);
+      await page.getByRole("button", { name: "Create usage key" }).click();
       const usageKey = await page.getByTestId("secret-value").inputValue();
-      const [keyAccount, isAccountKey, active] = await stack.config.resolveApiKey(usageKeyHash(usageKey));
+      const [keyAccount, isAccountKey, active] = await stack.config.resolveApiKey(keyHash(usageKey));
       expect([keyAccount, isAccountKey, active]).to.deep.equal([BigInt(accountHash), false, true]);
+      expect((await stack.config.getUsageApiKey(keyHash(usageKey))).permissions.executeInGroups).to.have.length(1);
       await shot(page, "17-wallet-usage-key");
 
       // Removal is a transaction from the wallet too.

@@ -8,6 +8,7 @@ import { hashOf } from "./helpers/accountConfig";
 import { computeCid } from "../executor/cid";
 import { deriveWallet, paths } from "../executor/keys/provider";
 import { LocalKeyProvider } from "../executor/keys/local";
+import { PermissionCache } from "../executor/permissions";
 
 /**
  * The execution rules the contract enforces (tested in AccountConfig.permissions.test.ts), checked
@@ -83,6 +84,27 @@ describe("execution rules at the executor, through HTTP (the layer users reach)"
     expect([after.status, after.body.code]).to.deep.equal([401, "invalid_api_key"]);
     // the contract agrees
     expect((await stack.config.resolveApiKey(BigInt(keccak256(toUtf8Bytes(usageKey)))))[2]).to.equal(false);
+  });
+
+  it("never answers an expired key from a cached decision whose key resolution was not cached (it raced an invalidation)", async function () {
+    const latest = await ethers.provider.getBlock("latest");
+    const { wallet, usageKey } = await setup(stack, [1], { expiration: latest!.timestamp + 20 });
+    const { chain } = stack.relayer.ctx;
+    const abort = new AbortController();
+    const cache = new PermissionCache(chain.accountConfig, chain.provider, pino({ level: "silent" }), 60_000);
+    await cache.start(abort.signal);
+    try {
+      const keyHash = hashOf(usageKey);
+      const who = { keyHash, accountHash: (await cache.resolve(keyHash)).accountHash, isAccountKey: false };
+      cache.clear(); // as an invalidation racing the key's read leaves it: the decision cached, the key not
+      const cidHash = keccak256(toUtf8Bytes(await computeCid(SIGN)));
+      expect(await cache.allowed(who, cidHash, wallet)).to.equal(true);
+      await network.provider.send("evm_increaseTime", [30]);
+      await network.provider.send("evm_mine", []);
+      expect(await cache.allowed(who, cidHash, wallet)).to.equal(false);
+    } finally {
+      abort.abort();
+    }
   });
 
   it("refuses the key requests of a run whose usage key expires while it runs", async function () {

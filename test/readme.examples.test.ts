@@ -19,7 +19,6 @@ import { startRelayer, type RunningRelayer } from "../relayer/server";
 import { deriveWallet, paths } from "../executor/keys/provider";
 import { call, startStack, type Stack } from "./helpers/relayer";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
-import { usageKeyHash } from "../protocol/usageKeyProof";
 
 const ROOT = path.join(__dirname, "..");
 const README = path.join(ROOT, "README.md");
@@ -189,7 +188,7 @@ describe("README: the typed-client examples", function () {
     it("usage-key: adds a usage key with execute on all groups and lists it", async function () {
       const o = await run("usage-key", { VESTA_URL: url(), VESTA_API_KEY: accountKey() });
       const usageKey = from("usage-key", "usage_api_key");
-      const id = ethers.toBeHex(usageKeyHash(usageKey), 32);
+      const id = ethers.toBeHex(keyHash(usageKey), 32);
       expect(o.stdout, "the listing shows the new key by its hash").to.include(`- bot (hash ${id}): execute in groups [0]`);
       const listed = await call(stack!, "GET", "/list_api_keys", { key: accountKey() });
       expect(listed.body.find((k: { id: string }) => k.id === id), JSON.stringify(listed.body)).to.include({ name: "bot", can_create_groups: false, can_create_pkps: false });

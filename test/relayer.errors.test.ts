@@ -621,7 +621,7 @@ describe("relayer errors", function () {
       expect(codes("post", "/add_pkp_to_group")["400"]).to.include.members(["invalid_request", "admin_wallet_not_a_pkp"]);
       expect(codes("post", "/lit_action")["402"]).to.deep.equal(["payment_required"]);
       expect(codes("post", "/lit_action")["404"]).to.deep.equal(["action_code_not_found"]);
-      expect(codes("post", "/lit_action")["429"]).to.deep.equal(["run_queue_full"]);
+      expect(codes("post", "/lit_action")["429"]).to.deep.equal(["rate_limited", "run_queue_full"]);
       expect(codes("get", "/list_wallets_in_group")["404"]).to.deep.equal(["group_not_found"]);
       expect(codes("post", "/remove_group")["402"]).to.deep.equal(["payment_required"]);
       expect(codes("post", "/convert_to_chain_secured_account")["409"]).to.include.members(["already_chain_secured", "signature_used"]);

@@ -4,10 +4,9 @@ import { verifyMessage, type Interface, type Signer, type TransactionResponse } 
 import { computeCid } from "../executor/cid";
 import { SIGN_ACTION, signedRequest } from "../scripts/lib/chainSecured";
 import { newSecretKey } from "../relayer/routes/accounts";
-import { usageKeyHash, usageKeyProof } from "../protocol/usageKeyProof";
 import { call, type Reply } from "./helpers/relayer";
 import { suiteStack } from "./helpers/relayerChecks";
-import { perms } from "./helpers/accountConfig";
+import { flat, hashOf, perms } from "./helpers/accountConfig";
 import { accountClient, addGroup, addUsageKey, ALL_PERMISSIONS, expectRejected, hashCid, failedRun, newCid, ok, step, type Client } from "./helpers/relayerWorkflow";
 import { walletAccount, walletAuthHeaders, type WalletAccount } from "./helpers/wallets";
 
@@ -35,15 +34,14 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
   const runHello = (key: string) => ok(call(stack(), "POST", "/lit_action", { key, body: { code: HELLO } }));
 
   /**
-   * A wallet-owned account with group 1 listing HELLO and a usage key (registered by the wallet with
-   * its proof) that may execute there.
+   * A wallet-owned account with group 1 listing HELLO and a usage key (minted and registered by the
+   * wallet itself) that may execute there.
    */
   async function runnerAccount() {
     const a = await walletAccount(stack(), "runner account");
-    await (await a.config.addGroup(a.hash, "hello", "", [], [hashCid(await computeCid(HELLO))])).wait();
+    await (await a.config.addGroup(a.hash, "hello", "", [hashCid(await computeCid(HELLO))], [])).wait();
     const key = newSecretKey();
-    const proof = usageKeyProof(key, { chainId, contract, apiKeyHash: a.hash });
-    await (await a.config.setUsageApiKey(a.hash, usageKeyHash(key), 0, 0, "runner", "", perms({ executeInGroups: [1] }), proof)).wait();
+    await (await a.config.setUsageApiKey(a.hash, hashOf(key), 0, 0, "runner", "", ...flat(perms({ executeInGroups: [1] })))).wait();
     return { ...a, key };
   }
 
@@ -125,7 +123,7 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
       const iface: Interface = stack().config.interface;
       const parsed = iface.parseTransaction({ data: pending.data })!;
       const args = [account, ...parsed.args.slice(1)];
-      if (parsed.name === "setUsageApiKey") args[6] = perms();
+      if (parsed.name === "setUsageApiKey") args.splice(6, 7, ...flat(perms()));
       return attacker.sendTransaction({
         to: contract,
         data: iface.encodeFunctionData(parsed.fragment, args),
@@ -136,11 +134,17 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
     }
 
     /**
-     * With automine off: starts the victim's request, waits for its write in the mempool, lets the
-     * attacker copy it, mines one block and answers the victim's reply and both receipts, after
-     * checking that the attacker's copy was mined first.
+     * With automine off: starts the victim's request, waits for its write in the mempool (mining the
+     * writes that come before it when `at` names the one to race: a request may send several), lets
+     * the attacker copy it (or `attack` it otherwise), mines one block and answers the victim's reply
+     * and both receipts, after checking that the attacker's transaction was mined first.
      */
-    async function raced(victim: () => Promise<Reply | TransactionResponse>, attacker: WalletAccount) {
+    async function raced(
+      victim: () => Promise<Reply | TransactionResponse>,
+      attacker: WalletAccount,
+      at?: string,
+      attack: (pending: TransactionResponse) => Promise<TransactionResponse> = (pending) => copyFor(attacker.wallet, pending, attacker.hash),
+    ) {
       await ethers.provider.send("evm_setAutomine", [false]);
       let reply: Reply | TransactionResponse;
       let victimTx: TransactionResponse;
@@ -148,7 +152,11 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
       try {
         const started = victim();
         victimTx = await pendingWrite();
-        attackTx = await copyFor(attacker.wallet, victimTx, attacker.hash);
+        while (at && stack().config.interface.parseTransaction({ data: victimTx.data })!.name !== at) {
+          await ethers.provider.send("evm_mine", []);
+          victimTx = await pendingWrite();
+        }
+        attackTx = await attack(victimTx);
         await ethers.provider.send("evm_mine", []);
         reply = await started;
       } finally {
@@ -174,10 +182,9 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
       expect(verifyMessage("mine", signedByPkp.response.signature)).to.equal(pkp);
 
       // the copier's registration yields no key: its group and usage key get a refusal, not a signature
-      await (await attacker.config.addGroup(attacker.hash, "stolen", "", [pkp], [hashCid(cid)])).wait();
+      await (await attacker.config.addGroup(attacker.hash, "stolen", "", [hashCid(cid)], [pkp])).wait();
       const key = newSecretKey();
-      const proof = usageKeyProof(key, { chainId, contract, apiKeyHash: attacker.hash });
-      await (await attacker.config.setUsageApiKey(attacker.hash, usageKeyHash(key), 0, 0, "thief", "", perms({ executeInGroups: [1] }), proof)).wait();
+      await (await attacker.config.setUsageApiKey(attacker.hash, hashOf(key), 0, 0, "thief", "", ...flat(perms({ executeInGroups: [1] })))).wait();
       await synced();
       const stolen = await failedRun(call(stack(), "POST", "/lit_action", { key, body: { code: SIGN_ACTION, js_params: { pkpId: pkp, message: "theirs" } } }));
       expect(stolen.has_error).to.equal(true);
@@ -188,23 +195,36 @@ describe("no one acts, or pays, for someone else (issue 16, over HTTP)", functio
       const owner = await accountClient(stack());
       const group = await addGroup(owner, "hello", [], [await computeCid(HELLO)]);
       const attacker = await walletAccount(stack(), "key thief");
-      const r = await raced(() => owner.post("/add_usage_api_key", { name: "runner", execute_in_groups: [group] }), attacker);
+      // the key is reserved under its seal first, then registered: the registration is the write that shows the key hash
+      const r = await raced(() => owner.post("/add_usage_api_key", { name: "runner", execute_in_groups: [group] }), attacker, "setUsageApiKey");
       const key = (await ok(r.reply as Reply)).usage_api_key as string;
       expect(r.attacker.status, "the copy reverts").to.equal(0);
+      expect(BigInt(stack().config.interface.parseTransaction({ data: (await ethers.provider.getTransaction(r.victim.hash))!.data })!.args[1]), "the key is known by keccak256 of its bytes").to.equal(hashOf(key));
       expect((await runHello(key)).response).to.equal("hello");
       expect((await ok(call(stack(), "GET", "/list_groups", { key }))).map((g: { name: string }) => g.name)).to.deep.equal(["hello"]);
       expect((await stack().config.listUsageApiKeys(attacker.hash, 0, 10)).total).to.equal(0n);
     });
 
+    it("/new_account: the new account key's hash, copied from the pending creation into a usage key of another account, is refused; the account is created", async function () {
+      const attacker = await walletAccount(stack(), "account squatter");
+      const r = await raced(() => call(stack(), "POST", "/new_account", { body: { account_name: "victim" } }), attacker, "newAccount", async (pending) => {
+        const accountHash = stack().config.interface.parseTransaction({ data: pending.data })!.args[0] as bigint;
+        const data = stack().config.interface.encodeFunctionData("setUsageApiKey", [attacker.hash, accountHash, 0, 0, "squat", "", ...flat(perms({ executeInGroups: [0] }))]);
+        return attacker.wallet.sendTransaction({ to: contract, data, gasLimit: 2_000_000n, maxFeePerGas: pending.maxFeePerGas! * 2n, maxPriorityFeePerGas: pending.maxPriorityFeePerGas! * 2n + 1n });
+      });
+      const apiKey = (await ok(r.reply as Reply)).api_key as string;
+      expect([r.attacker.status, r.victim.status]).to.deep.equal([0, 1]);
+      expect(await ok(call(stack(), "GET", "/account_exists", { key: apiKey }))).to.equal(true);
+      expect((await stack().config.resolveApiKey(hashOf(apiKey))).isAccountKey).to.equal(true);
+      expect((await stack().config.listUsageApiKeys(attacker.hash, 0, 10)).total).to.equal(0n);
+    });
+
     it("wallet mode: a key minted by add_usage_api_key_with_signature cannot be taken between the mint and the wallet's setUsageApiKey", async function () {
       const victim = await walletAccount(stack(), "wallet-mode victim");
-      await (await victim.config.addGroup(victim.hash, "hello", "", [], [hashCid(await computeCid(HELLO))])).wait();
+      await (await victim.config.addGroup(victim.hash, "hello", "", [hashCid(await computeCid(HELLO))], [])).wait();
       const minted = await ok(call(stack(), "POST", "/add_usage_api_key_with_signature", { body: await signedRequest(victim.wallet, "AddUsageApiKey", chainId) }));
       const attacker = await walletAccount(stack(), "wallet-mode thief");
-      const r = await raced(
-        () => victim.config.setUsageApiKey(victim.hash, minted.usage_api_key_hash, 0, 0, "runner", "", perms({ executeInGroups: [1] }), minted.usage_api_key_proof),
-        attacker,
-      );
+      const r = await raced(() => victim.config.setUsageApiKey(victim.hash, minted.usage_api_key_hash, 0, 0, "runner", "", ...flat(perms({ executeInGroups: [1] }))), attacker);
       expect([r.attacker.status, r.victim.status]).to.deep.equal([0, 1]);
       expect((await runHello(minted.usage_api_key)).response).to.equal("hello");
       expect(await ok(call(stack(), "GET", "/account_exists", { key: minted.usage_api_key }))).to.equal(true);

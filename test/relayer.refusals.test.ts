@@ -1,26 +1,6 @@
 import { expect } from "chai";
-import { suiteStack } from "./helpers/relayerChecks";
+import { costOf, suiteStack } from "./helpers/relayerChecks";
 import { accountClient, addUsageKey, expectError, ok } from "./helpers/relayerWorkflow";
-import type { Stack } from "./helpers/relayer";
-
-/** Counts what the relayer asks the chain and the key provider while `fn` runs. */
-async function costOf(stack: Stack, fn: () => Promise<unknown>) {
-  const provider = stack.relayer.ctx.chain.provider;
-  const keys = stack.relayer.ctx.keys as { deriveSecret: (path: string) => Promise<Uint8Array> };
-  const rpc: string[] = [];
-  const derived: string[] = [];
-  const send = provider.send.bind(provider);
-  const derive = keys.deriveSecret.bind(keys);
-  provider.send = async (method: string, params: any[]) => (rpc.push(method), send(method, params));
-  keys.deriveSecret = async (path: string) => (derived.push(path), derive(path));
-  try {
-    await fn();
-  } finally {
-    provider.send = send;
-    keys.deriveSecret = derive;
-  }
-  return { rpc, derived };
-}
 
 /** A refusal must not cost us more than it costs the caller: no simulation, fee read or key derivation for a request that cannot pay or is not permitted. */
 describe("refusals are cheap for the service (red-team finding 6)", function () {

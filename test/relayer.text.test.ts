@@ -3,9 +3,8 @@ import { ethers } from "hardhat";
 import { AbiCoder, concat, keccak256, ParamType, toUtf8Bytes, type Interface, type Signer } from "ethers";
 import { call, newAccount } from "./helpers/relayer";
 import { chainState, CID_V0, expectError, ok, suiteStack } from "./helpers/relayerChecks";
-import { chainSecuredHash, perms, proofFor, usageKeyOf } from "./helpers/accountConfig";
+import { chainSecuredHash, flat, hashOf, perms, type AccountConfig } from "./helpers/accountConfig";
 import { LIMITS } from "../protocol/limits";
-import type { AccountConfig } from "../typechain-types";
 
 /** Calls `method` of the contract from `signer` with `args`, each string argument sent as the raw bytes given (hex), as a wallet may. */
 async function sendRaw(c: AccountConfig, signer: Signer, method: string, args: unknown[]) {
@@ -116,12 +115,12 @@ describe("strings at the edge: well-formed Unicode in, tolerant decoding out", f
       const account = chainSecuredHash(await wallet.getAddress());
       await sendRaw(c, wallet, "newChainSecuredAccount", [NOT_UTF8.byte, NOT_UTF8.cut]);
       await sendRaw(c, wallet, "registerWalletDerivation", [account, pkp, 7n, NOT_UTF8.surrogate, NOT_UTF8.byte]);
-      await sendRaw(c, wallet, "addGroup", [account, NOT_UTF8.byte, NOT_UTF8.surrogate, [pkp], []]);
+      await sendRaw(c, wallet, "addGroup", [account, NOT_UTF8.byte, NOT_UTF8.surrogate, [], [pkp]]);
       await sendRaw(c, wallet, "addGroup", [account, "0x" + Buffer.from("plain").toString("hex"), "0x", [], []]);
-      await sendRaw(c, wallet, "addAction", [account, keccak256(toUtf8Bytes(CID_V0)), NOT_UTF8.cut, NOT_UTF8.surrogate]);
+      await sendRaw(c, wallet, "addAction", [account, NOT_UTF8.cut, NOT_UTF8.surrogate, keccak256(toUtf8Bytes(CID_V0))]);
       usageKey = "reader-" + Date.now();
-      const h = usageKeyOf(usageKey);
-      await sendRaw(c, wallet, "setUsageApiKey", [account, h, 0n, 0n, NOT_UTF8.byte, NOT_UTF8.cut, perms({ executeInGroups: [0] }), await proofFor(c, account, h)]);
+      const h = hashOf(usageKey);
+      await sendRaw(c, wallet, "setUsageApiKey", [account, h, 0n, 0n, NOT_UTF8.byte, NOT_UTF8.cut, ...flat(perms({ executeInGroups: [0] }))]);
     });
 
     it("lists them with U+FFFD for each bad sequence, and everything else intact", async function () {

@@ -2,11 +2,12 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { call, chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { plain, Scope } from "./helpers/scenario";
-import { perms } from "./helpers/accountConfig";
+import { flat, perms } from "./helpers/accountConfig";
 import { deriveWallet, paths } from "../executor/keys/provider";
 import {
   ALL_PERMISSIONS,
   NO_PERMISSIONS,
+  keyItem,
   accountClient,
   addGroup,
   adminSigner,
@@ -28,7 +29,6 @@ import {
   type RestPermissions,
 } from "./helpers/relayerWorkflow";
 
-const hex32 = (n: bigint) => ethers.toBeHex(n, 32);
 
 /** The usage-key endpoints with a body naming `target` (all are the account key's alone). */
 const usageKeyWrites = (target: string): [string, Record<string, unknown>][] => [
@@ -69,9 +69,8 @@ describe("relayer: the managed-mode API end to end", function () {
         const usage = await addUsageKey(stack, owner, { name: "runner", description: "runs actions", execute_in_groups: [0] });
         expect(await ok(usage.get("/account_exists"))).to.equal(true);
         const keys = await owner.get("/list_api_keys");
-        expect(await ok(keys)).to.deep.equal([
-          { id: hex32(usage.hash), name: "runner", description: "runs actions", expiration: 0, balance: "0", ...NO_PERMISSIONS, execute_in_groups: [0] },
-        ]);
+        expect(await ok(keys)).to.deep.equal([keyItem(usage.hash, { name: "runner", description: "runs actions", execute_in_groups: [0] })]);
+        expect(keys.body[0].api_key_hash, "Chipotle's SDK matches keccak256 of the key's bytes").to.equal(ethers.keccak256(ethers.toUtf8Bytes(usage.key)));
         expect(JSON.stringify(keys.body)).not.to.include(usage.key);
 
         // 4. Create wallets: GET without metadata, POST with it; each is registered to the account.
@@ -156,9 +155,8 @@ describe("relayer: the managed-mode API end to end", function () {
       const added = await ok(owner.post("/add_usage_api_key", { name: "ci", description: "ci key", can_create_groups: true, execute_in_groups: [f.g1] }));
       expect(added).to.have.all.keys("success", "usage_api_key");
       expect(Buffer.from(added.usage_api_key, "base64")).to.have.length(32);
-      const key = client(stack, added.usage_api_key, false, "usage");
-      const listed = { id: hex32(key.hash), name: "ci", description: "ci key", expiration: 0, balance: "0", ...NO_PERMISSIONS };
-      expect(await listedUsageKey(owner, key)).to.deep.equal({ ...listed, can_create_groups: true, execute_in_groups: [f.g1] });
+      const key = client(stack, added.usage_api_key, false);
+      expect(await listedUsageKey(owner, key)).to.deep.equal(keyItem(key.hash, { name: "ci", description: "ci key", can_create_groups: true, execute_in_groups: [f.g1] }));
       const list = await owner.get("/list_api_keys");
       expect(list.body).to.have.length(2);
       for (const k of [key, other]) expect(JSON.stringify(list.body)).not.to.include(k.key);
@@ -166,22 +164,21 @@ describe("relayer: the managed-mode API end to end", function () {
 
       // update: only execute [g2] given, so can_create_groups resets to false and execute moves to g2.
       await updateUsageKey(owner, key, { name: "ci", description: "ci key", execute_in_groups: [f.g2] });
-      const updated = { ...listed, execute_in_groups: [f.g2] };
-      expect(await listedUsageKey(owner, key)).to.deep.equal(updated);
+      expect(await listedUsageKey(owner, key)).to.deep.equal(keyItem(key.hash, { name: "ci", description: "ci key", execute_in_groups: [f.g2] }));
       await expectRejected(stack, [owner], () => key.post("/add_group", { group_name: "again" }), 403, "missing_scope", "group:create");
       expect(await stack.config.hasScope(key.hash, Scope.Execute, f.g1)).to.equal(false);
       expect(await stack.config.hasScope(key.hash, Scope.Execute, f.g2)).to.equal(true);
 
       // update metadata: only name and description change.
       await ok(owner.post("/update_usage_api_key_metadata", { usage_api_key: key.key, name: "renamed", description: "new words" }));
-      expect(await listedUsageKey(owner, key)).to.deep.equal({ ...updated, name: "renamed", description: "new words" });
+      expect(await listedUsageKey(owner, key)).to.deep.equal(keyItem(key.hash, { name: "renamed", description: "new words", execute_in_groups: [f.g2] }));
 
       // remove: the key fails authentication on its very next request; nothing else is affected.
       const otherBefore = await listedUsageKey(owner, other);
       await ok(owner.post("/remove_usage_api_key", { usage_api_key: key.key }));
       await expectError(key.get("/list_groups"), 401, "invalid_api_key");
       await expectError(key.post("/create_wallet", {}), 401, "invalid_api_key");
-      await expectError(client(stack, key.key, true, "usage").get("/list_wallets"), 401, "invalid_api_key");
+      await expectError(client(stack, key.key, true).get("/list_wallets"), 401, "invalid_api_key");
       expect(await ok(key.get("/account_exists"))).to.equal(false);
       expect(await listedUsageKey(owner, key)).to.equal(undefined);
       expect(await listedUsageKey(owner, other)).to.deep.equal(otherBefore);
@@ -277,7 +274,7 @@ describe("relayer: the managed-mode API end to end", function () {
       const key = await addUsageKey(stack, owner, { name: "late grant" });
       const admin = await adminSigner(stack, owner);
       await expectError(key.post("/add_group", { group_name: "retried" }), 403, "missing_scope", "group:create");
-      await (await stack.config.connect(admin).setUsageApiKey(owner.hash, key.hash, 0, 0, "late grant", "", perms({ canCreateGroups: true }), "0x")).wait();
+      await (await stack.config.connect(admin).setUsageApiKey(owner.hash, key.hash, 0, 0, "late grant", "", ...flat(perms({ canCreateGroups: true })))).wait();
       expect(await stack.config.hasScope(key.hash, Scope.CreateGroups, 0)).to.equal(true);
       expect(await ok(key.post("/add_group", { group_name: "retried" }))).to.deep.equal({ success: true, group_id: "1" });
     });

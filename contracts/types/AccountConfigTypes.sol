@@ -52,6 +52,7 @@ struct UsageKeyView {
 }
 
 /// @notice A group as returned by the list view (member counts; members have their own paginated views).
+/// It starts with Chipotle's `Metadata` (id, name, description), so its clients decode it unchanged.
 struct GroupView {
     uint64 id;
     string name;
@@ -60,17 +61,43 @@ struct GroupView {
     uint256 cidCount;
 }
 
-/// @notice A wallet (PKP) registered to an account.
+/// @notice A wallet (PKP) registered to an account. The field order is Chipotle's `PkpData`
+/// (id, pkpId, name, description), so its clients decode the list views unchanged.
 struct WalletView {
-    address walletAddress;
     uint256 derivationPath;
+    address walletAddress;
     string name;
     string description;
 }
 
-/// @notice An action (by keccak256 of its CID) with the account's metadata for it, if any.
+/// @notice An action (by keccak256 of its CID) with the account's metadata for it, if any: the
+/// layout of Chipotle's `Metadata` (id = the CID hash).
 struct ActionView {
     uint256 cidHash;
     string name;
     string description;
+}
+
+/// @notice An id with a name and a description: Chipotle's `Metadata`.
+struct Metadata {
+    uint256 id;
+    string name;
+    string description;
+}
+
+/// @notice A usage key in the shape of Chipotle's `listApiKeys` items (`UsageApiKeyReturn`):
+/// `metadata.id` and `apiKeyHash` are both the key's hash (keccak256 of the key's bytes). Group ids
+/// are uint64 here and uint256 in Chipotle's ABI, which encode alike.
+struct UsageKeyListItem {
+    Metadata metadata;
+    uint256 apiKeyHash;
+    uint256 expiration;
+    uint256 balance;
+    uint64[] executeInGroups;
+    bool createGroups;
+    bool deleteGroups;
+    bool createPKPs;
+    uint64[] manageIPFSIdsInGroups;
+    uint64[] addPkpToGroups;
+    uint64[] removePkpFromGroups;
 }

@@ -8,9 +8,8 @@
 import { BrowserProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, type Eip1193Provider, type JsonRpcSigner } from "ethers";
 import { createVestaClient, unwrap, VestaApiError, type Schemas, type VestaClient } from "@client";
 import { buildTypedData, type PrimaryType, type TypedData } from "../../protocol/eip712";
-import { connectAccountConfig, type AccountConfig } from "../../protocol/accountConfig";
-import { hex32, toContractPermissions, toRestUsageKey } from "../../protocol/usageKeyShape";
-import { usageKeyHash } from "../../protocol/usageKeyProof";
+import { connectAccountConfig, type IAccountConfig } from "../../protocol/accountConfig";
+import { hex32, toPermissionArgs, toRestUsageKey } from "../../protocol/usageKeyShape";
 import { LIMITS, truncateUtf8 } from "../../protocol/limits";
 
 export type Group = { id: number; name: string; description: string; pkpCount: number; cidCount: number };
@@ -55,8 +54,8 @@ export interface Backend {
 export const PAGE = { page_number: 0, page_size: 100 };
 export const cidHash = (cid: string) => keccak256(toUtf8Bytes(cid));
 export const keyHash = (key: string) => keccak256(toUtf8Bytes(key));
-/** A usage key's on-chain hash (of its keypair's public key), as the key list shows it. */
-export const usageKeyId = (key: string) => hex32(usageKeyHash(key));
+/** A usage key's on-chain hash (keccak256 of its bytes), as the key list shows it. */
+export const usageKeyId = (key: string) => keyHash(key);
 
 /** The service's base URL: the dashboard is served by the relayer at <base>/dashboard/. */
 export const serviceBase = () => new URL("..", window.location.href).href.replace(/\/+$/, "");
@@ -166,7 +165,7 @@ const walletAuthValue = (s: { typed_data: TypedData; signature: string }, apiKey
   btoa(JSON.stringify({ ...s, ...(apiKeyHash ? { api_key_hash: apiKeyHash } : {}) }));
 
 /** What an EIP-1193 or contract error means, in a sentence. */
-export function walletError(err: unknown, contract?: AccountConfig): Error {
+export function walletError(err: unknown, contract?: IAccountConfig): Error {
   const e = err as { code?: unknown; info?: { error?: { code?: number; message?: string } }; data?: string; revert?: { name: string; args: unknown[] }; shortMessage?: string; message?: string };
   if (e?.code === "ACTION_REJECTED" || e?.code === 4001 || e?.info?.error?.code === 4001) return new Error("the wallet refused the request");
   if (e?.revert) return new Error(`the contract refused: ${e.revert.name}(${e.revert.args.map(String).join(", ")})`);
@@ -191,7 +190,7 @@ export class WalletBackend implements Backend {
 
   private constructor(
     private readonly signer: JsonRpcSigner,
-    private readonly contract: AccountConfig,
+    private readonly contract: IAccountConfig,
     private readonly chain: ChainInfo,
     readonly accountHash: string,
   ) {
@@ -268,7 +267,6 @@ export class WalletBackend implements Backend {
       derivation_path: string;
       usage_api_key?: string;
       usage_api_key_hash?: string;
-      usage_api_key_proof?: string;
     }>;
   }
 
@@ -279,7 +277,7 @@ export class WalletBackend implements Backend {
   async addGroup(name: string, description: string, pkps: string[], cidHashes: string[]) {
     let id = 0;
     try {
-      const receipt = await (await this.contract.addGroup(this.accountHash, name, description, pkps, cidHashes)).wait();
+      const receipt = await (await this.contract.addGroup(this.accountHash, name, description, cidHashes, pkps)).wait();
       for (const log of receipt?.logs ?? []) {
         const parsed = this.contract.interface.parseLog(log);
         if (parsed?.name === "GroupCreated") id = Number(parsed.args.groupId);
@@ -290,7 +288,7 @@ export class WalletBackend implements Backend {
     return id;
   }
   updateGroup(id: number, name: string, description: string, pkps: string[], cidHashes: string[]) {
-    return this.tx(() => this.contract.updateGroup(this.accountHash, id, name, description, pkps, cidHashes));
+    return this.tx(() => this.contract.updateGroup(this.accountHash, id, name, description, cidHashes, pkps));
   }
   removeGroup(id: number) {
     return this.tx(() => this.contract.removeGroup(this.accountHash, id));
@@ -311,7 +309,7 @@ export class WalletBackend implements Backend {
     return (await this.contract.listActions(this.accountHash, 0, 100))[0].map(actionOf);
   }
   async addAction(cid: string, name: string, description: string) {
-    await this.tx(() => this.contract.addAction(this.accountHash, cidHash(cid), name, description));
+    await this.tx(() => this.contract.addAction(this.accountHash, name, description, cidHash(cid)));
     return cidHash(cid);
   }
   removeAction(hashedCid: string) {
@@ -322,21 +320,21 @@ export class WalletBackend implements Backend {
     return items.map(toRestUsageKey);
   }
   async addKey(input: KeyInput) {
+    // The service reserves the key for this account before its hash is public (charged to the account).
     const minted = await this.mint("/core/v1/add_usage_api_key_with_signature", "AddUsageApiKey");
     const walletName = truncateUtf8(`usage key: ${input.name}`, LIMITS.nameBytes);
     await this.tx(() => this.contract.registerWalletDerivation(this.accountHash, minted.wallet_address, minted.derivation_path, walletName, ""));
-    await this.setKey(minted.usage_api_key_hash!, input, minted.usage_api_key_proof!);
+    await this.setKey(minted.usage_api_key_hash!, input);
     return minted.usage_api_key!;
   }
-  /** An update needs no proof of possession (the key is the account's already). */
   updateKey(ref: KeyRef, input: KeyInput) {
-    return this.setKey(ref.id, input, "0x");
+    return this.setKey(ref.id, input);
   }
   removeKey(ref: KeyRef) {
     return this.tx(() => this.contract.removeUsageApiKey(this.accountHash, ref.id));
   }
-  private setKey(hash: string, k: KeyInput, proof: string) {
-    return this.tx(() => this.contract.setUsageApiKey(this.accountHash, hash, k.expiration, 0, k.name, k.description, toContractPermissions(k), proof));
+  private setKey(hash: string, k: KeyInput) {
+    return this.tx(() => this.contract.setUsageApiKey(this.accountHash, hash, k.expiration, 0, k.name, k.description, ...toPermissionArgs(k)));
   }
 }
 

@@ -1,7 +1,9 @@
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
 
 /**
- * Deploys AccountConfig, the permission contract.
+ * Deploys AccountConfig, the permission contract, in its two halves: AccountConfigViews (every
+ * read) and AccountConfig (the state and every write), whose fallback serves the reads at its own
+ * address. `accountConfig` is that one address with the merged ABI, IAccountConfig.
  * Parameters:
  *  - owner: governance owner (a Safe in production); default account 0.
  *  - adminApiPayer: manages the payer set beside the owner; default account 0.
@@ -12,8 +14,10 @@ const AccountConfigModule = buildModule("AccountConfigModule", (m) => {
   const owner = m.getParameter("owner", m.getAccount(0));
   const adminApiPayer = m.getParameter("adminApiPayer", m.getAccount(0));
   const apiPayers = m.getParameter<string[]>("apiPayers", []);
-  const accountConfig = m.contract("AccountConfig", [owner, adminApiPayer, apiPayers]);
-  return { accountConfig };
+  const views = m.contract("AccountConfigViews", []);
+  const deployed = m.contract("AccountConfig", [owner, adminApiPayer, apiPayers, views]);
+  const accountConfig = m.contractAt("IAccountConfig", deployed, { id: "AccountConfigApi" });
+  return { accountConfig, accountConfigViews: views };
 });
 
 export default AccountConfigModule;

@@ -1,11 +1,12 @@
 import type { JsonRpcProvider } from "ethers";
 import { rpcProvider } from "../../protocol/rpc";
-import type { AccountConfig } from "../../typechain-types";
+import type { IAccountConfig } from "../../typechain-types";
 import { connectAccountConfig } from "../../protocol/accountConfig";
 
 export type Chain = {
   provider: JsonRpcProvider;
-  accountConfig: AccountConfig;
+  /** AccountConfig at its one address, with the merged ABI (its writes and, through its fallback, its reads). */
+  accountConfig: IAccountConfig;
   chainId: bigint;
 };
 

@@ -1,5 +1,5 @@
 import type { TransactionReceipt, TransactionRequest } from "ethers";
-import type { AccountConfig } from "../../typechain-types";
+import type { IAccountConfig } from "../../typechain-types";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import type { ErrorCode } from "../../protocol/errors";
@@ -88,16 +88,20 @@ async function writeOwner(ctx: Ctx, actingKeyHash: bigint): Promise<WriteOwner> 
  * (its fixed price and gas limit x max fee; 402 without credit), it is signed (its hash recorded
  * with the reservation), sent, and once mined the account is charged the gas it used at the price
  * it paid, also when it reverted on chain (e.g. it raced an identical write): the payers paid for it
- * either way. A write that did not reach the chain (TxNotSent) costs nothing. `owner` is given for a
- * write that acts for no account yet (new_account); otherwise it is the acting key's (args[0]).
+ * either way. A write that did not reach the chain (TxNotSent) costs nothing.
+ * `stepOf`: the write is a step of another (the reservation before `setUsageApiKey` or `newAccount`),
+ * billed as that write, for its gas only (the write itself charges the fixed price).
+ * `owner` is given for a write that acts for no account yet (new_account and its step); otherwise
+ * it is the acting key's (args[0]).
  */
-export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], owner?: WriteOwner): Promise<TransactionReceipt> {
+export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], opts: { stepOf?: WriteName; owner?: WriteOwner } = {}): Promise<TransactionReceipt> {
   const contract = ctx.chain.accountConfig;
   const to = await contract.getAddress();
   const data = contract.interface.encodeFunctionData(method as never, args as never);
   const from = ctx.payers.addresses()[0];
-  await precheckRelayedWrite(ctx, method, args[0] as bigint); // 402 before anything is simulated
-  const place = ctx.payers.admit(owner ?? (await writeOwner(ctx, args[0] as bigint))); // 429 before anything is simulated
+  const billedAs = opts.stepOf ?? method;
+  await precheckRelayedWrite(ctx, billedAs, args[0] as bigint); // 402 before anything is simulated (a step: as the write it prepares)
+  const place = ctx.payers.admit(opts.owner ?? (await writeOwner(ctx, args[0] as bigint))); // 429 before anything is simulated
   let receipt: TransactionReceipt;
   try {
     // In its turn, with a payer wallet of its own: simulated, priced, admitted (402), sent.
@@ -111,7 +115,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], o
       if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
       const gasLimit = gasLimitOf(gas);
       const fees = await feesOf(ctx);
-      const charge = await admitWrite(ctx, method, args[0] as bigint, gasLimit * fees.worstPrice); // 402 before anything is sent
+      const charge = await admitWrite(ctx, billedAs, args[0] as bigint, gasLimit * fees.worstPrice, { gasOnly: opts.stepOf !== undefined }); // 402 before anything is sent
       let hash: string | undefined;
       let mined: TransactionReceipt;
       try {
@@ -137,8 +141,9 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], o
     );
     throw why instanceof AppError ? why : rejected; // the reason, when the chain still tells it
   }
-  // Every AccountConfig event names its account in topic 1: drop what is cached for those accounts now.
-  for (const log of receipt.logs) if (log.address.toLowerCase() === to.toLowerCase() && log.topics[1]) ctx.executor.permissions.invalidate(BigInt(log.topics[1]));
+  // Every AccountConfig event names its account in topic 1 (and a usage key set, in topic 2): drop
+  // what is cached for those accounts and keys now.
+  for (const log of receipt.logs) if (log.address.toLowerCase() === to.toLowerCase()) ctx.executor.permissions.seen(log.topics);
   return receipt;
 }
 
@@ -180,7 +185,7 @@ export async function read<T>(ctx: Ctx, call: () => Promise<T>): Promise<T> {
  * A read of one account's on-chain state through the event-synced cache (dropped when an event of
  * that account is seen; see PermissionCache.read), with view errors decoded like `read`.
  */
-export function cachedRead<T>(ctx: Ctx, accountHash: bigint, key: string, call: (c: AccountConfig) => Promise<T>): Promise<T> {
+export function cachedRead<T>(ctx: Ctx, accountHash: bigint, key: string, call: (c: IAccountConfig) => Promise<T>): Promise<T> {
   return read(ctx, () => ctx.executor.permissions.read(accountHash, key, () => call(ctx.chain.accountConfig)));
 }
 

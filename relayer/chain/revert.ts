@@ -1,4 +1,4 @@
-import type { Interface } from "ethers";
+import type { ErrorDescription, Interface } from "ethers";
 import { AppError } from "../errors";
 
 const SCOPES = ["group:create", "group:delete", "pkp:create", "group:manageActions", "group:addPkp", "group:removePkp", "execute"];
@@ -27,8 +27,10 @@ const MAP: Record<string, (a: Args) => AppError> = {
   GroupNotFound: (a) => new AppError(404, "group_not_found", `no group ${a[1]} in this account`, { group_id: Number(a[1]) }),
   PkpNotFound: (a) => new AppError(404, "wallet_not_found", `no wallet ${a[1]} is registered to this account`),
   NotPendingAdmin: () => new AppError(403, "not_pending_admin", "only the proposed admin wallet can accept the account, from its own address"),
-  InvalidUsageKeyProof: () =>
-    new AppError(400, "invalid_request", "the usage key's proof of possession is missing or not signed by that key for this account"),
+  UsageApiKeyNotAuthorized: () =>
+    new AppError(409, "write_rejected", "a new usage key registered through the API needs the service's authorization first; nothing changed"),
+  UsageApiKeyAlreadyAuthorized: () => new AppError(409, "already_exists", "this usage key is already reserved"),
+  NotOwnChainSecuredAccount: () => new AppError(403, "not_account_admin", "a wallet-owned account is created by its own wallet only"),
   PkpNotInGroup: (a) => new AppError(404, "wallet_not_in_group", `wallet ${a[2]} is not in group ${a[1]}`),
   ActionNotInGroup: (a) => new AppError(404, "action_not_in_group", `action ${hex(a[2])} is not in group ${a[1]}`),
   ActionNotFound: (a) => new AppError(404, "action_not_found", `no action ${hex(a[1])} in this account`),
@@ -60,6 +62,12 @@ function revertData(err: unknown): string | undefined {
     if (d && typeof (d as { data?: unknown }).data === "string") return (d as { data: string }).data;
   }
   return undefined;
+}
+
+/** The contract's custom error in a revert (null when it carries none, or one `iface` does not know). */
+export function revertOf(iface: Interface, err: unknown): ErrorDescription | null {
+  const data = revertData(err);
+  return data ? iface.parseError(data) : null;
 }
 
 /** Decodes a contract revert into the AppError the API answers with; other errors pass through. */

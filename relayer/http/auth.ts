@@ -1,11 +1,11 @@
 import type { Request, RequestHandler } from "express";
-import { keccak256, toUtf8Bytes } from "ethers";
 import { AppError, unauthorized } from "../errors";
-import { usageKeyHash } from "../../protocol/usageKeyProof";
+import { keyHash } from "../../protocol/usageKeySeal";
 import type { Ctx } from "../context";
+import { normalAddress } from "./authFailures";
 
 export type Auth = {
-  /** The key's on-chain hash: keccak256 of its UTF-8 bytes for an account key; for a usage key, of its public key (usageKeyProof.ts). */
+  /** The key's on-chain hash: keccak256 of its UTF-8 bytes (account keys and usage keys alike). */
   keyHash: bigint;
   /** The account the key belongs to. */
   accountHash: bigint;
@@ -25,37 +25,28 @@ export function presentedKey(req: Request): string | undefined {
   return m ? m[1].trim() : undefined;
 }
 
-/** The hash of an account key (keccak256 of its UTF-8 bytes): the account's apiKeyHash. */
-export const hashKey = (key: string): bigint => BigInt(keccak256(toUtf8Bytes(key)));
+/** The client's address as the per-client limits see it (`trust proxy` applied), in one form. */
+export const clientAddress = (req: Request): string => normalAddress(req.ip ?? "");
+
+/** The hash of a key (keccak256 of its UTF-8 bytes): an account's apiKeyHash, or a usage key's hash. */
+export const hashKey = keyHash;
 
 /**
- * Presented keys known to be usage keys: account-key hash -> usage-key hash. Both are functions of
- * the key alone, so this only spares the elliptic-curve derivation and the account lookup that
- * would miss; what the usage key may do is still read through the permission cache. Bounded.
+ * Resolves a presented key by its hash: an account key (of an account that has one) or a usage key
+ * registered on chain. `active` false (or account 0) means 401. A key the service does not remember
+ * costs a chain read, counted against the client's budget of failed authentications (429 past it,
+ * before the read; see AuthFailureLimit); a key that proves good is not counted.
  */
-const usageKeys = new Map<bigint, bigint>();
-const USAGE_KEY_MEMO = 10_000;
-
-/**
- * Resolves a presented key: the account key whose hash names an account with a key, else the
- * usage key whose keypair's hash is registered. `active` false (or account 0) means 401.
- */
-export async function resolveKey(ctx: Ctx, key: string): Promise<Auth & { active: boolean }> {
-  const asAccount = hashKey(key);
-  const known = usageKeys.get(asAccount);
-  if (known !== undefined) {
-    const r = await ctx.executor.permissions.resolve(known);
-    if (r.accountHash !== 0n && r.active && !r.isAccountKey) return { keyHash: known, ...r };
-    usageKeys.delete(asAccount);
-  }
-  const account = await ctx.executor.permissions.resolve(asAccount);
-  if (account.accountHash !== 0n && account.active && account.isAccountKey) return { keyHash: asAccount, ...account };
-  const asUsage = known ?? usageKeyHash(key);
-  const usage = await ctx.executor.permissions.resolve(asUsage);
-  if (usage.accountHash === 0n || usage.isAccountKey) return { keyHash: asUsage, accountHash: 0n, isAccountKey: false, active: false };
-  if (usageKeys.size >= USAGE_KEY_MEMO) usageKeys.delete(usageKeys.keys().next().value!);
-  usageKeys.set(asAccount, asUsage);
-  return { keyHash: asUsage, ...usage };
+export async function resolveKey(ctx: Ctx, req: Request, key: string): Promise<Auth & { active: boolean }> {
+  const h = hashKey(key);
+  const client = clientAddress(req);
+  let counted = false;
+  const r = await ctx.executor.permissions.resolve(h, () => {
+    counted = ctx.authFailures.startLookup(client, h);
+  });
+  if (r.accountHash !== 0n && r.active) ctx.authFailures.succeeded(client, h, counted);
+  else ctx.authFailures.failed(h);
+  return { keyHash: h, ...r };
 }
 
 /**
@@ -67,7 +58,7 @@ export async function authenticate(ctx: Ctx, req: Request, need: "key" | "accoun
   const key = presentedKey(req);
   if (!key) throw unauthorized();
   if (key.length > MAX_KEY_LENGTH) throw unauthorized("the API key is malformed (too long)");
-  const { keyHash, accountHash, isAccountKey, active } = await resolveKey(ctx, key);
+  const { keyHash, accountHash, isAccountKey, active } = await resolveKey(ctx, req, key);
   if (accountHash === 0n || !active) throw unauthorized("this API key is unknown, revoked or expired");
   if (need === "account" && !isAccountKey) throw new AppError(403, "owner_only", "only the account key can do this; a usage key cannot");
   return { keyHash, accountHash, isAccountKey };

@@ -46,8 +46,8 @@ const WITH_BODY: ErrorCode[] = ["invalid_text", "json_too_deep", "body_too_large
 /** A key or a wallet is resolved on chain: its node failing answers chain_unavailable. */
 const BY_AUTH: Record<RouteSpec<undefined, undefined>["auth"], ErrorCode[]> = {
   none: [],
-  key: ["invalid_api_key", "chain_unavailable"],
-  account: ["invalid_api_key", "owner_only", "chain_unavailable"],
+  key: ["invalid_api_key", "rate_limited", "chain_unavailable"], // rate_limited: past the client's budget of failed authentications
+  account: ["invalid_api_key", "owner_only", "rate_limited", "chain_unavailable"],
   billing: ["invalid_api_key", "invalid_wallet_auth", "rate_limited", "chain_unavailable"],
 };
 

@@ -8,7 +8,7 @@ import { SignedRequestError, verifySigned } from "../signed";
 import { authenticate } from "./auth";
 import { hex32 } from "../../protocol/usageKeyShape";
 import { accountRecord } from "../../billing/charges";
-import { TtlCache } from "./ttlCache";
+import { TtlCache } from "../../protocol/ttlCache";
 import type { Ctx } from "../context";
 
 /** A short identity of one signed envelope (typed data and signature), for caches of what was verified or used. */

@@ -6,6 +6,7 @@ import { z, requiredName, description, token } from "../schemas/common";
 import { route } from "../http/route";
 import { hashKey, MAX_KEY_LENGTH, presentedKey, resolveKey } from "../http/auth";
 import { relayWrite } from "../chain/relay";
+import { usageKeySeal } from "../../protocol/usageKeySeal";
 import { deriveWallet, paths } from "../../executor/keys/provider";
 import { unauthorized } from "../errors";
 import type { Ctx } from "../context";
@@ -36,9 +37,12 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
       const apiKey = newSecretKey();
       const apiKeyHash = hashKey(apiKey);
       const admin = await deriveWallet(ctx.keys, paths.accountAdmin(apiKeyHash));
-      // The account does not exist yet: its write takes the fair share of the client asking for it.
+      // The account does not exist yet: its writes take the fair share of the client asking for it.
       const client = `client:${ipKeyGenerator(req.ip ?? "unknown")}`;
-      await relayWrite(ctx, "newAccount", [apiKeyHash, admin.address, body.account_name, body.account_description], { account: client, payer: client, key: "-" });
+      const owner = { account: client, payer: client, key: "-" };
+      // The key's hash is reserved under its seal first, so nobody who sees the creation pending can take it as a usage key.
+      await relayWrite(ctx, "authorizeUsageApiKey", [apiKeyHash, usageKeySeal(apiKeyHash)], { stepOf: "newAccount", owner });
+      await relayWrite(ctx, "newAccount", [apiKeyHash, true, body.account_name, body.account_description, admin.address], { owner });
       (req.log ?? ctx.logger).info({ account: `0x${apiKeyHash.toString(16)}`, admin: admin.address }, "account created");
       return { api_key: apiKey, wallet_address: admin.address };
     },
@@ -50,13 +54,13 @@ export function accountRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     tag: "Accounts",
     summary: "Whether the presented key is a valid account or usage key (bare true or false).",
     auth: "none",
-    errors: ["invalid_api_key", "chain_unavailable"],
+    errors: ["invalid_api_key", "rate_limited", "chain_unavailable"],
     response: z.boolean(),
     handler: async ({ req }) => {
       const key = presentedKey(req);
       if (!key) throw unauthorized();
       if (key.length > MAX_KEY_LENGTH) return false;
-      const { accountHash, active } = await resolveKey(ctx, key);
+      const { accountHash, active } = await resolveKey(ctx, req, key);
       return accountHash !== 0n && active;
     },
   });

@@ -26,7 +26,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     response: z.object({ success: z.literal(true), hashed_cid: z.string() }),
     handler: async ({ auth, body }) => {
       const h = cidHash(body.action_ipfs_cid);
-      await relayWrite(ctx, "addAction", [auth.keyHash, h, body.name, body.description]);
+      await relayWrite(ctx, "addAction", [auth.keyHash, body.name, body.description, h]);
       return { success: true, hashed_cid: h };
     },
   });
@@ -56,7 +56,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     errors: [...WRITE_ERRORS, "action_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
-      await relayWrite(ctx, "updateActionMetadata", [auth.keyHash, body.hashed_cid, body.name, body.description]);
+      await relayWrite(ctx, "updateActionMetadata", [auth.keyHash, body.hashed_cid, 0n, body.name, body.description]);
       return { success: true };
     },
   });

@@ -11,10 +11,11 @@ import { hex32 } from "../../protocol/usageKeyShape";
 import { ISSUED_AT_TOLERANCE_S, type PrimaryType } from "../../protocol/eip712";
 import { MAX_SIWE_MESSAGE_BYTES } from "../../protocol/siwe";
 import { verifySigned, type SignedProof } from "../signed";
-import { TtlCache } from "../http/ttlCache";
+import { TtlCache } from "../../protocol/ttlCache";
 import { envelopeKey } from "../http/walletAuth";
 import { newSecretKey } from "./accounts";
-import { usageKeyHash, usageKeyProof } from "../../protocol/usageKeyProof";
+import { keyHash } from "../../protocol/usageKeySeal";
+import { authorizeUsageKey } from "../usageKeyRegistration";
 import type { Ctx } from "../context";
 
 const typedDataField = z.unknown().openapi({ description: "The EIP-712 envelope of spec 2 (types, domain, primaryType, message)." });
@@ -74,28 +75,30 @@ async function mint(ctx: Ctx, account: bigint) {
 }
 
 /**
- * The envelope (or signed text) names a wallet, not the account it accepts: a ConvertAccount
- * signature is taken once (remembered until it could no longer be valid), in either form, so whoever
- * holds one converts one account onto that wallet, never a second one the wallet did not agree to
- * pay for.
+ * A signature that makes the service write for an account is taken once, in either form
+ * (remembered until it could no longer be valid): a ConvertAccount signature names a wallet, not the
+ * account it accepts, so whoever holds one converts one account onto that wallet, never a second one
+ * the wallet did not agree to pay for; an AddUsageApiKey envelope reserves one usage key, charged to
+ * the account, so a replayed copy cannot spend the account's credit on more.
  */
-function oneConversionPerSignature() {
+function onePerSignature(usedMessage: string) {
   const used = new TtlCache<true>(100_000);
-  return async <T>(proof: SignedProof, convert: () => Promise<T>): Promise<T> => {
+  return async <T>(proof: SignedProof, write: () => Promise<T>): Promise<T> => {
     const key = envelopeKey(proof.typed_data ?? { message: proof.message }, proof.signature);
-    if (used.get(key)) throw new AppError(409, "signature_used", "this ConvertAccount signature has converted an account already; the new admin wallet signs a new one for each account");
+    if (used.get(key)) throw new AppError(409, "signature_used", usedMessage);
     used.set(key, true, Date.now() + 2 * ISSUED_AT_TOLERANCE_S * 1000);
     try {
-      return await convert();
+      return await write();
     } catch (err) {
-      used.delete(key); // nothing converted: the signature may be tried again
+      used.delete(key); // nothing written: the signature may be tried again
       throw err;
     }
   };
 }
 
 export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
-  const once = oneConversionPerSignature();
+  const once = onePerSignature("this ConvertAccount signature has converted an account already; the new admin wallet signs a new one for each account");
+  const oncePerKey = onePerSignature("this AddUsageApiKey signature has reserved a usage key already; the wallet signs a new one for each key");
   route(router, registry, ctx, {
     method: "post",
     path: "/create_wallet_with_signature",
@@ -117,24 +120,26 @@ export function chainSecuredRoutes(router: Router, registry: OpenAPIRegistry, ct
     path: "/add_usage_api_key_with_signature",
     tag: "ChainSecured",
     summary:
-      "Mints a usage key and its wallet after verifying an AddUsageApiKey signature; the wallet then calls registerWalletDerivation(wallet_address, derivation_path) and setUsageApiKey(usage_api_key_hash, ..., usage_api_key_proof).",
+      "Mints a usage key and its wallet after verifying an AddUsageApiKey signature, and reserves the key for the account on chain (one relayed write, charged to the account: 402 without credit). The admin wallet then calls setUsageApiKey(api_key_hash, usage_api_key_hash, ...) (and may registerWalletDerivation(wallet_address, derivation_path)).",
     auth: "none",
     body: SignedBody.openapi("AddUsageApiKeyWithSignatureRequest"),
-    errors: ["rate_limited", "invalid_typed_data", "invalid_signature", "not_account_admin", "chain_unavailable"],
+    errors: [...WRITE_ERRORS, "rate_limited", "invalid_typed_data", "invalid_signature", "not_account_admin", "account_not_found", "signature_used"],
     response: z.object({
       usage_api_key: z.string(),
-      usage_api_key_hash: z.string().openapi({ description: "The key's on-chain hash (keccak256 of its public key): pass it to setUsageApiKey." }),
-      usage_api_key_proof: z.string().openapi({ description: "The key's proof of possession for this account: the last argument of setUsageApiKey." }),
+      usage_api_key_hash: z.string().openapi({ description: "keccak256 of usage_api_key's UTF-8 bytes: pass it to setUsageApiKey." }),
       wallet_address: z.string(),
       derivation_path: z.string(),
     }),
     handler: async ({ body }) => {
       const signer = await verified(ctx, "AddUsageApiKey", body);
       const account = await targetAccount(ctx, signer, body.api_key_hash);
+      if (!(await ctx.chain.accountConfig.accountExists(account))) {
+        throw new AppError(404, "account_not_found", `no account ${hex32(account)}: the wallet creates its account first (newChainSecuredAccount), then its usage keys`);
+      }
       const minted = await mint(ctx, account);
       const usageApiKey = newSecretKey();
-      const proof = usageKeyProof(usageApiKey, { chainId: ctx.chain.chainId, contract: ctx.config.accountConfigAddress, apiKeyHash: account });
-      return { usage_api_key: usageApiKey, usage_api_key_hash: hex32(usageKeyHash(usageApiKey)), usage_api_key_proof: proof, ...minted };
+      await oncePerKey(body, () => authorizeUsageKey(ctx, account, usageApiKey));
+      return { usage_api_key: usageApiKey, usage_api_key_hash: hex32(keyHash(usageApiKey)), ...minted };
     },
   });
 

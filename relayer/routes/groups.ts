@@ -62,7 +62,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
       .openapi("AddGroupResponse"),
     handler: async ({ auth, body }) => {
       await refuseAdminWallet(ctx, auth, body.pkp_ids_permitted);
-      const receipt = await relayWrite(ctx, "addGroup", [auth.keyHash, body.group_name, body.group_description, body.pkp_ids_permitted, body.cid_hashes_permitted]);
+      const receipt = await relayWrite(ctx, "addGroup", [auth.keyHash, body.group_name, body.group_description, body.cid_hashes_permitted, body.pkp_ids_permitted]);
       return { success: true, group_id: BigInt(eventArgs(ctx, receipt, "GroupCreated").groupId).toString() };
     },
   });
@@ -78,7 +78,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     response: success,
     handler: async ({ auth, body }) => {
       await refuseAdminWallet(ctx, auth, body.pkp_ids_permitted);
-      await relayWrite(ctx, "updateGroup", [auth.keyHash, body.group_id, body.name, body.description, body.pkp_ids_permitted, body.cid_hashes_permitted]);
+      await relayWrite(ctx, "updateGroup", [auth.keyHash, body.group_id, body.name, body.description, body.cid_hashes_permitted, body.pkp_ids_permitted]);
       return { success: true };
     },
   });

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
-import { z, name, description, uint64, uint256, paging, success, boundedList, token } from "../schemas/common";
+import { z, name, description, uint64, uintString, paging, success, boundedList, token } from "../schemas/common";
 import { LIMITS } from "../../protocol/limits";
 import { route } from "../http/route";
 import { MAX_KEY_LENGTH } from "../http/auth";
@@ -9,8 +9,9 @@ import { notFound } from "../errors";
 import { newSecretKey } from "./accounts";
 import type { Ctx } from "../context";
 import type { Auth } from "../http/auth";
-import { toContractPermissions, toRestUsageKey } from "../../protocol/usageKeyShape";
-import { usageKeyHash, usageKeyProof } from "../../protocol/usageKeyProof";
+import { toPermissionArgs, toRestUsageKey } from "../../protocol/usageKeyShape";
+import { keyHash } from "../../protocol/usageKeySeal";
+import { registerMintedUsageKey } from "../usageKeyRegistration";
 
 /** A usage key's value in a body (the API names keys by value; the hash is derived from it). */
 const usageKeyValue = token(MAX_KEY_LENGTH, "usage_api_key", 1);
@@ -19,6 +20,9 @@ const groupList = (what: string) =>
   boundedList(uint64(`${what} entry`), LIMITS.permissionGroups, what)
     .default([])
     .openapi({ type: "array", items: { type: "integer" }, description: `Group ids; [0] = all groups, [] = none.` });
+
+/** A balance: `list_api_keys` shows it as a JSON number (Chipotle's type), so it stays exact there. */
+const safeUint = (what: string) => uintString(BigInt(Number.MAX_SAFE_INTEGER), what);
 
 /** The permission set of spec 1; omitted fields take their defaults (false, []). */
 const permissionFields = {
@@ -32,7 +36,7 @@ const permissionFields = {
   remove_pkp_from_groups: groupList("remove_pkp_from_groups"),
   execute_in_groups: groupList("execute_in_groups"),
   expiration: uint64("expiration").default(0n).openapi({ type: "integer", description: "Unix seconds; 0 = never expires." }),
-  balance: uint256("balance").default(0n).openapi({ type: "integer" }),
+  balance: safeUint("balance").default(0n).openapi({ type: "integer", description: "Stored on chain and listed as a JSON number (so at most 2^53 - 1)." }),
 };
 
 const AddBody = z.object(permissionFields).strict().openapi("AddUsageApiKeyRequest");
@@ -48,7 +52,7 @@ const UpdateBody = z
     name: name.optional(),
     description: description.optional(),
     expiration: uint64("expiration").optional().openapi({ type: "integer", description: "Unix seconds; 0 = never; omitted = unchanged." }),
-    balance: uint256("balance").optional().openapi({ type: "integer", description: "Omitted = unchanged." }),
+    balance: safeUint("balance").optional().openapi({ type: "integer", description: "Omitted = unchanged." }),
   })
   .strict()
   .openapi("UpdateUsageApiKeyRequest");
@@ -58,34 +62,45 @@ const MetadataBody = z
   .openapi("UpdateUsageApiKeyMetadataRequest");
 const RemoveBody = z.object({ usage_api_key: usageKeyValue }).strict().openapi("RemoveUsageApiKeyRequest");
 
+const groupIds = (what: string) => z.array(z.number().int()).openapi({ description: what });
 const UsageKeyItem = z
   .object({
-    id: z.string().openapi({ description: "keccak256 of the usage key (never the key itself)" }),
+    id: z.string().openapi({ description: "keccak256 of the usage key (never the key itself); the same as api_key_hash" }),
+    api_key_hash: z.string().openapi({ description: "keccak256 of the usage key's UTF-8 bytes, 0x-prefixed (what Chipotle's SDK matches on)" }),
     name: z.string(),
     description: z.string(),
-    expiration: z.number().int(),
-    balance: z.string(),
+    expiration: z.string().openapi({ description: "Unix seconds as a decimal string; \"0\" = never." }),
+    balance: z.number().int(),
     can_create_groups: z.boolean(),
     can_delete_groups: z.boolean(),
     can_create_pkps: z.boolean(),
-    manage_ipfs_ids_in_groups: z.array(z.number().int()),
-    add_pkp_to_groups: z.array(z.number().int()),
-    remove_pkp_from_groups: z.array(z.number().int()),
-    execute_in_groups: z.array(z.number().int()),
+    can_manage_ipfs_ids_in_groups: groupIds("Chipotle's name for manage_ipfs_ids_in_groups"),
+    can_add_pkp_to_groups: groupIds("Chipotle's name for add_pkp_to_groups"),
+    can_remove_pkp_from_groups: groupIds("Chipotle's name for remove_pkp_from_groups"),
+    can_execute_in_groups: groupIds("Chipotle's name for execute_in_groups"),
+    manage_ipfs_ids_in_groups: groupIds("Group ids where the key may add or remove actions; [0] = all."),
+    add_pkp_to_groups: groupIds("Group ids where the key may add wallets; [0] = all."),
+    remove_pkp_from_groups: groupIds("Group ids where the key may remove wallets; [0] = all."),
+    execute_in_groups: groupIds("Group ids where the key may run actions; [0] = all."),
   })
   .openapi("UsageApiKeyItem");
 
 type PermissionInput = z.output<typeof AddBody>;
 
-/** Adds or replaces `usageApiKey` of the caller's account, with the key's proof of possession (needed when it is new). */
-const setKey = (ctx: Ctx, auth: Auth, usageApiKey: string, b: PermissionInput) => {
-  const proof = usageKeyProof(usageApiKey, { chainId: ctx.chain.chainId, contract: ctx.config.accountConfigAddress, apiKeyHash: auth.accountHash });
-  return relayWrite(ctx, "setUsageApiKey", [auth.accountHash, usageKeyHash(usageApiKey), b.expiration, b.balance, b.name, b.description, toContractPermissions(b), proof]);
-};
+/** The arguments of `setUsageApiKey` (Chipotle's signature) for `usageApiKey` of the caller's account. */
+const setArgs = (auth: Auth, usageApiKey: string, b: PermissionInput) => [
+  auth.accountHash,
+  keyHash(usageApiKey),
+  b.expiration,
+  b.balance,
+  b.name,
+  b.description,
+  ...toPermissionArgs(b),
+];
 
 /** The hash of a usage key of the caller's account, or 404. */
 async function ownUsageKey(ctx: Ctx, auth: Auth, usageApiKey: string): Promise<bigint> {
-  const h = usageKeyHash(usageApiKey);
+  const h = keyHash(usageApiKey);
   const [account, isAccountKey] = await ctx.chain.accountConfig.resolveApiKey(h);
   if (account !== auth.accountHash || isAccountKey) throw notFound("usage_key_not_found", "no such usage key in this account");
   return h;
@@ -96,14 +111,15 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     method: "post",
     path: "/add_usage_api_key",
     tag: "Usage keys",
-    summary: "Creates a usage key with its permission set; its value is returned once.",
+    summary:
+      "Creates a usage key with its permission set; its value is returned once. Two relayed writes: the key is reserved for the account under a seal, then registered (nobody watching the chain can take or block it).",
     auth: "account",
     body: AddBody,
     errors: WRITE_ERRORS,
     response: z.object({ success: z.literal(true), usage_api_key: z.string() }),
     handler: async ({ auth, body }) => {
       const key = newSecretKey();
-      await setKey(ctx, auth, key, body);
+      await registerMintedUsageKey(ctx, auth.accountHash, key, setArgs(auth, key, body));
       return { success: true, usage_api_key: key };
     },
   });
@@ -120,13 +136,13 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     handler: async ({ auth, body }) => {
       const h = await ownUsageKey(ctx, auth, body.usage_api_key);
       const current = await ctx.chain.accountConfig.getUsageApiKey(h);
-      await setKey(ctx, auth, body.usage_api_key, {
+      await relayWrite(ctx, "setUsageApiKey", setArgs(auth, body.usage_api_key, {
         ...body,
         name: body.name ?? current.name,
         description: body.description ?? current.description,
         expiration: body.expiration ?? current.expiration,
         balance: body.balance ?? current.balance,
-      });
+      }));
       return { success: true };
     },
   });
@@ -167,7 +183,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     method: "get",
     path: "/list_api_keys",
     tag: "Usage keys",
-    summary: "The account's usage keys: hash, metadata and full permission set (never the key).",
+    summary: "The account's usage keys: hash (keccak256 of the key), metadata and full permission set (never the key); Chipotle's fields and spec 1's.",
     auth: "account",
     query: paging,
     response: z.array(UsageKeyItem),

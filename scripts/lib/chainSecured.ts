@@ -6,9 +6,9 @@
  */
 import { JsonRpcProvider, keccak256, solidityPackedKeccak256, toUtf8Bytes, verifyMessage, Wallet, type TransactionReceipt } from "ethers";
 import { buildTypedData, type PrimaryType, type TypedData } from "../../protocol/eip712";
-import { usageKeyHash } from "../../protocol/usageKeyProof";
+import { keyHash } from "../../protocol/usageKeySeal";
 import { computeCid } from "../../executor/cid";
-import type { AccountConfig } from "../../typechain-types";
+import type { IAccountConfig } from "../../typechain-types";
 import { connectAccountConfig } from "../../protocol/accountConfig";
 
 /**
@@ -32,9 +32,20 @@ export function signEnvelope(signer: TypedDataSigner, td: TypedData): Promise<st
   return signer.signTypedData(td.domain, types, td.message);
 }
 
-/** A signed-request body `{typed_data, signature}` proving `signer`'s address, issued now. */
+/** The last issuedAt signed per signer, purpose and chain (see signedRequest). */
+const lastIssuedAt = new Map<string, number>();
+
+/**
+ * A signed-request body `{typed_data, signature}` proving `signer`'s address, issued now. Never the
+ * same envelope twice: the service takes a ConvertAccount or AddUsageApiKey signature once (409
+ * signature_used), and a wallet signs deterministically, so a second request of the same purpose
+ * within the same second is issued a second later (well inside the service's issuedAt window).
+ */
 export async function signedRequest(signer: TypedDataSigner & { address: string }, primaryType: PrimaryType, chainId: bigint | number) {
-  const typed_data = buildTypedData(primaryType, { chainId, address: signer.address, issuedAt: Math.floor(Date.now() / 1000) });
+  const slot = `${signer.address}/${primaryType}/${chainId}`;
+  const issuedAt = Math.max(Math.floor(Date.now() / 1000), (lastIssuedAt.get(slot) ?? 0) + 1);
+  lastIssuedAt.set(slot, issuedAt);
+  const typed_data = buildTypedData(primaryType, { chainId, address: signer.address, issuedAt });
   return { typed_data, signature: await signEnvelope(signer, typed_data) };
 }
 
@@ -58,16 +69,8 @@ export async function apiCall<T = any>(apiUrl: string, path: string, opts: { bod
   return JSON.parse(text) as T;
 }
 
-/** A usage key's permission set granting only `execute` on `groups`. */
-const executeOnly = (groups: bigint[]) => ({
-  canCreateGroups: false,
-  canDeleteGroups: false,
-  canCreatePkps: false,
-  manageIpfsIdsInGroups: [],
-  addPkpToGroups: [],
-  removePkpFromGroups: [],
-  executeInGroups: groups,
-});
+/** setUsageApiKey's permission arguments granting only `execute` on `groups`. */
+const executeOnly = (groups: bigint[]): [boolean, boolean, boolean, bigint[], bigint[], bigint[], bigint[]] => [false, false, false, [], [], [], groups];
 
 export type DemoOptions = {
   /** The core API, e.g. http://127.0.0.1:8000/core/v1 */
@@ -106,7 +109,7 @@ async function mined(log: (line: string) => void, what: string, send: Promise<{ 
 }
 
 /** The id of the group created in `receipt` (its GroupCreated event). */
-function createdGroupId(config: AccountConfig, receipt: TransactionReceipt): bigint {
+function createdGroupId(config: IAccountConfig, receipt: TransactionReceipt): bigint {
   for (const l of receipt.logs) {
     const parsed = config.interface.parseLog(l);
     if (parsed?.name === "GroupCreated") return parsed.args.groupId as bigint;
@@ -148,24 +151,24 @@ export async function runChainSecuredDemo(opts: DemoOptions): Promise<DemoResult
     // A group listing the action (by the hash of its CID) and the PKP, created directly on chain.
     const cid = await computeCid(SIGN_ACTION);
     log(`4. a group listing action ${cid} (by the keccak256 of its CID) and the PKP, created on chain`);
-    const receipt = await mined(log, "addGroup", config.addGroup(accountHash, "demo signers", "the demo action and its PKP", [minted.wallet_address], [keccak256(toUtf8Bytes(cid))]));
+    const receipt = await mined(log, "addGroup", config.addGroup(accountHash, "demo signers", "the demo action and its PKP", [keccak256(toUtf8Bytes(cid))], [minted.wallet_address]));
     const groupId = createdGroupId(config, receipt);
     log(`   group id ${groupId}`);
 
-    // A usage key, minted by an AddUsageApiKey signature; the wallet registers its wallet, then the key.
-    const usage = await apiCall<{ usage_api_key: string; usage_api_key_hash: string; usage_api_key_proof: string; wallet_address: string; derivation_path: string }>(
+    // A usage key, minted (and reserved for the account) by an AddUsageApiKey signature; the wallet registers its wallet, then the key.
+    const usage = await apiCall<{ usage_api_key: string; usage_api_key_hash: string; wallet_address: string; derivation_path: string }>(
       opts.apiUrl,
       "/add_usage_api_key_with_signature",
       { body: await signedRequest(wallet, "AddUsageApiKey", chain.chain_id) },
     );
-    if (BigInt(usage.usage_api_key_hash) !== usageKeyHash(usage.usage_api_key)) throw new Error("usage_api_key_hash is not the hash of usage_api_key's keypair");
+    if (BigInt(usage.usage_api_key_hash) !== keyHash(usage.usage_api_key)) throw new Error("usage_api_key_hash is not keccak256 of usage_api_key");
     log(`5. add_usage_api_key_with_signature minted usage key ${usage.usage_api_key_hash} (wallet ${usage.wallet_address}); registered with execute on group ${groupId}`);
     await mined(log, "registerWalletDerivation", config.registerWalletDerivation(accountHash, usage.wallet_address, usage.derivation_path, "demo usage key wallet", ""));
-    // The proof is the key's own signature for this account: no one who sees this transaction can take or block the key.
+    // The service reserved the key for this account before its hash was public: no one who sees this transaction can take or block it.
     await mined(
       log,
       "setUsageApiKey",
-      config.setUsageApiKey(accountHash, usage.usage_api_key_hash, 0n, 0n, "demo runner", `execute on group ${groupId}`, executeOnly([groupId]), usage.usage_api_key_proof),
+      config.setUsageApiKey(accountHash, usage.usage_api_key_hash, 0n, 0n, "demo runner", `execute on group ${groupId}`, ...executeOnly([groupId])),
     );
 
     // The usage key runs the action over HTTP; the PKP signs.

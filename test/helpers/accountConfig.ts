@@ -1,29 +1,14 @@
 import { ethers, ignition } from "hardhat";
 import { keccak256, toUtf8Bytes, solidityPackedKeccak256, type Signer } from "ethers";
 import AccountConfigModule from "../../ignition/modules/AccountConfig";
-import type { AccountConfig } from "../../typechain-types";
-import { usageKeyHash, usageKeyProof } from "../../protocol/usageKeyProof";
+import type { IAccountConfig } from "../../typechain-types";
+import { usageKeySeal } from "../../protocol/usageKeySeal";
 
-/** keccak256 of an account key's (or CID's) UTF-8 bytes, as the uint256 the contract uses. */
+/** AccountConfig at its one address, with the merged ABI (writes, and the reads its fallback serves). */
+export type AccountConfig = IAccountConfig;
+
+/** keccak256 of a key's (or CID's) UTF-8 bytes, as the uint256 the contract uses (account keys and usage keys alike). */
 export const hashOf = (value: string): bigint => BigInt(keccak256(toUtf8Bytes(value)));
-
-/** Usage key values by on-chain hash, for proofFor. */
-const usageKeyValues = new Map<bigint, string>();
-
-/** The on-chain hash of usage key `key` (keccak256 of its keypair's public key); remembered so that `proofFor` can sign for it. */
-export function usageKeyOf(key: string): bigint {
-  const h = usageKeyHash(key);
-  usageKeyValues.set(h, key);
-  return h;
-}
-
-/** The proof of possession registering usage key `keyHash` (from usageKeyOf) to `account` on `c`'s contract; "0x" for a hash with no known key. */
-export async function proofFor(c: AccountConfig, account: bigint, keyHash: bigint): Promise<string> {
-  const key = usageKeyValues.get(keyHash);
-  if (!key) return "0x";
-  const { chainId } = await c.runner!.provider!.getNetwork();
-  return usageKeyProof(key, { chainId, contract: await c.getAddress(), apiKeyHash: account });
-}
 
 /** The apiKeyHash of a ChainSecured account: keccak256(abi.encodePacked(wallet)). */
 export const chainSecuredHash = (wallet: string): bigint => BigInt(solidityPackedKeccak256(["address"], [wallet]));
@@ -38,7 +23,7 @@ export type Permissions = {
   executeInGroups: bigint[];
 };
 
-/** A permission set that grants nothing, with `overrides` applied. */
+/** A permission set that grants nothing, with `overrides` applied (the UsageKeyPermissions of the views). */
 export function perms(overrides: Partial<Record<keyof Permissions, boolean | (number | bigint)[]>> = {}): Permissions {
   const list = (v: unknown) => ((v as (number | bigint)[] | undefined) ?? []).map(BigInt);
   return {
@@ -50,6 +35,15 @@ export function perms(overrides: Partial<Record<keyof Permissions, boolean | (nu
     removePkpFromGroups: list(overrides.removePkpFromGroups),
     executeInGroups: list(overrides.executeInGroups),
   };
+}
+
+/** `p` as the last seven arguments of setUsageApiKey (Chipotle's signature). */
+export const flat = (p: Permissions) =>
+  [p.canCreateGroups, p.canDeleteGroups, p.canCreatePkps, p.manageIpfsIdsInGroups, p.addPkpToGroups, p.removePkpFromGroups, p.executeInGroups] as const;
+
+/** An API payer's reservation of usage key `keyHash` for `account` (what the relayer does before a registration). */
+export async function authorize(c: AccountConfig, account: bigint, keyHash: bigint) {
+  await (await c.authorizeUsageApiKey(account, usageKeySeal(keyHash))).wait();
 }
 
 export type Deployment = {
@@ -77,6 +71,6 @@ export async function deployAccountConfig(): Promise<Deployment> {
 
 /** Creates a managed account for `apiKey` through `payer`, with `admin` as its derived wallet. */
 export async function createManagedAccount(config: AccountConfig, payer: Signer, apiKey: string, admin: string) {
-  await (await config.connect(payer).newAccount(hashOf(apiKey), admin, "acct", "")).wait();
+  await (await config.connect(payer).newAccount(hashOf(apiKey), true, "acct", "", admin)).wait();
   return hashOf(apiKey);
 }

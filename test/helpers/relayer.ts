@@ -9,7 +9,7 @@ import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import AccountConfigModule from "../../ignition/modules/AccountConfig";
 import { loadConfig, type RelayerConfig } from "../../relayer/config";
 import { startRelayer, type RunningRelayer } from "../../relayer/server";
-import type { AccountConfig } from "../../typechain-types";
+import type { AccountConfig } from "./accountConfig";
 
 /** Private keys of the in-process chain's accounts (its well-known test mnemonic). */
 export function chainKeys(from: number, count: number): string[] {
@@ -59,6 +59,7 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
     VESTA_ACTION_FETCH_PRIVATE: "true", // test servers live on 127.0.0.1
     VESTA_NEW_ACCOUNT_RATE_LIMIT: "10000",
     VESTA_SIGNATURE_RATE_LIMIT: "10000", // the limit's own tests set theirs
+    VESTA_AUTH_FAILURE_RATE_LIMIT: "10000",
     VESTA_CID_RATE_LIMIT: "10000",
     VESTA_CID_LARGE_RATE_LIMIT: "10000",
     VESTA_CID_LARGE_TOTAL_RATE_LIMIT: "10000",

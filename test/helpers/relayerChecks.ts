@@ -10,6 +10,25 @@ import { ERROR_CODES, isErrorCode } from "../../protocol/errors";
 export const CID_V0 = "QmPZ9gcCEpqKTo6aq61g2nXGUhM4iCL3ewB6LDXZCtioEB";
 export const CID_V1 = "bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi";
 
+/** Counts what the relayer asks the chain (JSON-RPC methods) and the key provider (paths) while `fn` runs. */
+export async function costOf(stack: Stack, fn: () => Promise<unknown>) {
+  const provider = stack.relayer.ctx.chain.provider;
+  const keys = stack.relayer.ctx.keys as { deriveSecret: (path: string) => Promise<Uint8Array> };
+  const rpc: string[] = [];
+  const derived: string[] = [];
+  const send = provider.send.bind(provider);
+  const derive = keys.deriveSecret.bind(keys);
+  provider.send = async (method: string, params: any[]) => (rpc.push(method), send(method, params));
+  keys.deriveSecret = async (path: string) => (derived.push(path), derive(path));
+  try {
+    await fn();
+  } finally {
+    provider.send = send;
+    keys.deriveSecret = derive;
+  }
+  return { rpc, derived };
+}
+
 /**
  * Starts a stack before the tests of the enclosing suite and stops it after them (no loadFixture in
  * files that use it); returns the running stack's getter.

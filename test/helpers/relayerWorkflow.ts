@@ -6,24 +6,23 @@ import { sha256 } from "multiformats/hashes/sha2";
 import { ethers } from "hardhat";
 import { call, newAccount, type Reply, type Stack } from "./relayer";
 import { hashOf } from "./accountConfig";
-import { usageKeyHash } from "../../protocol/usageKeyProof";
 import { accountState } from "./scenario";
 import { expectError as expectErrorReply } from "./relayerChecks";
 
 /** A caller of the API bound to one key and one auth header (`X-Api-Key`, or `Authorization: Bearer`). */
 export type Client = {
   key: string;
-  /** The key's on-chain hash: the account's apiKeyHash for an account key (keccak256 of its bytes), the keypair's hash for a usage key. */
+  /** The key's on-chain hash: keccak256 of its bytes (the account's apiKeyHash for an account key). */
   hash: bigint;
   bearer: boolean;
   get: (pathAndQuery: string) => Promise<Reply>;
   post: (path: string, body?: unknown) => Promise<Reply>;
 };
 
-export function client(stack: Stack, key: string, bearer = false, kind: "account" | "usage" = "account"): Client {
+export function client(stack: Stack, key: string, bearer = false): Client {
   return {
     key,
-    hash: kind === "usage" ? usageKeyHash(key) : hashOf(key),
+    hash: hashOf(key),
     bearer,
     get: (p) => call(stack, "GET", p, { key, bearer }),
     post: (p, body = {}) => call(stack, "POST", p, { key, bearer, body }),
@@ -108,6 +107,34 @@ export const NO_PERMISSIONS: RestPermissions = {
   execute_in_groups: [],
 };
 
+/**
+ * The list_api_keys item of the usage key with hash `hash`: Chipotle's fields with Chipotle's types
+ * (api_key_hash, expiration as a string, balance as a number, can_* lists) and spec 1's names beside.
+ */
+export function keyItem(hash: bigint, item: { name: string; description?: string; expiration?: string; balance?: number } & Partial<RestPermissions>) {
+  const p = { ...NO_PERMISSIONS, ...item };
+  const id = `0x${hash.toString(16).padStart(64, "0")}`;
+  return {
+    id,
+    api_key_hash: id,
+    name: item.name,
+    description: item.description ?? "",
+    expiration: item.expiration ?? "0",
+    balance: item.balance ?? 0,
+    can_create_groups: p.can_create_groups,
+    can_delete_groups: p.can_delete_groups,
+    can_create_pkps: p.can_create_pkps,
+    can_manage_ipfs_ids_in_groups: p.manage_ipfs_ids_in_groups,
+    can_add_pkp_to_groups: p.add_pkp_to_groups,
+    can_remove_pkp_from_groups: p.remove_pkp_from_groups,
+    can_execute_in_groups: p.execute_in_groups,
+    manage_ipfs_ids_in_groups: p.manage_ipfs_ids_in_groups,
+    add_pkp_to_groups: p.add_pkp_to_groups,
+    remove_pkp_from_groups: p.remove_pkp_from_groups,
+    execute_in_groups: p.execute_in_groups,
+  };
+}
+
 /** Every scope on every group (the wildcard [0]). */
 export const ALL_PERMISSIONS: RestPermissions = {
   can_create_groups: true,
@@ -122,7 +149,7 @@ export const ALL_PERMISSIONS: RestPermissions = {
 /** Adds a usage key through `owner` and returns a client of it (same auth header as `owner`). */
 export async function addUsageKey(stack: Stack, owner: Client, body: Record<string, unknown> = {}): Promise<Client> {
   const r = await ok(owner.post("/add_usage_api_key", body));
-  return client(stack, r.usage_api_key, owner.bearer, "usage");
+  return client(stack, r.usage_api_key, owner.bearer);
 }
 
 /** Replaces the whole permission set (and metadata) of `usageKey` through `owner`. */

@@ -1,8 +1,7 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import { Result } from "ethers";
-import type { AccountConfig } from "../../typechain-types";
-import { createManagedAccount, deployAccountConfig, hashOf, perms, proofFor, usageKeyOf, type Permissions } from "./accountConfig";
+import { Result, type Signer } from "ethers";
+import { authorize, createManagedAccount, deployAccountConfig, flat, hashOf, perms, type AccountConfig, type Permissions } from "./accountConfig";
 
 export const ACCOUNT_KEY = "vesta-account-key";
 export const USAGE_KEY = "vesta-usage-key";
@@ -107,8 +106,8 @@ export function expectAccountUnchanged(
 
 /** Creates a group through `c` (a contract connected to the caller) and returns its id. */
 export async function addGroup(c: AccountConfig, actor: bigint, name: string, pkpIds: string[] = [], cids: bigint[] = []) {
-  const id = await c.addGroup.staticCall(actor, name, `${name} description`, pkpIds, cids);
-  await (await c.addGroup(actor, name, `${name} description`, pkpIds, cids)).wait();
+  const id = await c.addGroup.staticCall(actor, name, `${name} description`, cids, pkpIds);
+  await (await c.addGroup(actor, name, `${name} description`, cids, pkpIds)).wait();
   return id;
 }
 
@@ -121,10 +120,15 @@ export async function registerWallet(c: AccountConfig, actor: bigint, n: number)
 
 export type KeyOptions = { expiration?: bigint; balance?: bigint; name?: string; description?: string };
 
-/** Adds (or replaces) a usage key (a hash from usageKeyOf, with its proof of possession) through `c`. */
+/**
+ * Adds (or replaces) usage key `keyHash` through `c`; a new key relayed by an API payer is reserved
+ * for the account first, as the relayer does (an admin wallet registers without).
+ */
 export async function setUsageKey(c: AccountConfig, account: bigint, keyHash: bigint, permissions: Permissions, opts: KeyOptions = {}) {
   const { expiration = 0n, balance = 0n, name = "key", description = "" } = opts;
-  await (await c.setUsageApiKey(account, keyHash, expiration, balance, name, description, permissions, await proofFor(c, account, keyHash))).wait();
+  const relayed = await c.isApiPayer(await (c.runner as Signer).getAddress());
+  if (relayed && (await c.resolveApiKey(keyHash)).apiKeyHash === 0n) await authorize(c, account, keyHash);
+  await (await c.setUsageApiKey(account, keyHash, expiration, balance, name, description, ...flat(permissions))).wait();
 }
 
 /**
@@ -139,10 +143,10 @@ export async function managedAccountScenario() {
   const relay = config.connect(payer);
   const account = await createManagedAccount(config, payer, ACCOUNT_KEY, admin.address);
   const pkp = await registerWallet(relay, account, 1);
-  await (await relay.addAction(account, cidHash(1), "action 1", "action 1 description")).wait();
+  await (await relay.addAction(account, "action 1", "action 1 description", cidHash(1))).wait();
   const group1 = await addGroup(relay, account, "group 1", [pkp], [cidHash(1)]);
   const group2 = await addGroup(relay, account, "group 2", [pkp], [cidHash(2)]);
-  const usageKey = usageKeyOf(USAGE_KEY);
+  const usageKey = hashOf(USAGE_KEY);
   await setUsageKey(relay, account, usageKey, perms({ executeInGroups: [group1] }), { name: "runner" });
   return { ...deployment, relay, admin, stranger, wallet, wallet2, account, pkp, group1, group2, usageKey };
 }
@@ -154,16 +158,17 @@ export function everyWrite(c: AccountConfig, actor: bigint, t: WriteTargets): [s
   return [
     ["addGroup", () => c.addGroup(actor, "new group", "", [], [])],
     ["updateGroup", () => c.updateGroup(actor, t.group, "renamed", "", [], [])],
+    ["updateGroupMetadata", () => c.updateGroupMetadata(actor, t.group, "renamed", "")],
     ["removeGroup", () => c.removeGroup(actor, t.group)],
     ["addPkpToGroup", () => c.addPkpToGroup(actor, t.group, t.pkp)],
     ["removePkpFromGroup", () => c.removePkpFromGroup(actor, t.group, t.pkp)],
     ["addActionToGroup", () => c.addActionToGroup(actor, t.group, t.cid)],
     ["removeActionFromGroup", () => c.removeActionFromGroup(actor, t.group, t.cid)],
     ["registerWalletDerivation", () => c.registerWalletDerivation(actor, pkpAddress(999), 999n, "w", "")],
-    ["addAction", () => c.addAction(actor, t.cid, "a", "")],
-    ["updateActionMetadata", () => c.updateActionMetadata(actor, t.cid, "a", "")],
+    ["addAction", () => c.addAction(actor, "a", "", t.cid)],
+    ["updateActionMetadata", () => c.updateActionMetadata(actor, t.cid, 0n, "a", "")],
     ["removeAction", () => c.removeAction(actor, t.cid)],
-    ["setUsageApiKey", async () => c.setUsageApiKey(actor, usageKeyOf("yet another usage key"), 0n, 0n, "k", "", perms(), await proofFor(c, actor, usageKeyOf("yet another usage key")))],
+    ["setUsageApiKey", () => c.setUsageApiKey(actor, hashOf("yet another usage key"), 0n, 0n, "k", "", ...flat(perms()))],
     ["updateUsageApiKeyMetadata", () => c.updateUsageApiKeyMetadata(actor, t.usageKey, "n", "d")],
     ["removeUsageApiKey", () => c.removeUsageApiKey(actor, t.usageKey)],
     ["transferAccountOwnership", () => c.transferAccountOwnership(actor, t.newAdmin)],

@@ -28,7 +28,7 @@ const emptyKey = (): KeyInput => ({
 const fromRow = (k: UsageKey): KeyInput => ({
   name: k.name,
   description: k.description,
-  expiration: k.expiration,
+  expiration: Number(k.expiration),
   can_create_groups: k.can_create_groups,
   can_delete_groups: k.can_delete_groups,
   can_create_pkps: k.can_create_pkps,
@@ -147,7 +147,7 @@ export function KeysView({ backend }: { backend: Backend }) {
             <td>{k.name}</td>
             <td class="mono" title={k.id}>{short(k.id)}</td>
             <td>{groupsText(k.execute_in_groups, groups.data ?? [])}</td>
-            <td>{k.expiration ? new Date(k.expiration * 1000).toISOString().slice(0, 16).replace("T", " ") : "never"}</td>
+            <td>{k.expiration !== "0" ? new Date(Number(k.expiration) * 1000).toISOString().slice(0, 16).replace("T", " ") : "never"}</td>
             <td class="actions">
               <button type="button" onClick={() => open(k)}>Edit</button>
               <button type="button" class="danger" disabled={act.busy} onClick={() => remove(k)}>Remove</button>
