@@ -27,7 +27,6 @@ export const WRITE_ERRORS: ErrorCode[] = [
   "already_exists",
   "write_rejected",
   "write_too_large",
-  "write_queue_full",
   "chain_unavailable",
   "payer_not_authorized",
   "chain_timeout",
