@@ -1,6 +1,7 @@
 /**
- * One action run inside the sandbox process: a fresh QuickJS runtime + context (nothing survives between
- * runs), limits, the guest API, and the loop that drives promises until the action settles.
+ * One action run inside the sandbox process: a fresh QuickJS context (the warm context's memory as
+ * it was before any run, context.ts), limits, the guest API, and the loop that drives promises
+ * until the action settles.
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
 import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "../wire/bounds";
@@ -100,7 +101,7 @@ export class ActionRun implements GuestHost {
     const state = ctx.getPromiseState(target);
     if (state.type === "fulfilled" && state.notAPromise) {
       target.dispose();
-      const lookup = ctx.evalCode('typeof main === "function" ? main : undefined', "vesta:main", { type: "global" });
+      const lookup = ctx.callFunction(this.fresh.api.findMain, ctx.undefined);
       if (lookup.error) return this.finishThrown(lookup.error);
       target = lookup.value;
       if (ctx.typeof(target) === "undefined") return target.dispose();
@@ -178,6 +179,8 @@ export class ActionRun implements GuestHost {
    * must not reach the main thread).
    */
   call(op: string, argsJson: string): QuickJSHandle {
+    // Nothing of a run that is over may reach the host (its result is sent; a later message would be another run's).
+    if (this.finished) throw new Error("the run is over");
     if (op.length > MAX_OP_CHARS) throw new TypeError("unknown host operation");
     if (argsJson.length > hostMessageChars(this.limits)) throw new RangeError(`${op}: the arguments are too large`);
     const deferred = this.ctx.newPromise();
@@ -310,8 +313,9 @@ export class ActionRun implements GuestHost {
   }
 
   /**
-   * Frees every handle, the context and the runtime, after the result is sent (never after a
-   * crash); false when QuickJS could not be freed cleanly (e.g. it leaked an object).
+   * Frees every handle the run made, after the result is sent (never after a crash), before the
+   * warm context's memory is put back (context.ts): none may be used or freed after that; false
+   * when QuickJS could not free them.
    */
   release(): boolean {
     try {
@@ -320,10 +324,7 @@ export class ActionRun implements GuestHost {
       this.calls.clear();
       for (const deferred of this.local) deferred.dispose();
       this.local.clear();
-      this.fresh.api.dispose();
       this.settled?.dispose();
-      this.ctx.dispose();
-      this.fresh.rt.dispose();
       return true;
     } catch {
       return false;
