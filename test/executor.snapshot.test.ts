@@ -8,7 +8,7 @@ import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
 import { WarmContext } from "../executor/sandbox/process/context";
 import { readGuestSources } from "../executor/sandbox/process/guest-bindings";
 import { ActionRun } from "../executor/sandbox/process/run";
-import { heapTop, layoutOf } from "../executor/sandbox/process/snapshot";
+import { heapTop, layoutOf, staticEnd } from "../executor/sandbox/process/snapshot";
 import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits } from "../executor/sandbox/types";
 
 const limitsWith = (overrides: Partial<RunLimits> = {}): RunLimits => ({ ...DEFAULT_LIMITS, timeoutMs: 10_000, ...overrides });
@@ -145,6 +145,11 @@ describe("every run starts from the warm context's copy (issue 18)", function ()
       const top = heapTop((qjs as unknown as { module: Parameters<typeof heapTop>[0] }).module, layout, memory);
       expect(top - layout.stackTop).to.be.within(64 * 1024, 1024 * 1024); // the heap of one runtime and context
       expect(layout.stackTop - layout.dataEnd).to.be.at.least(1024 * 1024);
+      // The static data copied ends where the untouched stack starts, right past the data segments and
+      // a small bss: a build whose bss held 64 KB of zeros before more data would fail here first.
+      const fresh = new WebAssembly.Memory({ initial: 256, maximum: 16384 });
+      await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: fresh, wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) }));
+      expect(staticEnd(fresh, layout) - layout.dataEnd).to.be.within(64 * 1024, 64 * 1024 + 16 * 1024);
       // A corrupt size field (the walk does not land on the top) is refused.
       const view = new DataView(memory.buffer);
       const firstHead = view.getUint32(layout.stackTop + 4, true);
