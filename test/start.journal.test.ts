@@ -84,6 +84,7 @@ describe("npm start's chain journal (scripts/start)", function () {
       await a.rpc("evm_mine");
       await a.rpc("evm_increaseTime", [3_600]);
       await a.rpc("evm_mine");
+      await a.rpc("hardhat_mine", ["0x3", "0x10"]);
       await a.rpc("hardhat_setBalance", [wallet(7).address, "0x1234"]);
       await a.rpc("hardhat_setStorageAt", [contract, "0x1", `0x${"ab".repeat(32)}`]);
       await a.chain.provider.record(DEPLOYMENT);
@@ -139,6 +140,35 @@ describe("npm start's chain journal (scripts/start)", function () {
       const now = Number(await b.rpc("eth_blockNumber"));
       expect(now).to.be.greaterThan(head);
       expect(records().filter((r) => r.k === "block").at(-1)).to.deep.include({ n: now });
+    });
+  });
+
+  describe("visibility", function () {
+    it("shows no block to a reader or a subscriber before it is on disk", async () => {
+      const a = await start();
+      const seen: unknown[] = [];
+      a.p.on("notification", (n: unknown) => void seen.push(n));
+      await a.rpc("eth_subscribe", ["newHeads"]);
+      // Hold the journal's disk write: the change is done in the node, not yet on disk.
+      const journal = (a.chain.provider as unknown as { journal: { append: (f: Buffer[]) => Promise<void> } }).journal;
+      const append = journal.append.bind(journal);
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      journal.append = async (f) => (await gate, append(f));
+      const done: string[] = [];
+      const mined = a.rpc("evm_mine").then(() => done.push("mine"));
+      const read = a.rpc("eth_blockNumber").then((n: string) => (done.push("read"), n));
+      try {
+        await new Promise((r) => setTimeout(r, 300));
+        expect(done, "nothing answered before the disk write").to.deep.equal([]);
+        expect(seen, "no notification before the disk write").to.deep.equal([]);
+      } finally {
+        release();
+      }
+      expect(await read).to.equal("0x1");
+      await mined;
+      expect(done).to.deep.equal(["mine", "read"]);
+      expect(seen).to.have.length(1);
     });
   });
 

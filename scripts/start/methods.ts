@@ -1,3 +1,5 @@
+import { InvalidInputError } from "hardhat/internal/core/providers/errors";
+
 /** Which JSON-RPC methods of the local chain are journaled, replayed or refused (durableProvider.ts, replay.ts). */
 
 /**
@@ -37,4 +39,32 @@ export type MiningInterval = number | [number, number];
 
 export function intervalMs(i: MiningInterval): number {
   return Array.isArray(i) ? i[0] + Math.floor(Math.random() * (i[1] - i[0] + 1)) : i;
+}
+
+/** Settings that only move the clock or the node's logging: nothing to replay (block timestamps are journaled). */
+const PASS_SETTERS = new Set(["evm_setNextBlockTimestamp", "hardhat_setLoggingEnabled", "hardhat_setLedgerOutputEnabled"]);
+
+/** Why `method` is refused, or undefined; a setter this list does not know is refused (default deny). */
+export function refusal(method: string): string | undefined {
+  if (REFUSED[method]) return REFUSED[method];
+  if (/^(hardhat|evm)_set/.test(method) && !REPLAYED_SETTERS.has(method) && !PASS_SETTERS.has(method)) return "it is not journaled";
+  return undefined;
+}
+
+/** hardhat_mine's block count (a quantity, 1 when absent); anything unreadable counts as too many. */
+export function mineCount(v: unknown): number {
+  if (v === undefined || v === null) return 1;
+  try {
+    return Number(BigInt(v as string));
+  } catch {
+    return Infinity;
+  }
+}
+
+/** evm_setIntervalMining's argument, checked. */
+export function checkInterval(v: unknown): MiningInterval {
+  const ok = (n: unknown) => typeof n === "number" && Number.isInteger(n) && n >= 0;
+  if (v === false || v === null) return 0;
+  if (ok(v) || (Array.isArray(v) && v.length === 2 && ok(v[0]) && ok(v[1]) && v[0] <= v[1])) return v as MiningInterval;
+  throw new InvalidInputError("evm_setIntervalMining takes a number of milliseconds (0: off) or [min, max]");
 }
