@@ -60,6 +60,8 @@ describe("npm start's chain journal (scripts/start)", function () {
     return { chain, p, rpc: (method: string, params: unknown[] = []) => p.request({ method, params }) as Promise<any> };
   }
   const records = () => readJournal(journalPath(dir)).records as JournalRecord[];
+  /** As if the process holding the data directory had been killed: its lock names a process that is gone. */
+  const killed = () => fs.writeFileSync(path.join(path.dirname(journalPath(dir)), "lock"), "999999999");
   async function signed(rpc: (m: string, p?: unknown[]) => Promise<any>, from: Wallet | HDNodeWallet, to: string, value: bigint): Promise<string> {
     const nonce = Number(await rpc("eth_getTransactionCount", [from.address, "pending"]));
     return from.signTransaction(Transaction.from({ type: 2, chainId: 31337, nonce, to, value, gasLimit: 21_000, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n }));
@@ -105,7 +107,8 @@ describe("npm start's chain journal (scripts/start)", function () {
       const before = await state(a.rpc);
       expect(before).to.deep.include({ answer: `0x${"2a".padStart(64, "0")}`, automine: false, pending: null });
 
-      // A second node on the same directory, while the first still runs (as after a kill -9: nothing more is written by it).
+      // A second node on the same directory, the first left as it was (as after a kill -9: nothing more is written by it).
+      killed();
       const b = await start();
       expect(await state(b.rpc)).to.deep.equal(before);
       expect(b.chain.deployment).to.deep.equal(DEPLOYMENT);
@@ -116,6 +119,7 @@ describe("npm start's chain journal (scripts/start)", function () {
       // It goes on where the first left off, and is journaled in turn.
       await b.rpc("evm_mine");
       expect((await b.rpc("eth_getTransactionByHash", [pending])).blockNumber).to.equal(`0x${(Number(before.latest.number) + 1).toString(16)}`);
+      killed();
       const c = await start();
       expect(await c.rpc("eth_getBlockByNumber", ["latest", false])).to.deep.equal(await b.rpc("eth_getBlockByNumber", ["latest", false]));
     });
@@ -201,6 +205,7 @@ describe("npm start's chain journal (scripts/start)", function () {
     it("stops on a chain with another genesis, naming both", async () => {
       const a = await start();
       await a.chain.provider.record(DEPLOYMENT);
+      await a.chain.close();
       const err = await start({ chainId: 1337 }).catch((e: Error) => e);
       expect(err).to.be.instanceOf(JournalError);
       expect((err as Error).message).to.match(/was written by another chain \(chain id 31337, genesis 0x[0-9a-f]{64}; this one: chain id 1337, genesis 0x[0-9a-f]{64}\)/);
@@ -211,10 +216,25 @@ describe("npm start's chain journal (scripts/start)", function () {
       await a.rpc("evm_mine");
       await a.rpc("evm_mine");
       await a.chain.provider.record(DEPLOYMENT);
+      await a.chain.close();
       const recs = records().map((r) => (r.k === "block" && r.n === 2 ? { ...r, ts: r.ts + 1 } : r));
       fs.writeFileSync(journalPath(dir), Buffer.concat([Buffer.from("VESTA-CHAIN-JOURNAL 1\n"), ...recs.map(frame)]));
       const err = await start().catch((e: Error) => e);
       expect((err as Error).message).to.match(/does not match this chain: block 2 replays as block 2 with hash 0x[0-9a-f]{64}, not 0x[0-9a-f]{64}; move the data directory away/);
+    });
+
+    it("refuses a data directory another live process holds, and takes over one whose holder is gone", async () => {
+      const a = await start();
+      await a.chain.provider.record(DEPLOYMENT);
+      const lock = path.join(path.dirname(journalPath(dir)), "lock");
+      const bytes = fs.readFileSync(journalPath(dir));
+      const err = await start().catch((e: Error) => e);
+      expect((err as Error).message).to.equal(`${dir} is in use by another npm start (pid ${process.pid}): stop it, or set VESTA_DATA_DIR to another directory (if no such process runs, remove ${lock})`);
+      expect(fs.readFileSync(journalPath(dir)).equals(bytes), "journal untouched").to.equal(true);
+      killed();
+      const b = await start();
+      expect(b.chain.deployment).to.deep.equal(DEPLOYMENT);
+      expect(fs.readFileSync(lock, "utf8")).to.equal(String(process.pid));
     });
 
     it("stops when off-chain state is there without its chain journal", async () => {

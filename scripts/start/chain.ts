@@ -12,7 +12,7 @@ import { frame, JournalError, JournalFile, readJournal } from "./journal";
 import { DurableProvider } from "./durableProvider";
 import { replay, type Replayed } from "./replay";
 import type { DeploymentRecord, GenesisRecord, JournalRecord, Request } from "./records";
-import { offChainState } from "./dataDir";
+import { lockDataDir, offChainState } from "./dataDir";
 
 export const journalPath = (dataDir: string): string => path.join(dataDir, "chain", "journal");
 
@@ -26,6 +26,16 @@ export type DurableChain = {
 
 export async function openDurableChain(hre: HardhatRuntimeEnvironment, dataDir: string, log: (line: string) => void): Promise<DurableChain> {
   const file = journalPath(dataDir);
+  const unlock = lockDataDir(path.join(path.dirname(file), "lock"), dataDir);
+  try {
+    return await open(hre, dataDir, file, unlock, log);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+async function open(hre: HardhatRuntimeEnvironment, dataDir: string, file: string, unlock: () => void, log: (line: string) => void): Promise<DurableChain> {
   const net = hre.network.config as HardhatNetworkConfig;
   const { auto: automine, interval } = net.mining;
   net.mining = { ...net.mining, interval: 0 }; // the durable provider mines on the interval itself, through the journal
@@ -68,5 +78,5 @@ export async function openDurableChain(hre: HardhatRuntimeEnvironment, dataDir: 
   }
   const provider = new DurableProvider(inner, journal, replayed?.head ?? 0, replayed?.interval ?? interval, (err) => log(`CHAIN JOURNAL FAILURE: ${err.message}`));
   hre.network.provider = new BackwardsCompatibilityProviderAdapter(provider) as unknown as EthereumProvider;
-  return { provider, deployment: replayed?.deployment, replayed, close: () => provider.close() };
+  return { provider, deployment: replayed?.deployment, replayed, close: () => provider.close().finally(unlock) };
 }

@@ -56,3 +56,34 @@ export function writeFileAtomic(file: string, text: string): void {
   fs.renameSync(tmp, file);
   syncDir(path.dirname(file));
 }
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/**
+ * Takes `lockFile` for this process (its pid inside), or refuses while a live process holds it:
+ * two chains appending to one journal would corrupt it. A lock left by a process that is gone
+ * (a `kill -9`) is taken over. Returns the release.
+ */
+export function lockDataDir(lockFile: string, dataDir: string): () => void {
+  fs.mkdirSync(path.dirname(lockFile), { recursive: true });
+  for (;;) {
+    try {
+      fs.writeFileSync(lockFile, String(process.pid), { flag: "wx" });
+      return () => fs.rmSync(lockFile, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    const pid = Number(fs.readFileSync(lockFile, "utf8"));
+    if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+      throw new JournalError(`${dataDir} is in use by another npm start (pid ${pid}): stop it, or set VESTA_DATA_DIR to another directory (if no such process runs, remove ${lockFile})`);
+    }
+    fs.rmSync(lockFile, { force: true }); // its process is gone
+  }
+}
