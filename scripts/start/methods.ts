@@ -63,8 +63,8 @@ export function mineCount(v: unknown): number {
 
 /** evm_setIntervalMining's argument, checked. */
 export function checkInterval(v: unknown): MiningInterval {
-  const ok = (n: unknown) => typeof n === "number" && Number.isInteger(n) && n >= 0;
+  const ms = (n: unknown, least: number) => typeof n === "number" && Number.isInteger(n) && n >= least;
   if (v === false || v === null) return 0;
-  if (ok(v) || (Array.isArray(v) && v.length === 2 && ok(v[0]) && ok(v[1]) && v[0] <= v[1])) return v as MiningInterval;
-  throw new InvalidInputError("evm_setIntervalMining takes a number of milliseconds (0: off) or [min, max]");
+  if (ms(v, 0) || (Array.isArray(v) && v.length === 2 && ms(v[0], 1) && ms(v[1], 1) && v[0] <= v[1])) return v as MiningInterval;
+  throw new InvalidInputError("evm_setIntervalMining takes a number of milliseconds (0: off) or [min, max] with 1 <= min <= max");
 }

@@ -17,6 +17,7 @@ export const DEFAULT_BACKOFF: Backoff = { firstMs: 1_000, maxMs: 30_000, stableM
 /** How long a child may take to stop on SIGTERM before it is killed. */
 const STOP_GRACE_MS = 10_000;
 
+/** `entry`: the child's script, relative to this folder (or absolute). */
 export type ChildSpec = { name: string; entry: string; env: NodeJS.ProcessEnv };
 type Ready = { type: "ready"; url: string };
 
@@ -43,7 +44,7 @@ export class Supervised {
   }
 
   private spawn(first: boolean): Promise<string> {
-    const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", path.join(__dirname, this.spec.entry)], {
+    const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", path.resolve(__dirname, this.spec.entry)], {
       env: this.spec.env,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
