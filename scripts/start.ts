@@ -65,10 +65,9 @@ async function main() {
     const triggers = new Supervised({ name: "triggers service", entry: "triggersChild.ts", env: envs.triggers }, log);
     stops.unshift(() => relayer.stop());
     stops.unshift(() => triggers.stop());
-    log("starting the relayer ...");
-    await relayer.start();
-    log("starting the triggers service ...");
-    await triggers.start();
+    // Side by side: the triggers service needs the relayer only when it runs something.
+    log("starting the relayer and the triggers service ...");
+    await Promise.all([relayer.start(), triggers.start()]);
 
     const api = `${envs.relayerUrl}/core/v1`;
     const created = await fetch(`${api}/new_account`, {

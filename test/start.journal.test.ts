@@ -190,6 +190,7 @@ describe("npm start's chain journal (scripts/start)", function () {
         ["hardhat_mine", ["0x3e9"], "hardhat_mine journals every block it mines: at most 1000 in one call"],
         ["hardhat_mine", ["0xnope"], "hardhat_mine journals every block it mines: at most 1000 in one call"],
         ["hardhat_setFutureThing", [1], "hardhat_setFutureThing is not available on npm start's durable chain: it is not journaled"],
+        ["hardhat_setCode", [wallet(5).address, `0x${"00".repeat(17_000_000)}`], "hardhat_setCode's parameters are too large to journal (at most 33554432 bytes as JSON)"],
       ];
       for (const [method, params, message] of refused) {
         let err: Error | undefined;

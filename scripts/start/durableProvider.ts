@@ -11,7 +11,7 @@
 import type { EIP1193Provider, RequestArguments } from "hardhat/types";
 import { ProviderWrapper } from "hardhat/internal/core/providers/wrapper";
 import { InvalidInputError } from "hardhat/internal/core/providers/errors";
-import { frame, type JournalFile } from "./journal";
+import { frame, MAX_RECORD_BYTES, type JournalFile } from "./journal";
 import { blockRecords, rawFromRpc, txHash, type JournalRecord, type Request } from "./records";
 import { checkInterval, intervalMs, mineCount, MAX_MINE_BLOCKS, type MiningInterval, refusal, REPLAYED_SETTERS } from "./methods";
 import { RwLock } from "./rwLock";
@@ -52,6 +52,9 @@ export class DurableProvider extends ProviderWrapper {
     if (refused) throw new InvalidInputError(`${args.method} is not available on npm start's durable chain: ${refused}`);
     if (args.method === "hardhat_mine" && mineCount(params[0]) > MAX_MINE_BLOCKS) {
       throw new InvalidInputError(`hardhat_mine journals every block it mines: at most ${MAX_MINE_BLOCKS} in one call on npm start's durable chain`);
+    }
+    if (REPLAYED_SETTERS.has(args.method) && Buffer.byteLength(JSON.stringify(params)) > MAX_RECORD_BYTES / 2) {
+      throw new InvalidInputError(`${args.method}'s parameters are too large to journal (at most ${MAX_RECORD_BYTES / 2} bytes as JSON)`);
     }
     if (CHANGES.has(args.method)) return this.change(args.method, params);
     return this.lock.read(() => this._wrappedProvider.request(args));

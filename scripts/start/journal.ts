@@ -19,6 +19,7 @@ export class JournalError extends Error {}
 
 export function frame(payload: unknown): Buffer {
   const body = Buffer.from(JSON.stringify(payload));
+  if (body.length > MAX_RECORD_BYTES) throw new JournalError(`a journal record of ${body.length} bytes is larger than ${MAX_RECORD_BYTES}`);
   const head = Buffer.alloc(HEADER);
   head.writeUInt32BE(body.length, 0);
   head.writeUInt32BE(crc32(body), 4);
@@ -56,7 +57,10 @@ export function readJournal(file: string): ReadResult {
     }
     // A torn write is the last thing in the file: cut short, or followed by nothing but zeros.
     if (rest < HEADER || end >= buf.length || allZero(buf.subarray(whole ? end : at))) break;
-    throw new JournalError(`${file} is corrupt at byte ${at} (record ${records.length + 1}: bad length or checksum, with data after it): not a torn last write`);
+    throw new JournalError(
+      `${file} is corrupt at byte ${at} (record ${records.length + 1}: bad length or checksum, with data after it): not a torn last write. ` +
+        "It cannot be repaired here: keep a copy and move the data directory away to start a new chain",
+    );
   }
   return { records, goodBytes: at, tornBytes: buf.length - at };
 }
