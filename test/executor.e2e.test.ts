@@ -4,9 +4,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { ethers } from "hardhat";
 import { keccak256, toUtf8Bytes, verifyMessage, Wallet } from "ethers";
-import { buildSync } from "esbuild";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { countingServer } from "./helpers/network";
+import { JS_HEADERS, zodBundle } from "./helpers/cdn";
 import { hashOf } from "./helpers/accountConfig";
 import { computeCid } from "../executor/cid";
 import { deriveWallet, paths } from "../executor/keys/provider";
@@ -51,9 +51,9 @@ async function directAdmin(stack: Stack, apiKey: string) {
 
 /** A loopback CDN serving zod (bundled from node_modules) as jsDelivr serves zod@3.22.4/+esm. */
 async function zodCdn() {
-  const zod = buildSync({ entryPoints: [path.join(__dirname, "..", "node_modules", "zod", "v3", "index.js")], bundle: true, format: "esm", minify: true, write: false, logLevel: "silent" }).outputFiles[0].text;
+  const zod = zodBundle();
   const server = await countingServer((req, res) => {
-    if (req.url === "/npm/zod@3.22.4/+esm") return res.writeHead(200, { "content-type": "application/javascript; charset=utf-8" }).end(zod);
+    if (req.url === "/npm/zod@3.22.4/+esm") return res.writeHead(200, JS_HEADERS).end(zod);
     res.writeHead(404).end();
   });
   return { ...server, zod, base: `http://127.0.0.1:${server.port}/npm/` };

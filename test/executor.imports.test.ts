@@ -1,22 +1,15 @@
 import crypto from "node:crypto";
 import http from "node:http";
-import path from "node:path";
 import { expect } from "chai";
-import { buildSync } from "esbuild";
 import { SandboxPool } from "../executor/sandbox/host/pool";
 import { ModuleFetcher, type ImportConfig } from "../executor/sandbox/host/modules";
 import { MAX_IMPORT_DEPTH, MAX_MODULES_PER_RUN, resolveImport, type ImportSource } from "../executor/sandbox/imports";
 import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits, type RunResult } from "../executor/sandbox/types";
+import { countCall, toHostCall, type CallCounts } from "../executor/sandbox/host/call-checks";
 import { countingServer, stubResolver } from "./helpers/network";
+import { JS_HEADERS as JS, zodBundle } from "./helpers/cdn";
 
 const sri = (bytes: string | Buffer, alg = "sha384") => `${alg}-${crypto.createHash(alg).update(bytes).digest("base64")}`;
-const JS = { "content-type": "application/javascript; charset=utf-8" };
-
-/** zod, from node_modules, bundled as a CDN would serve it: one ES module. */
-function zodBundle(): string {
-  const out = buildSync({ entryPoints: [path.join(__dirname, "..", "node_modules", "zod", "v3", "index.js")], bundle: true, format: "esm", minify: true, write: false, platform: "neutral", logLevel: "silent" });
-  return out.outputFiles[0].text;
-}
 
 /**
  * A CDN double on loopback: each path answers a module (or a failure), and every request is
@@ -171,6 +164,12 @@ describe("executor sandbox: imports from the CDN", function () {
       const bad = await run("// export this later\nasync function main() { return 1 +; }");
       expect(bad.error?.message).to.equal("SyntaxError: unexpected token in expression: ';'");
       expect(bad.error?.stack).to.include("action.js:2:");
+    });
+
+    it("an import of a name the module does not export fails the run before the action runs", async () => {
+      const r = await run('console.log("ran"); import { nope } from "b@1.0.0"; async function main() { return 1 }');
+      failed(r, `SyntaxError: Could not find export 'nope' in module '${cdn.base}b@1.0.0/+esm'`);
+      expect(r.logs).to.not.include("ran");
     });
 
     it("a module's syntax error is reported where it is, before anything is fetched", async () => {
@@ -339,6 +338,32 @@ describe("executor sandbox: imports from the CDN", function () {
       const literal = await newFetcher().load(`${cdn.base}b@1.0.0/+esm`, [], Date.now() + 2000);
       expect(literal.bytes.toString()).to.equal('export const b = "b";');
     });
+  });
+});
+
+describe("import host calls: the relayer's own checks (a sandbox that skips its own)", function () {
+  const limits = { ...DEFAULT_LIMITS, maxFetches: 1000 };
+  it(`counts each import as a fetch and refuses module ${MAX_MODULES_PER_RUN + 1} of a run`, () => {
+    const counts: CallCounts = { total: 0, keys: 0, fetches: 0, imports: 0 };
+    const call = toHostCall("import", { url: "https://cdn.jsdelivr.net/npm/a@1.0.0/+esm" }, "Qm", limits);
+    for (let i = 0; i < MAX_MODULES_PER_RUN; i++) expect(countCall(call, counts, limits)).to.equal(undefined);
+    expect(countCall(call, counts, limits)).to.equal("maxImports");
+    expect(counts).to.deep.equal({ total: MAX_MODULES_PER_RUN, keys: 0, fetches: MAX_MODULES_PER_RUN, imports: MAX_MODULES_PER_RUN });
+    const few = { ...limits, maxFetches: 2 };
+    const fresh: CallCounts = { total: 0, keys: 0, fetches: 0, imports: 0 };
+    countCall(call, fresh, few);
+    countCall({ op: "fetch", url: "https://x.test/", method: "GET", headers: {} }, fresh, few);
+    expect(countCall(call, fresh, few)).to.equal("maxFetches");
+  });
+
+  it("refuses an import call whose pins are not pins, or too many of them", () => {
+    const url = "https://cdn.jsdelivr.net/npm/a@1.0.0/+esm";
+    const pin = `sha384-${"A".repeat(64)}`;
+    expect(toHostCall("import", { url, integrity: [pin] }, "Qm", limits)).to.deep.equal({ op: "import", url, integrity: [pin] });
+    for (const integrity of [["sha384-short"], [1], "sha384-x", Array(9).fill(pin)]) {
+      expect(() => toHostCall("import", { url, integrity }, "Qm", limits)).to.throw("import: integrity must be a list of at most 8 pins");
+    }
+    expect(() => toHostCall("import", { url: "x".repeat(2049) }, "Qm", limits)).to.throw("url is longer than 2048 characters");
   });
 });
 
