@@ -119,6 +119,19 @@ describe("executor sandbox: imports from the CDN", function () {
       expect(r.imports).to.deep.equal([url]);
     });
 
+    it("Chipotle's own import test (lit-actions/tests/it.rs, import_rewrite_cdn) runs unchanged", async () => {
+      const code = `import { z } from "zod@3.22.4/+esm";
+
+async function main() {
+    const schema = z.string();
+    const result = schema.safeParse("hello");
+    Lit.Actions.setResponse({ response: String(result.success) });
+}
+`;
+      const r = await run(code);
+      expect([r.hasError, r.response], r.logs).to.deep.equal([false, true]);
+    });
+
     it("fetches a module once for every run (the relayer's cache), each run still counting it", async () => {
       const modules = newFetcher();
       const before = cdn.hits.get("/npm/zod@3.22.4/+esm") ?? 0;
@@ -372,6 +385,7 @@ describe("import specifiers (sandbox/imports.ts)", function () {
   it("resolves as Chipotle's loader does", () => {
     const cases: [string, string, string][] = [
       ["zod@3.22.4", "action.js", "https://cdn.jsdelivr.net/npm/zod@3.22.4/+esm"],
+      ["zod@3.22.4/+esm", "action.js", "https://cdn.jsdelivr.net/npm/zod@3.22.4/+esm"],
       ["@scope/pkg@2.0.0", "action.js", "https://cdn.jsdelivr.net/npm/@scope/pkg@2.0.0/+esm"],
       ["date-fns@3.6.0/esm/index.js", "action.js", "https://cdn.jsdelivr.net/npm/date-fns@3.6.0/esm/index.js"],
       ["pkg@1.0.0/dist/./../dist/index.js", "action.js", "https://cdn.jsdelivr.net/npm/pkg@1.0.0/dist/index.js"],
