@@ -6,6 +6,7 @@ import { ModuleFetcher, type ImportConfig } from "../executor/sandbox/host/modul
 import { MAX_IMPORT_DEPTH, MAX_MODULES_PER_RUN, resolveImport, type ImportSource } from "../executor/sandbox/imports";
 import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits, type RunResult } from "../executor/sandbox/types";
 import { countCall, toHostCall, type CallCounts } from "../executor/sandbox/host/call-checks";
+import { ModuleCache } from "../executor/sandbox/host/module-cache";
 import { countingServer, stubResolver } from "./helpers/network";
 import { JS_HEADERS as JS, zodBundle } from "./helpers/cdn";
 
@@ -377,6 +378,26 @@ describe("import host calls: the relayer's own checks (a sandbox that skips its 
       expect(() => toHostCall("import", { url, integrity }, "Qm", limits)).to.throw("import: integrity must be a list of at most 8 pins");
     }
     expect(() => toHostCall("import", { url: "x".repeat(2049) }, "Qm", limits)).to.throw("url is longer than 2048 characters");
+  });
+});
+
+describe("the relayer's module cache", function () {
+  const mod = (url: string, text: string) => ({ url, hash: sri(text), bytes: Buffer.from(text) });
+  it("is bounded in entries and bytes, least recently used dropped first; found by URL and by content hash", () => {
+    const cache = new ModuleCache(10, 2);
+    cache.put(mod("u1", "aaaa"));
+    cache.put(mod("u2", "bbbb"));
+    expect(cache.get("u1")?.bytes.toString()).to.equal("aaaa"); // u1 now the most recently used
+    cache.put(mod("u3", "cccc")); // 3 entries > 2: u2 goes
+    expect([cache.get("u2"), cache.withHash(sri("bbbb"))]).to.deep.equal([undefined, undefined]);
+    expect(cache.stats()).to.deep.equal({ entries: 2, bytes: 8 });
+    cache.put(mod("u4", "dddddd")); // 14 bytes > 10: u1 (the least recently used) goes
+    expect([cache.get("u1"), cache.stats()]).to.deep.equal([undefined, { entries: 2, bytes: 10 }]);
+    expect(cache.withHash(sri("dddddd"))?.url).to.equal("u4");
+    cache.put(mod("u5", "x".repeat(11))); // larger than the whole cache: not kept, nothing dropped
+    expect([cache.get("u5"), cache.stats()]).to.deep.equal([undefined, { entries: 2, bytes: 10 }]);
+    cache.put(mod("u4", "eeee")); // what the CDN answers now for u4 replaces what it answered before
+    expect([cache.withHash(sri("dddddd")), cache.get("u4")?.bytes.toString(), cache.stats()]).to.deep.equal([undefined, "eeee", { entries: 2, bytes: 8 }]);
   });
 });
 
