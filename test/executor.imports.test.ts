@@ -204,6 +204,13 @@ async function main() {
       const r = await run(`console.log("the action ran"); import { b } from "b@1.0.0#${wrong}"; async function main() { return b }`);
       failed(r, `TypeError: import: integrity check failed for ${cdn.base}b@1.0.0/+esm: the import pins ${wrong}, the CDN served ${sri('export const b = "b";')}`);
       expect(r.logs).to.not.include("the action ran");
+      // a sha256 or sha512 pin is checked by the sandbox process (the relayer compares only SHA-384 pins, with the hash it keeps)
+      const wrong256 = sri("export const b = 'evil';", "sha256");
+      const r256 = await run(`import { b } from "b@1.0.0#${wrong256}"; async function main() { return b }`);
+      failed(r256, `TypeError: import: integrity check failed for ${cdn.base}b@1.0.0/+esm: the import pins ${wrong256}, the module is ${sri('export const b = "b";')}`);
+      // two pins of one module must both hold; a second import's pin is checked against the bytes already here
+      const both = await run(`import { b } from "b@1.0.0#${sri('export const b = "b";', "sha512")}"; import { b as c } from "b@1.0.0#${wrong256}"; async function main() { return b }`);
+      failed(both, /integrity check failed/);
     });
 
     it("a pin that is not one is refused before anything is fetched", async () => {

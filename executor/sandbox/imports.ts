@@ -53,10 +53,16 @@ export function isPin(pin: string): boolean {
   return m !== null && m[2].length === DIGEST_B64_CHARS[m[1]];
 }
 
-/** Whether `bytes` are what `pin` names. */
-export function pinMatches(pin: string, bytes: Uint8Array): boolean {
-  const m = PIN.exec(pin);
-  return m !== null && createHash(m[1]).update(bytes).digest("base64") === m[2];
+/** Whether `bytes` are what a pin names; each algorithm's digest of `bytes` is computed once, however many pins are checked. */
+export function pinChecker(bytes: Uint8Array): (pin: string) => boolean {
+  const digests = new Map<string, string>();
+  return (pin) => {
+    const m = PIN.exec(pin);
+    if (!m) return false;
+    let digest = digests.get(m[1]);
+    if (digest === undefined) digests.set(m[1], (digest = createHash(m[1]).update(bytes).digest("base64")));
+    return digest === m[2];
+  };
 }
 
 /** The SHA-384 integrity string of `bytes`, as Chipotle's showImportDetails() reports it. */

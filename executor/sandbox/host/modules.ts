@@ -5,8 +5,8 @@
  * content type, UTF-8, at most `maxModuleBytes`, within a fixed timeout, through the egress policy
  * of fetch (./egress.ts: the name resolved once, every address public). The operator's CDN may
  * sit at a private address only when its URL names that address itself (an IP literal: a mirror,
- * or a test's loopback server), and only that host and port are reachable so. Integrity pins are
- * checked here, and again by the sandbox process.
+ * or a test's loopback server), and only that host and port are reachable so. SHA-384 pins select
+ * what is cached (one hash per download, none per request); the sandbox process checks every pin.
  */
 import { isIP } from "node:net";
 import { Agent, fetch } from "undici";
@@ -14,7 +14,7 @@ import { EgressRefused, guardedConnector, type Connector, type EgressOptions } f
 import { readCapped } from "./fetch";
 import { ModuleCache, type CachedModule } from "./module-cache";
 import { decodeUtf8 } from "../../../protocol/text";
-import { checkedBase, DEFAULT_IMPORT_SOURCE, onCdn, pinMatches, sha384Of, type ImportSource } from "../imports";
+import { checkedBase, DEFAULT_IMPORT_SOURCE, onCdn, sha384Of, type ImportSource } from "../imports";
 import type { ModuleAnswer } from "../types";
 
 export type ImportConfig = {
@@ -79,17 +79,19 @@ export class ModuleFetcher {
       parsed = undefined;
     }
     if (!parsed || parsed.href !== url || !onCdn(this.config.source, parsed)) throw new TypeError(`import: ${url.slice(0, 200)} is not a module URL on the import CDN`);
-    const matches = (m: CachedModule) => integrity.every((pin) => pinMatches(pin, m.bytes));
-    const pinned = integrity.find((pin) => pin.startsWith("sha384-"));
+    // The SHA-384 pins (Chipotle's form) choose among what is cached: compared with the hash computed
+    // once per download, never hashed again here. Every pin, of every algorithm, is checked by the
+    // sandbox process against the bytes it receives.
+    const sha384 = integrity.filter((pin) => pin.startsWith("sha384-"));
+    const matches = (m: CachedModule) => sha384.every((pin) => pin === m.hash);
+    const pinned = sha384[0];
     const byHash = pinned ? this.cache.withHash(pinned) : undefined;
     if (byHash && matches(byHash)) return { ...byHash, url };
     const cached = this.cache.get(url);
     if (cached && matches(cached)) return cached;
     const module = await this.fetchOnce(url, deadline);
-    if (!matches(module)) {
-      const pin = integrity.find((p) => !pinMatches(p, module.bytes))!;
-      throw new Error(`import: integrity check failed for ${url}: the import pins ${pin}, the CDN served ${module.hash}`);
-    }
+    const pin = sha384.find((p) => p !== module.hash);
+    if (pin) throw new Error(`import: integrity check failed for ${url}: the import pins ${pin}, the CDN served ${module.hash}`);
     return module;
   }
 

@@ -12,7 +12,7 @@
  */
 import type { QuickJSWASMModule } from "quickjs-emscripten";
 import type { RunError } from "../errors";
-import { ACTION_MODULE, dataModuleText, ImportRefused, MAX_IMPORT_DEPTH, MAX_MODULES_PER_RUN, pinMatches, resolveImport, type ImportSource } from "../imports";
+import { ACTION_MODULE, dataModuleText, ImportRefused, MAX_IMPORT_DEPTH, MAX_MODULES_PER_RUN, pinChecker, resolveImport, type ImportSource } from "../imports";
 import type { RunLimits } from "../types";
 import type { HostAnswer } from "../wire/messages";
 import { describeThrown } from "./run-output";
@@ -70,7 +70,8 @@ export function staticImports(qjs: QuickJSWASMModule, source: string, name: stri
   }
 }
 
-type Node = { url: string; kind: "cdn" | "data"; depth: number; pins: Set<string>; source?: string; bytes?: Buffer; hash?: string; from: string };
+/** A module of the graph; `matches` checks a pin against its bytes once they are here. */
+type Node = { url: string; kind: "cdn" | "data"; depth: number; pins: Set<string>; source?: string; matches?: (pin: string) => boolean; hash?: string; from: string };
 
 export type GraphCall = (op: string, argsJson: string, done: (answer: HostAnswer) => void) => void;
 
@@ -149,7 +150,7 @@ export class ImportGraph {
       }
       if (r.pin && !node.pins.has(r.pin)) {
         node.pins.add(r.pin);
-        if (node.bytes && !pinMatches(r.pin, node.bytes)) return this.fail(this.integrityError(node, r.pin));
+        if (node.matches && !node.matches(r.pin)) return this.fail(this.integrityError(node, r.pin));
       }
     }
     for (const node of fresh) {
@@ -174,9 +175,9 @@ export class ImportGraph {
       } catch {
         return this.fail({ message: `TypeError: import: the host's answer for ${node.url} is malformed` });
       }
-      const pin = [...node.pins].find((p) => !pinMatches(p, bytes));
+      node.matches = pinChecker(bytes);
+      const pin = [...node.pins].find((p) => !node.matches!(p));
       if (pin) return this.fail(this.integrityError(node, pin));
-      node.bytes = bytes;
       this.arrived.push(node);
       this.arrive(node, new TextDecoder("utf-8", { fatal: false }).decode(bytes));
       this.settle();
