@@ -3,6 +3,7 @@ import type { IAccountConfig } from "../typechain-types";
 import { deriveWallet, paths, type DerivedWallet, type KeyProvider } from "./keys/provider";
 import { encrypt, decrypt } from "./encryption";
 import { hostFetch } from "./sandbox/host/fetch";
+import type { ModuleFetcher } from "./sandbox/host/modules";
 import type { PermissionCache, Who } from "./permissions";
 import type { Host, HostCall, RunLimits } from "./sandbox/types";
 import { chainOutage } from "../protocol/chainErrors";
@@ -15,6 +16,8 @@ export type HostDeps = {
   walletCache: Map<string, { apiKeyHash: bigint; derivationPath: bigint }>;
   /** Let actions fetch loopback/private addresses (development and tests only). */
   fetchAllowPrivate: boolean;
+  /** The modules of actions' imports, from the import CDN (shared by every run). */
+  modules: ModuleFetcher;
 };
 
 /** A refusal the action sees as a rejected promise with this message. */
@@ -37,6 +40,7 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
     return cache.get(key) as Promise<T>;
   };
   const derive = (path: string) => once<DerivedWallet>(`wallet:${path}`, () => deriveWallet(deps.keys, path));
+  const importModule = deps.modules.forRun(deadline);
 
   /** The registration of `pkpId` by the running key's account (the only one a permitted group can list), after the permission check. */
   const permittedWallet = async (pkpId: unknown) => {
@@ -103,6 +107,8 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
         }
       case "fetch":
         return hostFetch(call, limits, { deadline, allowPrivateNetworks: deps.fetchAllowPrivate });
+      case "import":
+        return importModule(call.url, call.integrity);
       default:
         throw new Refused(`unknown host operation ${(call as { op: string }).op}`);
     }

@@ -8,6 +8,8 @@ import type { FairShare } from "../executor/sandbox/host/fair-queue";
 import { DEFAULT_SANDBOX_MEMORY_MB, defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
 import { chooseSandboxNetwork, probeNetwork, SANDBOX_NETWORKS, type SandboxNetwork } from "../executor/sandbox/host/network";
 import { DEFAULT_CODE_BYTES_PER_PAYER } from "../executor/codeStore";
+import { DEFAULT_IMPORT_CONFIG, type ImportConfig } from "../executor/sandbox/host/modules";
+import { checkedBase } from "../executor/sandbox/imports";
 import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
 import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
 import { DEFAULT_ERC1271 } from "./signed";
@@ -58,6 +60,18 @@ const EnvSchema = z
     VESTA_ACTION_MAX_CODE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_LIMITS.maxCodeBytes),
     VESTA_ACTION_MAX_FETCH_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxFetchBytes),
     VESTA_ACTION_FETCH_PRIVATE: z.enum(["true", "false"], { message: "VESTA_ACTION_FETCH_PRIVATE must be true or false" }).default("false"),
+    VESTA_IMPORT_CDN_URL: z.string().max(1024).default(DEFAULT_IMPORT_CONFIG.source.base),
+    VESTA_IMPORT_CDN_ENTRY: z
+      .string()
+      .max(64)
+      .regex(/^(\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?$/, 'VESTA_IMPORT_CDN_ENTRY must be "" or a path starting with "/"')
+      .default(DEFAULT_IMPORT_CONFIG.source.entry),
+    // An answer carries a module as base64: at most 8 MiB fits the largest host answer (wire/bounds.ts).
+    VESTA_IMPORT_MAX_MODULE_BYTES: z.coerce.number().int().min(1024).max(8 * 1024 * 1024).default(DEFAULT_IMPORT_CONFIG.maxModuleBytes),
+    // The modules of a run live in its sandbox process's V8 heap (256 MB) while it runs.
+    VESTA_IMPORT_MAX_RUN_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_IMPORT_CONFIG.maxRunBytes),
+    VESTA_IMPORT_CACHE_BYTES: z.coerce.number().int().min(0).max(16 * 1024 * 1024 * 1024).default(DEFAULT_IMPORT_CONFIG.cacheBytes),
+    VESTA_IMPORT_CACHE_ENTRIES: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_IMPORT_CONFIG.cacheEntries),
     VESTA_SANDBOX_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_SANDBOX_UID: z.coerce.number().int().min(1, "VESTA_SANDBOX_UID must not be 0 (root)").max(4_294_967_294).optional(),
     VESTA_SANDBOX_GID: z.coerce.number().int().min(1, "VESTA_SANDBOX_GID must not be 0 (root)").max(4_294_967_294).optional(),
@@ -150,6 +164,8 @@ export type RelayerConfig = {
   writeQueuePerPayer: number;
   permissionPollMs: number;
   fetchAllowPrivate: boolean;
+  /** Actions' imports: the CDN, the bytes of a module and of a run, the shared cache (executor/sandbox/host/modules.ts). */
+  imports: ImportConfig;
   attestation: AttestationConfig;
   billing: BillingConfig;
   /** The built dashboard (served at /dashboard/), and the triggers service it approves clients of. */
@@ -232,6 +248,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   const network = chooseSandboxNetwork(e.VESTA_SANDBOX_NETWORK, mode === "production", () => probeNetwork(env.PATH, sandboxUser));
   if (network.problem) problems.push(network.problem);
   const fetchAllowPrivate = e.VESTA_ACTION_FETCH_PRIVATE === "true";
+  let importBase = DEFAULT_IMPORT_CONFIG.source.base;
+  try {
+    importBase = checkedBase(e.VESTA_IMPORT_CDN_URL);
+    if (mode === "production" && !importBase.startsWith("https:")) problems.push("VESTA_IMPORT_CDN_URL: production fetches modules over https only");
+  } catch (err) {
+    problems.push(`VESTA_IMPORT_CDN_URL: ${(err as Error).message}`);
+  }
   if (mode === "production") problems.push(...productionProblems({ keyProvider, attestationSource, fetchAllowPrivate }));
   const billing = loadBillingConfig(env, mode);
   problems.push(...billing.problems);
@@ -292,6 +315,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     writeQueuePerPayer: e.VESTA_WRITE_QUEUE_PER_PAYER,
     permissionPollMs: e.VESTA_PERMISSION_POLL_MS,
     fetchAllowPrivate,
+    imports: {
+      source: { base: importBase, entry: e.VESTA_IMPORT_CDN_ENTRY },
+      maxModuleBytes: e.VESTA_IMPORT_MAX_MODULE_BYTES,
+      maxRunBytes: e.VESTA_IMPORT_MAX_RUN_BYTES,
+      cacheBytes: e.VESTA_IMPORT_CACHE_BYTES,
+      cacheEntries: e.VESTA_IMPORT_CACHE_ENTRIES,
+    },
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
     dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },

@@ -45,6 +45,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     permissionPollMs: config.permissionPollMs,
     unknownKeyCacheMs: config.unknownKeyCacheMs,
     fetchAllowPrivate: config.fetchAllowPrivate,
+    imports: config.imports,
   });
   await executor.start(abort.signal);
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);

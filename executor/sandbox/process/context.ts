@@ -9,23 +9,36 @@ import { installGuestApi, type GuestApi, type GuestHost, type GuestSources } fro
 /** QuickJS stack limit; larger values let some recursions (JSON, nested arrays) exhaust V8's native stack first. */
 const STACK_BYTES = 256 * 1024;
 
+/** What answers QuickJS's module loader for a run (its import graph, module-graph.ts). */
+export interface ModuleHost {
+  normalizeModule(base: string, requested: string): string | { error: Error };
+  loadModule(name: string): string | { error: Error };
+}
+
 export type FreshContext = {
+  /** The QuickJS module the runtime belongs to (a run's scratch runtimes come from it too). */
+  qjs: QuickJSWASMModule;
   rt: QuickJSRuntime;
   ctx: QuickJSContext;
   api: GuestApi;
-  /** Makes `host` answer the guest API (once, by the run that uses this context). */
-  bind(host: GuestHost): void;
+  /** Makes `host` answer the guest API and the module loader (once, by the run that uses this context). */
+  bind(host: GuestHost & ModuleHost): void;
 };
 
 export function freshContext(qjs: QuickJSWASMModule, sources: GuestSources): FreshContext {
   const rt = qjs.newRuntime();
   rt.setMaxStackSize(STACK_BYTES);
-  const ctx = rt.newContext();
-  let bound: GuestHost | undefined;
-  const host = (): GuestHost => {
+  let bound: (GuestHost & ModuleHost) | undefined;
+  const host = (): GuestHost & ModuleHost => {
     if (!bound) throw new Error("no run is bound to this context");
     return bound;
   };
+  const unbound = { error: new TypeError("import: no run is bound to this context") };
+  rt.setModuleLoader(
+    (name) => (bound ? bound.loadModule(name) : unbound),
+    (base, requested) => (bound ? bound.normalizeModule(base, requested) : unbound),
+  );
+  const ctx = rt.newContext();
   const forward: GuestHost = {
     call: (op, args) => host().call(op, args),
     log: (line) => host().log(line),
@@ -36,10 +49,11 @@ export function freshContext(qjs: QuickJSWASMModule, sources: GuestSources): Fre
     ethers: (name, args) => host().ethers(name, args),
     web: (name, args) => host().web(name, args),
     subtle: (op, args) => host().subtle(op, args),
+    info: (what) => host().info(what),
   };
   try {
     const api = installGuestApi(ctx, forward, sources);
-    return { rt, ctx, api, bind: (run) => (bound = run) };
+    return { qjs, rt, ctx, api, bind: (run) => (bound = run) };
   } catch (err) {
     ctx.dispose();
     rt.dispose();

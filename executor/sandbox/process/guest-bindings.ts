@@ -1,6 +1,6 @@
 /**
  * The guest's bindings to the sandbox process: installs the sandbox's globals in a fresh QuickJS
- * context. The raw bindings (call, log, setResponse, timers, ethers, web, subtle, load) live on an
+ * context. The raw bindings (call, log, setResponse, timers, ethers, web, subtle, info, load) live on an
  * object no global reaches; the globals (Lit, console, fetch, ethers, URL, crypto, ...: GLOBALS) are lazy: the guest
  * module defining each (guest/*.js) is compiled on first access only, so a run pays for what it
  * touches. Only strings and numbers cross the boundary (getString/getNumber in, new QuickJS values
@@ -83,6 +83,8 @@ export interface GuestHost {
   web(name: string, argsJson: string): string;
   /** One crypto.subtle operation (subtle-calls.ts): the handle of a promise of its tagged JSON answer. */
   subtle(op: string, argsJson: string): QuickJSHandle;
+  /** What the run knows of itself, as JSON: "headers" (Lit.Headers), "imports" (showImportDetails). */
+  info(what: string): string;
 }
 
 export type GuestApi = {
@@ -155,6 +157,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     ethers: (name, args) => ctx.newString(host.ethers(str(name, "name"), str(args, "args"))),
     web: (name, args) => ctx.newString(host.web(str(name, "name"), str(args, "args"))),
     subtle: (op, args) => host.subtle(str(op, "op"), str(args, "args")),
+    info: (what) => ctx.newString(host.info(str(what, "what"))),
     load: (name) => load(str(name, "name")).dup(),
   };
   for (const [name, impl] of Object.entries(fns)) {

@@ -66,7 +66,8 @@ async function runAction(msg: RunMessage): Promise<void> {
   const qjs = await quickjs;
   const fresh = spare ?? freshContext(qjs, guest);
   spare = undefined;
-  const req = { code: code.text, ipfsId: msg.ipfsId, paramsJson: msg.paramsJson, limits };
+  const imports = msg.importBase !== undefined && msg.importEntry !== undefined ? { base: msg.importBase, entry: msg.importEntry } : undefined;
+  const req = { code: code.text, ipfsId: msg.ipfsId, paramsJson: msg.paramsJson, limits, imports, headersJson: msg.headersJson };
   const run = new ActionRun(fresh, memory, req, (callId, op, argsJson) => post({ type: "call", runId, callId, op, argsJson }));
   current = { runId, run };
   const { result, crashed } = await run.start();
