@@ -81,8 +81,14 @@ export class PermissionCache {
   async start(signal: AbortSignal): Promise<void> {
     this.cursor = await this.provider.getBlockNumber();
     await this.seeBlock(this.cursor);
+    const stop = () => {
+      this.stopped = true;
+      clearTimeout(this.timer);
+    };
+    // (an abort that came while the first reads were under way fires no event for a listener added now)
+    if (signal.aborted) return stop();
+    signal.addEventListener("abort", stop, { once: true });
     const tick = async () => {
-      if (this.stopped) return;
       try {
         await this.sync();
       } catch (err) {
@@ -93,10 +99,6 @@ export class PermissionCache {
       if (!this.stopped) this.timer = setTimeout(tick, this.pollMs);
     };
     this.timer = setTimeout(tick, this.pollMs);
-    signal.addEventListener("abort", () => {
-      this.stopped = true;
-      clearTimeout(this.timer);
-    });
   }
 
   /** Reads the logs of the new blocks and drops the decisions of every account they name. */
@@ -237,12 +239,12 @@ export class PermissionCache {
   async allowed(who: Who, cidHash: string, pkp: string): Promise<boolean> {
     const k = `${who.keyHash}:${cidHash}:${pkp.toLowerCase()}`;
     // A cached decision holds only beside its key's cached expiry: a key that expired since (e.g.
-    // during a run) is denied without asking the chain, and a decision whose key is not cached (its
-    // read raced an invalidation, or it was evicted) is asked again, so an expired key is never let
-    // through from memory.
+    // during a run) is denied without asking the chain (the contract judges by block time, which
+    // `now` never lags), and a decision whose key is not cached (its read raced an invalidation, or
+    // it was evicted) is asked again, so an expired key is never let through from memory.
     const key = this.caching() ? this.keys.peek(who.keyHash.toString()) : undefined;
+    if (key && this.expired(key.expiration)) return false;
     const cached = key ? this.decisions.get(k) : undefined;
-    if (cached && key && this.expired(key.expiration)) return false;
     if (cached) return cached.allowed;
     const before = this.version;
     const [allowed, groupId] = await this.accountConfig.findExecutionGroup(who.keyHash, cidHash, pkp);
