@@ -11,6 +11,7 @@ import { DEFAULT_LIMITS, type HostCall, type RunLimits } from "../executor/sandb
 const limits: RunLimits = { ...DEFAULT_LIMITS, maxKeyRequests: 2, maxFetches: 2, maxFetchBytes: 100 };
 const KEY_OPS = ["getPrivateKey", "getLitActionPrivateKey", "getLitActionPublicKey", "getLitActionWalletAddress", "encrypt", "decrypt"] as const;
 const call = (op: HostCall["op"]) => ({ op }) as HostCall;
+type FetchCall = Extract<HostCall, { op: "fetch" }>;
 const fresh = (): CallCounts => ({ total: 0, keys: 0, fetches: 0 });
 
 /** The error `fn` throws: its class and message. */
@@ -83,7 +84,7 @@ describe("host call checks (host/call-checks.ts)", function () {
     });
 
     it("fetch: an upper-case method of at most 16 letters, an http(s) URL of at most 8192 characters, a body within maxFetchBytes", function () {
-      const ok = (args: Record<string, unknown>) => toHostCall("fetch", { method: "GET", url: "https://example.com/", ...args }, IPFS, limits);
+      const ok = (args: Record<string, unknown>) => toHostCall("fetch", { method: "GET", url: "https://example.com/", ...args }, IPFS, limits) as FetchCall;
       expect(ok({})).to.deep.equal({ op: "fetch", url: "https://example.com/", method: "GET", headers: {} });
       expect(ok({ method: "PROPFINDABCDEFGH" }).method).to.equal("PROPFINDABCDEFGH");
       expect(thrown(() => ok({ method: "PROPFINDABCDEFGHI" }))).to.deep.equal(["RangeError", "method is longer than 16 characters"]);
@@ -105,7 +106,7 @@ describe("host call checks (host/call-checks.ts)", function () {
     });
 
     it("fetch headers: an object of at most 64 string headers, each name and value within 8192 characters", function () {
-      const ok = (headers: unknown) => toHostCall("fetch", { method: "GET", url: "https://example.com/", headers }, IPFS, limits);
+      const ok = (headers: unknown) => toHostCall("fetch", { method: "GET", url: "https://example.com/", headers }, IPFS, limits) as FetchCall;
       expect(ok({ a: "1", "X-B": "2" }).headers).to.deep.equal({ a: "1", "X-B": "2" });
       for (const bad of [null, [], ["a", "1"], "a: 1", 5]) expect(thrown(() => ok(bad)), JSON.stringify(bad)).to.deep.equal(["TypeError", "fetch headers must be an object"]);
       const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`h${i}`, "v"]));
