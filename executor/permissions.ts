@@ -239,12 +239,12 @@ export class PermissionCache {
   async allowed(who: Who, cidHash: string, pkp: string): Promise<boolean> {
     const k = `${who.keyHash}:${cidHash}:${pkp.toLowerCase()}`;
     // A cached decision holds only beside its key's cached expiry: a key that expired since (e.g.
-    // during a run) is denied without asking the chain (the contract judges by block time, which
-    // `now` never lags), and a decision whose key is not cached (its read raced an invalidation, or
-    // it was evicted) is asked again, so an expired key is never let through from memory.
+    // during a run) is denied without asking the chain, and a decision whose key is not cached (its
+    // read raced an invalidation, or it was evicted) is asked again, so an expired key is never let
+    // through from memory. A decision not cached yet is the chain's, which judges expiry by block time.
     const key = this.caching() ? this.keys.peek(who.keyHash.toString()) : undefined;
-    if (key && this.expired(key.expiration)) return false;
     const cached = key ? this.decisions.get(k) : undefined;
+    if (cached && key && this.expired(key.expiration)) return false;
     if (cached) return cached.allowed;
     const before = this.version;
     const [allowed, groupId] = await this.accountConfig.findExecutionGroup(who.keyHash, cidHash, pkp);

@@ -470,15 +470,16 @@ describe("PermissionCache, rule by rule (chain double)", function () {
     expect(chain.calls.usage).to.equal(0);
   });
 
-  it("a key known expired is refused any action from memory, a new one included, without a chain read", async function () {
+  it("a decision not cached yet is the chain's (which judges expiry by block time); a cached one is refused once the key expired", async function () {
     const c = await started();
+    chain.keys.get(K2)!.expiration = BigInt(now() - 5); // past by this machine's clock, not yet by the chain's
     await c.resolve(K2);
-    chain.head = 11;
-    chain.timestamps.set(11, Number(chain.keys.get(K2)!.expiration));
-    await c.sync();
-    chain.decisions.set(`${K2}:${CID}:${PKP.toLowerCase()}`, [true, 3n]); // what a chain lagging the clock might still say
-    expect(await c.allowed(who(K2, A, false), CID, PKP)).to.equal(false);
-    expect(chain.calls.find).to.equal(0);
+    expect(c.cached(K2)?.active, "expired by the clock").to.equal(false);
+    chain.decisions.set(`${K2}:${CID}:${PKP.toLowerCase()}`, [true, 3n]);
+    expect(await c.allowed(who(K2, A, false), CID, PKP)).to.equal(true);
+    expect(chain.calls.find).to.equal(1);
+    expect(await c.allowed(who(K2, A, false), CID, PKP), "now from memory: refused").to.equal(false);
+    expect(chain.calls.find).to.equal(1);
   });
 
   it("bounded: past maxEntries the least recently used goes and its account's index forgets it; 0 keeps nothing", async function () {
