@@ -25,8 +25,10 @@ describe("billing, rule by rule", function () {
       expect(gasCents(ETHER / 1000n + 1n, gas)).to.equal(361);
       expect(gasCents(0n, gas)).to.equal(0);
       expect(gasCents(-5n, gas)).to.equal(0);
+      expect(gasCents(-ETHER, gas), "negative gas is no refund").to.equal(0);
       expect(gasCents(ETHER, { tokenPriceCents: 0, marginPercent: 20 })).to.equal(0);
       expect(gasCents(ETHER, { tokenPriceCents: -1, marginPercent: 20 })).to.equal(0);
+      expect(gasCents(ETHER, { tokenPriceCents: -100, marginPercent: 20 }), "a negative price is no refund").to.equal(0);
       expect(gasCents(ETHER, { tokenPriceCents: 100, marginPercent: 0 })).to.equal(100);
       // a price in fractions of a cent is kept to a millionth of a cent
       expect(gasCents(ETHER * 1_000_000n, { tokenPriceCents: 0.000001, marginPercent: 0 })).to.equal(1);
