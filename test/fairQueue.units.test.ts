@@ -127,6 +127,17 @@ describe("FairQueue, rule by rule", function () {
     expect(takeAll(q)).to.deep.equal([1, 3, 2, 6, 4, 5]);
   });
 
+  it("an account whose queue emptied while its payer still waits gets turns again for its next run", function () {
+    const q = new FairQueue<J>(share());
+    q.offer({ owner: o("a", "k", "p"), n: 1 });
+    q.offer({ owner: o("b", "k", "p"), n: 2 });
+    q.offer({ owner: o("b", "k", "p"), n: 3 });
+    expect(q.take()?.n).to.equal(1); // a emptied; p still waits (b)
+    q.offer({ owner: o("a", "k", "p"), n: 4 });
+    expect(takeAll(q)).to.deep.equal([2, 4, 3]);
+    expect(q.waiting).to.equal(0);
+  });
+
   it("defaults follow the worker count and what is given", function () {
     expect(defaultFairShare(2)).to.deep.equal({ perPayer: 1, perAccount: 1, perKey: 1, queuePerPayer: 64, queuePerAccount: 64, queueTotal: 1024 });
     expect(defaultFairShare(0).perPayer).to.equal(1);
