@@ -87,7 +87,9 @@ export type HostCall =
   | { op: "getLitActionWalletAddress"; ipfsId: string }
   | { op: "encrypt"; pkpId: string; message: string }
   | { op: "decrypt"; pkpId: string; ciphertext: string }
-  | { op: "fetch"; url: string; method: string; headers: Record<string, string>; body?: string };
+  | { op: "fetch"; url: string; method: string; headers: Record<string, string>; body?: string }
+  /** The JSON-RPC URL the deployment gives actions for `chain` (Lit.Actions.getRpcUrl). */
+  | { op: "getRpcUrl"; chain: string };
 
 export type FetchAnswer = { status: number; statusText: string; headers: Record<string, string>; body: string };
 

@@ -8,6 +8,7 @@ import { MAX_CID_CHARS, MAX_CRYPTO_MESSAGE_CHARS, MAX_HOST_CALLS_PER_RUN } from 
 import type { HostCall, RunLimits } from "../types";
 
 const MAX_ID_CHARS = 512;
+const MAX_CHAIN_CHARS = 64;
 const MAX_URL_CHARS = 8192;
 const MAX_HEADERS = 64;
 const MAX_HEADER_CHARS = 8192;
@@ -62,6 +63,8 @@ export function toHostCall(op: string, args: Record<string, unknown>, ipfsId: st
       return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), message: text(args, "message", MAX_CRYPTO_MESSAGE_CHARS) };
     case "decrypt":
       return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), ciphertext: text(args, "ciphertext", 2 * MAX_CRYPTO_MESSAGE_CHARS) };
+    case "getRpcUrl":
+      return { op, chain: text(args, "chain", MAX_CHAIN_CHARS) };
     case "fetch": {
       const body = args.body === undefined ? undefined : text(args, "body", limits.maxFetchBytes);
       const method = text(args, "method", 16);

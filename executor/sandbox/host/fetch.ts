@@ -3,11 +3,14 @@
  * per request, the response body capped at limits.maxFetchBytes, credentials dropped on a
  * cross-origin redirect. Every connection (every redirect hop, every address family) goes through
  * the egress connector (./egress.ts): it resolves the host once, checks every address against the
- * policy and connects to a checked address only. Errors are thrown with the message the action
- * sees; an oversized body throws SandboxLimitError("maxFetchBytes").
+ * policy and connects to a checked address only. The deployment's RPC URLs (`rpcUrls`) are the one
+ * exception: a hop to exactly such a URL may reach its private or loopback address, with a single
+ * JSON-RPC request of an allowed method (./rpc-urls.ts). Errors are thrown with the message the
+ * action sees; an oversized body throws SandboxLimitError("maxFetchBytes").
  */
 import { Agent, fetch, type Response } from "undici";
 import { EgressRefused, guardedConnector, type EgressOptions } from "./egress";
+import { rpcRequestRefusal, rpcUrlKey } from "./rpc-urls";
 import { SandboxLimitError, limitMessage } from "../errors";
 import type { FetchAnswer, HostCall, RunLimits } from "../types";
 
@@ -21,6 +24,8 @@ const DROPPED_HEADERS = new Set(["host", "connection", "content-length", "transf
 export type HostFetchOptions = EgressOptions & {
   /** Epoch ms when the run ends: the request gets min(10 s, what is left). */
   deadline?: number;
+  /** The deployment's JSON-RPC URLs (VESTA_ACTION_RPC_URLS): exactly these may be reached at a private or loopback address. */
+  rpcUrls?: readonly string[];
 };
 
 function httpUrl(raw: string, base?: URL): URL {
@@ -70,11 +75,21 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
   let method = call.method.toUpperCase();
   let body = call.body;
   let headers = requestHeaders(call.headers);
-  // One dispatcher per call: its connections (to checked addresses only) die with the call.
+  // One dispatcher per call: its connections (to checked addresses only) die with the call. A hop to
+  // one of the deployment's RPC URLs goes through a dispatcher of its own, which may reach that URL's
+  // private address: no other hop ever shares its connections.
   const dispatcher = new Agent({ connect: guardedConnector(opts) });
+  const rpcUrls = new Set((opts.rpcUrls ?? []).map(rpcUrlKey));
+  let rpcDispatcher: Agent | undefined;
   try {
     for (let hop = 0; ; hop++) {
-      const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: abort.signal, dispatcher });
+      let via = dispatcher;
+      if (rpcUrls.has(rpcUrlKey(url))) {
+        const refusal = rpcRequestRefusal(method, body);
+        if (refusal) throw new Error(`fetch: ${refusal}`);
+        via = rpcDispatcher ??= new Agent({ connect: guardedConnector({ ...opts, allowPrivateNetworks: true }) });
+      }
+      const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: abort.signal, dispatcher: via });
       const location = res.headers.get("location");
       if (res.status >= 300 && res.status < 400 && location) {
         await res.body?.cancel();
@@ -102,5 +117,6 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
   } finally {
     clearTimeout(timer);
     dispatcher.destroy().catch(() => {});
+    rpcDispatcher?.destroy().catch(() => {});
   }
 }

@@ -281,8 +281,11 @@ export class ActionRun implements GuestHost {
   // ---- the end of a run -----------------------------------------------------------------
 
   private finishThrown(thrown: QuickJSHandle): void {
-    const error = this.fatal ?? describeThrown(this.ctx, thrown, this.limits);
+    let error = this.fatal ?? describeThrown(this.ctx, thrown, this.limits);
     thrown.dispose();
+    // A limit the run met and then failed (an uncaught rejection of the call over it, or an error of a
+    // library around it, such as an ethers provider's SERVER_ERROR): the run ends with that limit.
+    if (!error.limit && this.marked?.limit) error = { ...error, limit: this.marked.limit };
     this.finish(error);
   }
 
