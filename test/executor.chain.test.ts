@@ -44,7 +44,7 @@ describe("actions on a chain: ethers v5 providers, contracts and wallets (issue 
   let pool: SandboxPool;
   let rpcUrl: string;
   let node: { close: () => Promise<void> };
-  let token: Awaited<ReturnType<typeof ethers.deployContract>>;
+  let token: import("ethers").BaseContract;
   const pkp = Wallet.createRandom();
   const limitsWith = (o: Partial<RunLimits> = {}): RunLimits => ({ ...DEFAULT_LIMITS, timeoutMs: 20_000, ...o });
 
@@ -72,7 +72,7 @@ describe("actions on a chain: ethers v5 providers, contracts and wallets (issue 
     const { port } = await server.listen();
     rpcUrl = `http://127.0.0.1:${port}`;
     node = server;
-    token = await ethers.deployContract("TestToken", [SUPPLY]);
+    token = (await ethers.deployContract("TestToken", [SUPPLY])) as unknown as import("ethers").BaseContract;
     const [funder] = await ethers.getSigners();
     await (await funder.sendTransaction({ to: pkp.address, value: ethers.parseEther("10") })).wait();
     pool = new SandboxPool({ size: 1 });

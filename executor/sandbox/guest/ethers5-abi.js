@@ -135,7 +135,7 @@
 
   class Description {
     constructor(info) {
-      for (const key of Object.keys(info)) this[key] = info[key];
+      for (const key in info) this[key] = utils.deepCopy(info[key]);
     }
   }
   class LogDescription extends Description {}

@@ -89,7 +89,30 @@
     for (const key of Object.keys(object)) if (!properties[key]) throwArgumentError("invalid object key - " + key, "transaction:" + key, object, "properties/5.7.0");
   }
   const shallowCopy = (object) => Object.assign({}, object);
-  const deepCopy = (object) => lib.load("dom").structuredClone(object);
+  // v5's deepCopy: what is frozen all the way down is kept, the rest copied (arrays frozen, named members of arrays lost).
+  const OPAQUE = { bigint: true, boolean: true, function: true, number: true, string: true };
+  function isFrozen(object) {
+    if (object == null || OPAQUE[typeof object]) return true;
+    if (typeof object !== "object") return throwArgumentError(`Cannot deepCopy ${typeof object}`, "object", object, "properties/5.7.0");
+    if (!Object.isFrozen(object)) return false;
+    for (const key of Object.keys(object)) {
+      let value;
+      try {
+        value = object[key];
+      } catch {
+        continue;
+      }
+      if (!isFrozen(value)) return false;
+    }
+    return true;
+  }
+  function deepCopy(object) {
+    if (isFrozen(object)) return object;
+    if (Array.isArray(object)) return Object.freeze(object.map(deepCopy));
+    const out = {};
+    for (const key in object) if (object[key] !== undefined) defineReadOnly(out, key, deepCopy(object[key]));
+    return out;
+  }
   function getStatic(ctor, key) {
     for (let i = 0; i < 32; i++) {
       if (ctor[key]) return ctor[key];

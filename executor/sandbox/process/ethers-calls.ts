@@ -173,6 +173,7 @@ export function callEthers(name: string, argsJson: string, limits: RunLimits): s
     // ethers' error code (INVALID_ARGUMENT, ...) rides at the end of the message: the guest sets it as the error's `code`, as ethers does.
     const e = err as { shortMessage?: string; message?: string; code?: unknown };
     const code = typeof e.code === "string" && /^[A-Z_]{1,40}$/.test(e.code) ? ` (code=${e.code})` : "";
-    throw new Error(`${label}: ${e.shortMessage ?? e.message ?? String(err)}${code}`);
+    const Kind = err instanceof RangeError ? RangeError : err instanceof TypeError ? TypeError : Error;
+    throw new Kind(`${label}: ${e.shortMessage ?? e.message ?? String(err)}${code}`);
   }
 }

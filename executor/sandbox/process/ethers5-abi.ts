@@ -39,17 +39,23 @@ function fragmentData(f: Fragment) {
   return { ...base, name: null, signature: null, selector: null, stateMutability: c.payable ? "payable" : "nonpayable", payable: c.payable, gas: c.gas == null ? null : new V5BigNumber(c.gas) };
 }
 
+/**
+ * A fragment from its JSON text, a JSON object or a human-readable string (v6's Fragment.from reads a
+ * string as human-readable only: it drops what JSON.parse gave).
+ */
+const fragmentFrom = (item: unknown): Fragment => Fragment.from(typeof item === "string" && item.trimStart().startsWith("{") ? JSON.parse(item) : item);
+
 /** An ABI (JSON text, or a list of human-readable strings and JSON fragments) → its fragments; fallback and receive (v6: "fallback") are left out, as v5 does. */
 export function parseAbi(abi: unknown) {
   const items: unknown = typeof abi === "string" ? JSON.parse(abi) : abi;
   if (!Array.isArray(items)) throw new TypeError("the ABI must be an array or its JSON text");
-  const fragments = items.map((item) => Fragment.from(item as string)).filter((f) => (f.type as string) !== "fallback");
+  const fragments = items.map(fragmentFrom).filter((f) => (f.type as string) !== "fallback");
   return fragments.map(fragmentData);
 }
 
 /** `value` as v5's default coder decodes a `param`. */
 function toV5(param: ParamType, value: unknown): unknown {
-  if (Indexed.isIndexed(value)) return { hash: value.hash, _isIndexed: true };
+  if (Indexed.isIndexed(value)) return { _isIndexed: true, hash: value.hash };
   if (param.isArray()) return new V5Result(Array.from(value as Result, (v) => toV5(param.arrayChildren, v)), []);
   if (param.isTuple()) return resultOf(param.components, value as Result);
   const int = /^u?int(\d+)$/.exec(param.type);
@@ -125,10 +131,10 @@ function decodeEventLog(json: string, data: BytesLike, topics?: string[]) {
 export const ABI_OPS: Record<string, (...args: any[]) => unknown> = {
   abiDecode5: (types: (string | object)[], data: BytesLike, loose?: boolean) => decode(types.map((t) => ParamType.from(t)), data, loose === true),
   abiParse5: parseAbi,
-  fragmentsFormat5: (jsons: string[], format: Format) => jsons.map((json) => Fragment.from(json).format(format)),
+  fragmentsFormat5: (jsons: string[], format: Format) => jsons.map((json) => fragmentFrom(json).format(format)),
   paramParse5: (param: string | object) => paramData(ParamType.from(param)),
   paramFormat5: (param: object, format: Format) => ParamType.from(param).format(format),
-  signature5: (kind: "function" | "event" | "error", text: string) => Fragment.from(`${kind} ${text}`).format("sighash"),
+  signature5: (kind: "function" | "event" | "error", text: string) => fragmentFrom(`${kind} ${text}`).format("sighash"),
   encodeFunctionData5: (json: string, values: unknown[]) => {
     const f = functionOf(json);
     return concat([f.selector, coder.encode(f.inputs, values)]);
@@ -136,7 +142,7 @@ export const ABI_OPS: Record<string, (...args: any[]) => unknown> = {
   decodeFunctionData5: decodeFunctionData,
   encodeFunctionResult5: (json: string, values: unknown[]) => coder.encode(functionOf(json).outputs, values),
   decodeFunctionResult5: decodeFunctionResult,
-  encodeDeploy5: (json: string | null, values: unknown[]) => coder.encode(json ? Fragment.from(json).inputs : [], values),
+  encodeDeploy5: (json: string | null, values: unknown[]) => coder.encode(json ? fragmentFrom(json).inputs : [], values),
   encodeErrorResult5: (json: string, values: unknown[]) => {
     const f = ErrorFragment.from(JSON.parse(json));
     return concat([f.selector, coder.encode(f.inputs, values)]);
