@@ -26,10 +26,27 @@
     while (value.length > 4 && value.substring(0, 4) === "0x00") value = "0x" + value.substring(4);
     return value;
   }
-  const hexOf = (big) => (big < 0n ? normalize("-" + (-big).toString(16)) : normalize(big.toString(16)));
-  const make = (big) => new BigNumber(GUARD, hexOf(big));
-  const big = (bn) => (bn._hex[0] === "-" ? -BigInt(bn._hex.substring(1)) : BigInt(bn._hex));
-  const value = (other) => big(BigNumber.from(other));
+  // A bigint's hex as normalize() writes it (toString(16) has no leading zeros and is lower case).
+  function hexOf(value) {
+    const digits = (value < 0n ? -value : value).toString(16);
+    return (value < 0n ? "-0x" : "0x") + (digits.length % 2 ? "0" : "") + digits;
+  }
+  // Each BigNumber's value, so arithmetic never parses its hex again.
+  const VALUES = new WeakMap();
+  function make(value) {
+    const bn = new BigNumber(GUARD, hexOf(value));
+    VALUES.set(bn, value);
+    return bn;
+  }
+  function big(bn) {
+    let v = VALUES.get(bn);
+    if (v === undefined) {
+      v = bn._hex[0] === "-" ? -BigInt(bn._hex.substring(1)) : BigInt(bn._hex);
+      VALUES.set(bn, v);
+    }
+    return v;
+  }
+  const value = (other) => (other instanceof BigNumber ? big(other) : typeof other === "number" && Number.isSafeInteger(other) && other < MAX_SAFE && other > -MAX_SAFE ? BigInt(other) : big(BigNumber.from(other)));
   const isBytes = (v) => lib.load("ethers5-bytes").isBytes(v);
 
   class BigNumber {
@@ -148,7 +165,7 @@
       if (typeof value === "number") {
         if (value % 1) fault("underflow", "BigNumber.from", value);
         if (value >= MAX_SAFE || value <= -MAX_SAFE) fault("overflow", "BigNumber.from", value);
-        return BigNumber.from(String(value));
+        return make(BigInt(value));
       }
       if (typeof value === "bigint") return make(value);
       if (isBytes(value)) return BigNumber.from(lib.load("ethers5-bytes").hexlify(value));

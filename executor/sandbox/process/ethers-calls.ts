@@ -12,7 +12,7 @@ import * as ethers from "ethers";
 import type { TransactionLike, TypedDataField } from "ethers";
 import { limitMessage, SandboxLimitError } from "../errors";
 import type { RunLimits } from "../types";
-import { ABI_OPS } from "./ethers5-abi";
+import { ABI_OPS, clearAbiCache } from "./ethers5-abi";
 import { checkArgs, checkArgsText } from "./ethers-bounds";
 import { decodeTagged, encodeTagged } from "./tagged-json";
 
@@ -151,6 +151,9 @@ function decodeArgs(json: string): unknown[] {
   if (!Array.isArray(args)) throw new TypeError("ethers shim: arguments must be an array");
   return args;
 }
+
+/** Forgets what the helpers cached for the last run (parsed ABI fragments): called as each run starts. */
+export const clearEthersCaches = clearAbiCache;
 
 /**
  * Runs one shim operation: `name` from the guest, `argsJson` the tagged JSON array of arguments.

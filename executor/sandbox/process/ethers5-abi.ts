@@ -73,11 +73,30 @@ function resultOf(params: readonly ParamType[], values: Result): V5Result {
 
 const decode = (params: readonly ParamType[], data: BytesLike, loose?: boolean) => resultOf(params, coder.decode(params, data, loose));
 
-const functionOf = (json: string) => FunctionFragment.from(JSON.parse(json));
+/**
+ * Fragments parsed from their JSON, with their selectors (an action calls the same functions again
+ * and again: parsing and hashing the signature cost more than encoding). At most 256 of at most
+ * 16 KB each; emptied when a run starts (clearAbiCache), so nothing of one run is kept for the next.
+ */
+const parsed = new Map<string, { fragment: Fragment; key: string }>();
+const CACHED_JSON_CHARS = 16 * 1024;
+export const clearAbiCache = () => parsed.clear();
+function fragmentOf<T extends FunctionFragment | ErrorFragment | EventFragment>(kind: { from(v: unknown): T }, json: string): { fragment: T; key: string } {
+  const hit = parsed.get(json);
+  if (hit && hit.fragment instanceof (kind as unknown as typeof Fragment)) return hit as { fragment: T; key: string };
+  const fragment = kind.from(JSON.parse(json));
+  const entry = { fragment, key: fragment instanceof EventFragment ? fragment.topicHash : (fragment as FunctionFragment | ErrorFragment).selector };
+  if (json.length <= CACHED_JSON_CHARS) {
+    if (parsed.size >= 256) parsed.delete(parsed.keys().next().value!);
+    parsed.set(json, entry);
+  }
+  return entry;
+}
+const functionOf = (json: string) => fragmentOf(FunctionFragment, json);
 
 /** v5's decodeFunctionResult: the result, or what the revert says (the guest throws v5's CALL_EXCEPTION with it). */
 function decodeFunctionResult(json: string, data: BytesLike, errorJson: string | null) {
-  const f = functionOf(json);
+  const f = functionOf(json).fragment;
   const bytes = getBytes(data);
   const revert = { method: f.format("sighash"), data: hexlify(bytes), errorArgs: null as V5Result | null, errorName: null as string | null, errorSignature: null as string | null, reason: null as unknown };
   let message = "call revert exception";
@@ -90,7 +109,7 @@ function decodeFunctionResult(json: string, data: BytesLike, errorJson: string |
   } else if (bytes.length % 32 === 4) {
     const selector = hexlify(bytes.slice(0, 4));
     const builtin = selector === "0x08c379a0" ? "Error(string)" : selector === "0x4e487b71" ? "Panic(uint256)" : null;
-    const error = builtin ? ErrorFragment.from(`error ${builtin}`) : errorJson ? ErrorFragment.from(JSON.parse(errorJson)) : null;
+    const error = builtin ? ErrorFragment.from(`error ${builtin}`) : errorJson ? fragmentOf(ErrorFragment, errorJson).fragment : null;
     if (error) {
       try {
         revert.errorArgs = decode(error.inputs, bytes.slice(4));
@@ -108,21 +127,21 @@ function decodeFunctionResult(json: string, data: BytesLike, errorJson: string |
 }
 
 function decodeFunctionData(json: string, data: BytesLike) {
-  const f = functionOf(json);
+  const { fragment: f, key } = functionOf(json);
   const bytes = getBytes(data);
-  if (hexlify(bytes.slice(0, 4)) !== f.selector) throw new TypeError(`data signature does not match function ${f.name}.`);
+  if (hexlify(bytes.slice(0, 4)) !== key) throw new TypeError(`data signature does not match function ${f.name}.`);
   return decode(f.inputs, bytes.slice(4));
 }
 
 function decodeErrorResult(json: string, data: BytesLike) {
-  const f = ErrorFragment.from(JSON.parse(json));
+  const { fragment: f, key } = fragmentOf(ErrorFragment, json);
   const bytes = getBytes(data);
-  if (hexlify(bytes.slice(0, 4)) !== f.selector) throw new TypeError(`data signature does not match error ${f.name}.`);
+  if (hexlify(bytes.slice(0, 4)) !== key) throw new TypeError(`data signature does not match error ${f.name}.`);
   return decode(f.inputs, bytes.slice(4));
 }
 
 function decodeEventLog(json: string, data: BytesLike, topics?: string[]) {
-  const f = EventFragment.from(JSON.parse(json));
+  const f = fragmentOf(EventFragment, json).fragment;
   const values = new Interface([f]).decodeEventLog(f, data, topics);
   return new V5Result(f.inputs.map((p, i) => toV5(p, values[i])), f.inputs.map((p) => p.name || null));
 }
@@ -136,24 +155,24 @@ export const ABI_OPS: Record<string, (...args: any[]) => unknown> = {
   paramFormat5: (param: object, format: Format) => ParamType.from(param).format(format),
   signature5: (kind: "function" | "event" | "error", text: string) => fragmentFrom(`${kind} ${text}`).format("sighash"),
   encodeFunctionData5: (json: string, values: unknown[]) => {
-    const f = functionOf(json);
-    return concat([f.selector, coder.encode(f.inputs, values)]);
+    const { fragment: f, key } = functionOf(json);
+    return concat([key, coder.encode(f.inputs, values)]);
   },
   decodeFunctionData5: decodeFunctionData,
-  encodeFunctionResult5: (json: string, values: unknown[]) => coder.encode(functionOf(json).outputs, values),
+  encodeFunctionResult5: (json: string, values: unknown[]) => coder.encode(functionOf(json).fragment.outputs, values),
   decodeFunctionResult5: decodeFunctionResult,
   encodeDeploy5: (json: string | null, values: unknown[]) => coder.encode(json ? fragmentFrom(json).inputs : [], values),
   encodeErrorResult5: (json: string, values: unknown[]) => {
-    const f = ErrorFragment.from(JSON.parse(json));
-    return concat([f.selector, coder.encode(f.inputs, values)]);
+    const { fragment: f, key } = fragmentOf(ErrorFragment, json);
+    return concat([key, coder.encode(f.inputs, values)]);
   },
   decodeErrorResult5: decodeErrorResult,
   encodeFilterTopics5: (json: string, values: unknown[]) => {
-    const f = EventFragment.from(JSON.parse(json));
+    const f = fragmentOf(EventFragment, json).fragment;
     return new Interface([f]).encodeFilterTopics(f, values);
   },
   encodeEventLog5: (json: string, values: unknown[]) => {
-    const f = EventFragment.from(JSON.parse(json));
+    const f = fragmentOf(EventFragment, json).fragment;
     return new Interface([f]).encodeEventLog(f, values);
   },
   decodeEventLog5: decodeEventLog,

@@ -6,7 +6,7 @@ import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quic
 import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "../wire/bounds";
 import type { FreshContext } from "./context";
 import { limitError, limitMessage, SandboxLimitError, type RunError } from "../errors";
-import { callEthers } from "./ethers-calls";
+import { callEthers, clearEthersCaches } from "./ethers-calls";
 import { callSubtle } from "./subtle-calls";
 import { callWeb } from "./web-calls";
 import { GuestException, type GuestHost } from "./guest-bindings";
@@ -68,6 +68,7 @@ export class ActionRun implements GuestHost {
   }
 
   start(): Promise<RunOutcome> {
+    clearEthersCaches(); // nothing of the last run is kept for this one
     try {
       this.deadlineTimer = setTimeout(() => this.pump(), Math.max(0, this.deadline - Date.now()) + 1);
       this.fresh.bind(this);
