@@ -2,7 +2,7 @@ import { expect } from "chai";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostFetch } from "../executor/sandbox/host/fetch";
-import { rpcRequestRefusal } from "../executor/sandbox/host/rpc-urls";
+import { rpcRequest } from "../executor/sandbox/host/rpc-urls";
 import { DEFAULT_LIMITS } from "../executor/sandbox/types";
 import { loadConfig } from "../relayer/config";
 import { fakeInternet, stubResolver } from "./helpers/network";
@@ -121,7 +121,28 @@ describe("the deployment's RPC URLs: reachable from actions although loopback, a
       expect(seen.connections).to.equal(before);
     }
     for (const m of ["eth_call", "eth_getLogs", "eth_sendRawTransaction", "eth_getTransactionReceipt", "eth_chainId", "net_version", "web3_clientVersion"]) {
-      expect(rpcRequestRefusal("POST", rpc(m)), m).to.equal(null);
+      expect(rpcRequest("POST", rpc(m)), m).to.deep.equal({ body: rpc(m) });
+    }
+  });
+
+  it("the node receives the request as checked: a second \"method\" key or an escaped name cannot make it read another method", async () => {
+    const bodies: string[] = [];
+    const recorder = http.createServer(async (req, res) => {
+      let body = "";
+      for await (const c of req) body += c;
+      bodies.push(body);
+      res.end('{"jsonrpc":"2.0","id":1,"result":null}');
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}/`;
+    try {
+      // JSON.parse keeps the last "method"; a node whose parser kept the first would run eth_sendTransaction
+      await hostFetch(post(url, '{"jsonrpc":"2.0","id":1,"method":"eth_sendTransaction","params":[{}],"method":"eth_chainId"}'), DEFAULT_LIMITS, { rpcUrls: [url] });
+      await expect(hostFetch(post(url, '{"jsonrpc":"2.0","id":1,"method":"eth_\\u0073endTransaction","params":[]}'), DEFAULT_LIMITS, { rpcUrls: [url] })).to.be.rejectedWith(/"eth_sendTransaction" may not be sent/);
+      expect(bodies).to.deep.equal(['{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[{}]}']);
+    } finally {
+      recorder.closeAllConnections();
+      await new Promise((r) => recorder.close(r));
     }
   });
 

@@ -10,7 +10,7 @@
  */
 import { Agent, fetch, type Response } from "undici";
 import { EgressRefused, guardedConnector, type EgressOptions } from "./egress";
-import { rpcRequestRefusal, rpcUrlKey } from "./rpc-urls";
+import { rpcRequest, rpcUrlKey } from "./rpc-urls";
 import { SandboxLimitError, limitMessage } from "../errors";
 import type { FetchAnswer, HostCall, RunLimits } from "../types";
 
@@ -85,8 +85,9 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
     for (let hop = 0; ; hop++) {
       let via = dispatcher;
       if (rpcUrls.has(rpcUrlKey(url))) {
-        const refusal = rpcRequestRefusal(method, body);
-        if (refusal) throw new Error(`fetch: ${refusal}`);
+        const checked = rpcRequest(method, body);
+        if ("refused" in checked) throw new Error(`fetch: ${checked.refused}`);
+        body = checked.body;
         via = rpcDispatcher ??= new Agent({ connect: guardedConnector({ ...opts, allowPrivateNetworks: true }) });
       }
       const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: abort.signal, dispatcher: via });

@@ -7,7 +7,8 @@
  * send to one is a single JSON-RPC request (a batch would be many calls for one fetch of the run's
  * budget) of a method that reads the chain or sends a transaction the action signed itself: none of
  * the node's own accounts (eth_sendTransaction, eth_sign*, eth_accounts), nor its admin, debug,
- * personal, txpool or test-chain controls (hardhat_*, evm_*, anvil_*).
+ * personal, txpool or test-chain controls (hardhat_*, evm_*, anvil_*). The node receives the request
+ * as checked, written again.
  */
 import { jsonTextValues } from "../../../protocol/json";
 
@@ -24,20 +25,24 @@ const OTHER_METHODS = new Set(["net_version", "net_listening", "net_peercount", 
 /** eth_ methods that use the node's own accounts or mining (compared in lower case: some nodes ignore case). */
 const NODE_ACCOUNTS = /^eth_(sign|sendtransaction$|accounts$|requestaccounts$|coinbase$|submit|mining$|hashrate$)/;
 
-/** Why a request may not be sent to a configured RPC URL, or null when it may. */
-export function rpcRequestRefusal(method: string, body: string | undefined): string | null {
-  if (method !== "POST") return `only JSON-RPC requests (POST) may be sent to the deployment's RPC URL, not ${method}`;
-  if (body === undefined || jsonTextValues(body, MAX_REQUEST_VALUES) > MAX_REQUEST_VALUES) return `a request to the deployment's RPC URL holds at most ${MAX_REQUEST_VALUES} JSON values`;
+/**
+ * The request to send to a configured RPC URL: the action's JSON-RPC request written again (so the
+ * node parses exactly what was checked: no duplicate "method" keys, escapes or comments read
+ * otherwise by another parser), or why it may not be sent.
+ */
+export function rpcRequest(method: string, body: string | undefined): { body: string } | { refused: string } {
+  if (method !== "POST") return { refused: `only JSON-RPC requests (POST) may be sent to the deployment's RPC URL, not ${method}` };
+  if (body === undefined || jsonTextValues(body, MAX_REQUEST_VALUES) > MAX_REQUEST_VALUES) return { refused: `a request to the deployment's RPC URL holds at most ${MAX_REQUEST_VALUES} JSON values` };
   let payload: unknown;
   try {
     payload = JSON.parse(body);
   } catch {
-    return "a request to the deployment's RPC URL must be JSON-RPC (the body is not JSON)";
+    return { refused: "a request to the deployment's RPC URL must be JSON-RPC (the body is not JSON)" };
   }
-  if (Array.isArray(payload)) return "JSON-RPC batches are not accepted by the deployment's RPC URL: send one request per fetch (each counts against the run's fetches)";
+  if (Array.isArray(payload)) return { refused: "JSON-RPC batches are not accepted by the deployment's RPC URL: send one request per fetch (each counts against the run's fetches)" };
   const name = payload !== null && typeof payload === "object" ? (payload as { method?: unknown }).method : undefined;
-  if (typeof name !== "string") return "a request to the deployment's RPC URL must be JSON-RPC (no method)";
+  if (typeof name !== "string") return { refused: "a request to the deployment's RPC URL must be JSON-RPC (no method)" };
   const lower = name.toLowerCase();
-  if ((lower.startsWith("eth_") && !NODE_ACCOUNTS.test(lower)) || OTHER_METHODS.has(lower)) return null;
-  return `the JSON-RPC method ${JSON.stringify(name.slice(0, 64))} may not be sent to the deployment's RPC URL (reads, eth_sendRawTransaction and the like only; not the node's accounts or controls)`;
+  if ((lower.startsWith("eth_") && !NODE_ACCOUNTS.test(lower)) || OTHER_METHODS.has(lower)) return { body: JSON.stringify(payload) };
+  return { refused: `the JSON-RPC method ${JSON.stringify(name.slice(0, 64))} may not be sent to the deployment's RPC URL (reads, eth_sendRawTransaction and the like only; not the node's accounts or controls)` };
 }
