@@ -247,6 +247,23 @@ describe("actions on a chain: ethers v5 providers, contracts and wallets (issue 
       }
     });
 
+    it("a JSON-RPC answer nested 200,000 deep is an error the action sees; the sandbox keeps serving", async () => {
+      const deep = await fakeNode((method, res, id) => {
+        if (method === "eth_chainId") return "0x7a69";
+        res.writeHead(200, { "content-type": "application/json" }).end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${"[".repeat(200_000)}${"]".repeat(200_000)}}`);
+        return res;
+      });
+      try {
+        const r = await run(`async function main() { const p = new ethers.providers.JsonRpcProvider(await Lit.Actions.getRpcUrl({ chain: "deep" }));
+          try { await p.getBlockNumber(); return "parsed"; } catch (e) { return [e.code, e.reason]; } }`, {}, {}, { deep: deep.url });
+        expect(r.hasError, r.logs).to.equal(false);
+        expect(r.response).to.deep.equal(["SERVER_ERROR", "processing response error"]);
+        expect((await run("async function main() { return 7 }")).response).to.equal(7);
+      } finally {
+        await deep.close();
+      }
+    });
+
     it("a contract call that never answers ends with the run's timeout (and the fetch with it)", async () => {
       const silent = await fakeNode((method) => (method === "eth_chainId" ? "0x7a69" : undefined));
       try {
