@@ -3,7 +3,9 @@
 // throws and the shapes it answers (Uint8Array, lowercase hex; v5's signature object).
 (function (lib) {
   "use strict";
-  const { errors, throwError, throwArgumentError, checkSafeUint53 } = lib.load("ethers5-logger");
+  const { errors, throwError, throwArgumentError, checkSafeUint53, invoke } = lib.load("ethers5-logger");
+  // A padding past 64 KB is asked of the sandbox process's bounds first: past the run's memory, the memory limit (marking the run).
+  const reserve = (name, length) => length > 65536 && invoke(name, [null, Number(length)]);
   const { toHex, fromHex } = lib.load("bytes");
   const VERSION = "bytes/5.7.0";
   const HEX_DIGITS = "0123456789abcdef";
@@ -94,6 +96,7 @@
     return start ? bytes.slice(start) : bytes;
   }
   function zeroPad(value, length) {
+    reserve("zeroPad", length);
     const bytes = arrayify(value);
     if (bytes.length > length) throwArgumentError("value out of range", "value", value, VERSION);
     const out = new Uint8Array(length);
@@ -124,6 +127,7 @@
     return trimmed === "0x" ? "0x0" : trimmed;
   }
   function hexZeroPad(value, length) {
+    reserve("hexZeroPad", length);
     if (typeof value !== "string") value = hexlify(value);
     else if (!isHexString(value)) throwArgumentError("invalid hex string", "value", value, VERSION);
     if (value.length > 2 * length + 2) throwArgumentError("value out of range", "value", length, VERSION);

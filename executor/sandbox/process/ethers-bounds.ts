@@ -112,7 +112,10 @@ function argsBytes(args: unknown[]): number {
 function askedBytes(name: string, args: unknown[]): number {
   switch (name) {
     case "zeroPadValue":
+    case "zeroPad":
       return size(args[1]);
+    case "hexZeroPad":
+      return 2 * size(args[1]); // hex text: two characters a byte
     case "toBeHex":
       return args[1] == null ? 0 : size(args[1]);
     case "abiDecode":

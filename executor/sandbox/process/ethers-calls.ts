@@ -113,6 +113,10 @@ const OPS: Record<string, Op> = {
   signDigest: (pk: string, digest: ethers.BytesLike) => new ethers.SigningKey(pk).sign(digest).serialized,
   // v5 answers the x coordinate of the shared point (v6 the whole point)
   computeSharedSecret: (pk: string, other: ethers.BytesLike) => ethers.dataSlice(new ethers.SigningKey(pk).computeSharedSecret(other), 1, 33),
+  // v5's zeroPad and hexZeroPad run in QuickJS; a length past 64 KB is first asked of the bounds here (ethers-bounds.ts), so
+  // the run is marked with the memory limit as for zeroPadValue, rather than meeting QuickJS's out-of-memory.
+  zeroPad: () => null,
+  hexZeroPad: () => null,
   typedDataHash,
   typedDataHashDomain: (domain: ethers.TypedDataDomain) => ethers.TypedDataEncoder.hashDomain(domain),
   typedDataHashStruct: (name: string, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) => ethers.TypedDataEncoder.hashStruct(name, types, value),
@@ -136,6 +140,8 @@ const LABELS: Record<string, string> = {
   paramFormat5: "paramType.format",
   signature5: "interface.getFunction",
   toUtf8StringWith: "ethers.utils.toUtf8String",
+  zeroPad: "ethers.utils.zeroPad",
+  hexZeroPad: "ethers.utils.hexZeroPad",
   typedDataHash: "_TypedDataEncoder.hash",
   typedDataHashDomain: "_TypedDataEncoder.hashDomain",
   typedDataHashStruct: "_TypedDataEncoder.hashStruct",
