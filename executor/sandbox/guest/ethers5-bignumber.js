@@ -23,8 +23,9 @@
     if (value.substring(0, 2) !== "0x") value = "0x" + value;
     if (value === "0x") return "0x00";
     if (value.length % 2) value = "0x0" + value.substring(2);
-    while (value.length > 4 && value.substring(0, 4) === "0x00") value = "0x" + value.substring(4);
-    return value;
+    let start = 2; // leading "00" bytes, found in one pass (a loop of substrings would be quadratic)
+    while (start + 2 < value.length && value[start] === "0" && value[start + 1] === "0") start += 2;
+    return start > 2 ? "0x" + value.substring(start) : value;
   }
   // A bigint's hex as normalize() writes it (toString(16) has no leading zeros and is lower case).
   function hexOf(value) {

@@ -47,7 +47,10 @@
     const parts = value.split(".");
     if (parts.length > 2) throwArgumentError("too many decimal points", "value", value, "bignumber/5.7.0");
     const whole = parts[0] || "0";
-    let fraction = (parts[1] || "0").replace(/0+$/, "");
+    let fraction = parts[1] || "0";
+    let end = fraction.length; // trailing zeros, in one pass (/0+$/ backtracks quadratically on "000…1")
+    while (end > 0 && fraction[end - 1] === "0") end--;
+    fraction = fraction.substring(0, end);
     if (fraction.length > m.length - 1) logger.throwError("fractional component exceeds decimals", errors.NUMERIC_FAULT, { fault: "underflow", operation: "parseFixed" }, "bignumber/5.7.0");
     fraction = (fraction || "0").padEnd(m.length - 1, "0");
     const wei = BigNumber.from(whole).mul(m).add(BigNumber.from(m.length === 1 ? "0" : fraction));
