@@ -5,8 +5,11 @@
 // v5's errors are here. A fragment keeps its v6 JSON (`_json`): each call sends only the fragment it uses.
 (function (lib) {
   "use strict";
-  const { utils, BigNumber, data, call } = lib.load("ethers5-utils");
-  const { errors, throwError, throwArgumentError } = lib.load("ethers5-logger");
+  const { utils } = lib.load("ethers5-utils");
+  const { BigNumber, revive } = lib.load("ethers5-bignumber");
+  const { errors, throwError, throwArgumentError, invoke } = lib.load("ethers5-logger");
+  const { data } = lib.load("ethers5-calls");
+  const call = (name, args) => invoke(name, args, revive); // answers may hold BigNumbers ({$bn}) and Results ({$result})
   const VERSION = "abi/5.7.0";
   const GUARD = {};
   const { defineReadOnly } = utils;

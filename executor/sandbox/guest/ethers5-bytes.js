@@ -198,5 +198,5 @@
     return hexlify(concat([sig.r, sig.s, sig.recoveryParam ? "0x1c" : "0x1b"]));
   }
 
-  return { errors, throwError, isHexString, isBytes, isBytesLike, arrayify, hexlify, concat, stripZeros, zeroPad, hexDataLength, hexDataSlice, hexConcat, hexStripZeros, hexValue, hexZeroPad, splitSignature, joinSignature };
+  return { isHexString, isBytes, isBytesLike, arrayify, hexlify, concat, stripZeros, zeroPad, hexDataLength, hexDataSlice, hexConcat, hexStripZeros, hexValue, hexZeroPad, splitSignature, joinSignature };
 })

@@ -5,7 +5,8 @@
 // `populateTransaction`, `filters` and `queryFilter`. Event listeners (on/once) are not supported.
 (function (lib) {
   "use strict";
-  const { utils, BigNumber } = lib.load("ethers5-utils");
+  const { utils } = lib.load("ethers5-utils");
+  const { BigNumber } = lib.load("ethers5-bignumber");
   const { errors, throwError, throwArgumentError } = lib.load("ethers5-logger");
   const { Interface, Indexed } = lib.load("ethers5-abi");
   const { Signer, VoidSigner } = lib.load("ethers5-signer");

@@ -9,7 +9,8 @@
 // (on/once) and ENS names are not supported.
 (function (lib) {
   "use strict";
-  const { utils, BigNumber } = lib.load("ethers5-utils");
+  const { utils } = lib.load("ethers5-utils");
+  const { BigNumber } = lib.load("ethers5-bignumber");
   const { errors, makeError, throwError, throwArgumentError } = lib.load("ethers5-logger");
   const VERSION = "providers/5.7.2";
   const WEB = "web/5.7.1";

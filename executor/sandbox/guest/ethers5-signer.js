@@ -4,7 +4,8 @@
 // base fee (maxFeePerGas = 2 × base fee + 1.5 gwei), the pending nonce, estimateGas, the chain id.
 (function (lib) {
   "use strict";
-  const { utils, BigNumber } = lib.load("ethers5-utils");
+  const { utils } = lib.load("ethers5-utils");
+  const { BigNumber } = lib.load("ethers5-bignumber");
   const { errors, throwError, throwArgumentError } = lib.load("ethers5-logger");
   const VERSION = "abstract-signer/5.7.0";
   const ALLOWED = ["accessList", "ccipReadEnabled", "chainId", "customData", "data", "from", "gasLimit", "gasPrice", "maxFeePerGas", "maxPriorityFeePerGas", "nonce", "to", "type", "value"];

@@ -4,7 +4,8 @@
 // hashing and recovery are the process's (ethers5-utils.js).
 (function (lib) {
   "use strict";
-  const { utils, BigNumber } = lib.load("ethers5-utils");
+  const { utils } = lib.load("ethers5-utils");
+  const { BigNumber } = lib.load("ethers5-bignumber");
   const { errors, throwError, throwArgumentError } = lib.load("ethers5-logger");
   const VERSION = "transactions/5.7.0";
   const bad = (reason, name, value) => throwArgumentError(reason, name, value, VERSION);
