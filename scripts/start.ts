@@ -26,6 +26,7 @@ import type { BillingConfig } from "../billing/config";
 import { devComposeHash } from "../attestation/development";
 import { loadTriggersConfig } from "../triggers/config";
 import { startTriggers } from "../triggers/server";
+import { chainName } from "../protocol/chains";
 
 /** The private keys of the local chain's accounts `from`..`from+count-1` (its well-known test mnemonic). */
 function localKeys(from: number, count: number): string[] {
@@ -106,7 +107,7 @@ Vesta is running (local development chain: keys and accounts here are for testin
   dashboard          ${relayer.url}/dashboard/
   core API           ${api}
   API explorer       ${api}/swagger-ui
-  chain JSON-RPC     ${rpcUrl}   (chain id ${deployment.chainId})
+  chain JSON-RPC     ${rpcUrl}   (chain id ${deployment.chainId}; actions: await Lit.Actions.getRpcUrl({ chain: "${chainName(deployment.chainId)}" }))
   AccountConfig      ${deployment.accountConfig}
   AppAuth            ${deployment.appAuth}
   owner / admin payer ${owner}
