@@ -18,6 +18,8 @@ export type HostDeps = {
   fetchAllowPrivate: boolean;
   /** The modules of actions' imports, from the import CDN (shared by every run). */
   modules: ModuleFetcher;
+  /** The JSON-RPC URL of each chain actions may use, by chain name (Lit.Actions.getRpcUrl; fetchable even when private). */
+  rpcUrls: ReadonlyMap<string, string>;
 };
 
 /** A refusal the action sees as a rejected promise with this message. */
@@ -105,8 +107,13 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
         } catch (err) {
           throw new Refused((err as Error).message);
         }
+      case "getRpcUrl": {
+        const url = deps.rpcUrls.get(call.chain);
+        if (url === undefined) throw new Refused(`no RPC URL for chain ${JSON.stringify(call.chain)} on this deployment (it has: ${[...deps.rpcUrls.keys()].join(", ") || "none"})`);
+        return url;
+      }
       case "fetch":
-        return hostFetch(call, limits, { deadline, allowPrivateNetworks: deps.fetchAllowPrivate });
+        return hostFetch(call, limits, { deadline, allowPrivateNetworks: deps.fetchAllowPrivate, rpcUrls: [...deps.rpcUrls.values()] });
       case "import":
         return importModule(call.url, call.integrity);
       default:

@@ -20,6 +20,8 @@ import type { KeyProvider } from "./keys/provider";
 import { hex32 } from "../protocol/usageKeyShape";
 import type { RunLimits, RunResult } from "./sandbox/types";
 
+const NO_RPC_URLS: ReadonlyMap<string, string> = new Map();
+
 export type ExecutorOptions = {
   keys: KeyProvider;
   accountConfig: IAccountConfig;
@@ -42,6 +44,8 @@ export type ExecutorOptions = {
   unknownKeyCacheMs?: number;
   /** Let actions fetch loopback/private addresses (development and tests only). */
   fetchAllowPrivate?: boolean;
+  /** The JSON-RPC URL of each chain actions may use, by chain name (Lit.Actions.getRpcUrl; default none). */
+  rpcUrls?: ReadonlyMap<string, string>;
   /** The most action code bytes one payer keeps stored (default 256 MB; at least the code limit). */
   codeBytesPerPayer?: number;
   /** Where actions' imports come from, their limits and cache (default: jsDelivr, as Chipotle; see sandbox/host/modules.ts). */
@@ -150,7 +154,7 @@ export class Executor {
         this.codes.touch(cid, payer);
       }
       const host = createHost(
-        { keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache, fetchAllowPrivate: this.opts.fetchAllowPrivate ?? false, modules: this.modules },
+        { keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache, fetchAllowPrivate: this.opts.fetchAllowPrivate ?? false, modules: this.modules, rpcUrls: this.opts.rpcUrls ?? NO_RPC_URLS },
         run.who,
         cid,
         limits,

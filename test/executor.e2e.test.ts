@@ -297,8 +297,13 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
     const w = (await call(stack, "GET", "/create_wallet", { key: apiKey })).body.wallet_address;
     const files = fs.readdirSync(dir).filter((f) => f.endsWith(".js"));
     expect(files.length).to.be.greaterThan(2);
+    // the chain examples (erc20-balance.js, send-eth.js): a token to read, gas and ETH for the wallet to send
+    const token = await ethers.deployContract("TestToken", [1000n]);
+    const [funder] = await ethers.getSigners();
+    await (await funder.sendTransaction({ to: w, value: ethers.parseEther("1") })).wait();
+    const chain = { chain: "local", tokenAddress: await token.getAddress(), holderAddress: w, toAddress: Wallet.createRandom().address, amountEth: "0.01" };
     for (const f of files) {
-      const r = await run(stack, apiKey, { code: fs.readFileSync(path.join(dir, f), "utf8"), js_params: { pkpId: w, message: "hello", name: "vesta", url: `${stack.api}/get_node_chain_config` } });
+      const r = await run(stack, apiKey, { code: fs.readFileSync(path.join(dir, f), "utf8"), js_params: { pkpId: w, message: "hello", name: "vesta", url: `${stack.api}/get_node_chain_config`, ...chain } });
       expect(r.status, f).to.equal(200);
       expect(r.body.has_error, `${f}: ${JSON.stringify(r.body)}`).to.equal(false);
     }

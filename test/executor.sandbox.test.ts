@@ -388,7 +388,7 @@ describe("executor sandbox", function () {
         msg: await w.signMessage("hello"),
         bytesMsg: await w.signMessage(new Uint8Array([1, 2, 3])),
         tx1559: await w.signTransaction(tx1559),
-        txLegacy: await w.signTransaction(txLegacy),
+        txLegacy: await w.signTransaction({ ...txLegacy, type: 0 }), // untyped with gasPrice: legacy, as ethers v5 signs it (v6 would choose EIP-2930)
         typed: await w.signTypedData({ name: "Vesta", chainId: 1 }, { Mail: [{ name: "to", type: "address" }] }, { to: w.address }),
       });
       expect(Transaction.from((r.response as { tx1559: string }).tx1559).from).to.equal(w.address);

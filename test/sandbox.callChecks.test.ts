@@ -12,7 +12,7 @@ const limits: RunLimits = { ...DEFAULT_LIMITS, maxKeyRequests: 2, maxFetches: 2,
 const KEY_OPS = ["getPrivateKey", "getLitActionPrivateKey", "getLitActionPublicKey", "getLitActionWalletAddress", "encrypt", "decrypt"] as const;
 const call = (op: HostCall["op"]) => ({ op }) as HostCall;
 type FetchCall = Extract<HostCall, { op: "fetch" }>;
-const fresh = (): CallCounts => ({ total: 0, keys: 0, fetches: 0 });
+const fresh = (): CallCounts => ({ total: 0, keys: 0, fetches: 0, imports: 0 });
 
 /** The error `fn` throws: its class and message. */
 function thrown(fn: () => unknown): [string, string] {
@@ -31,7 +31,7 @@ describe("host call checks (host/call-checks.ts)", function () {
         const counts = fresh();
         expect([countCall(call(op), counts, limits), countCall(call(op), counts, limits)], op).to.deep.equal([undefined, undefined]);
         expect(countCall(call(op), counts, limits), op).to.equal("maxKeyRequests");
-        expect(counts, `${op}: a refused call is not counted`).to.deep.equal({ total: 2, keys: 2, fetches: 0 });
+        expect(counts, `${op}: a refused call is not counted`).to.deep.equal({ total: 2, keys: 2, fetches: 0, imports: 0 });
         expect(countCall(call("fetch"), counts, limits), "a fetch is not a key request").to.equal(undefined);
       }
     });
@@ -40,18 +40,18 @@ describe("host call checks (host/call-checks.ts)", function () {
       const counts = fresh();
       expect([countCall(call("fetch"), counts, limits), countCall(call("fetch"), counts, limits)]).to.deep.equal([undefined, undefined]);
       expect(countCall(call("fetch"), counts, limits)).to.equal("maxFetches");
-      expect(counts).to.deep.equal({ total: 2, keys: 0, fetches: 2 });
+      expect(counts).to.deep.equal({ total: 2, keys: 0, fetches: 2, imports: 0 });
       expect(countCall(call("getPrivateKey"), counts, limits)).to.equal(undefined);
-      expect(counts).to.deep.equal({ total: 3, keys: 1, fetches: 2 });
+      expect(counts).to.deep.equal({ total: 3, keys: 1, fetches: 2, imports: 0 });
     });
 
     it("stops every call at MAX_HOST_CALLS_PER_RUN, before the per-kind limits", function () {
-      const counts = { total: MAX_HOST_CALLS_PER_RUN - 1, keys: 0, fetches: 0 };
+      const counts = { total: MAX_HOST_CALLS_PER_RUN - 1, keys: 0, fetches: 0, imports: 0 };
       expect(countCall(call("fetch"), counts, limits)).to.equal(undefined);
       expect(counts.total).to.equal(MAX_HOST_CALLS_PER_RUN);
-      const full = { total: MAX_HOST_CALLS_PER_RUN, keys: 99, fetches: 99 };
+      const full = { total: MAX_HOST_CALLS_PER_RUN, keys: 99, fetches: 99, imports: 0 };
       for (const op of ["fetch", "getPrivateKey"] as const) expect(countCall(call(op), full, limits)).to.equal("maxHostCalls");
-      expect(full).to.deep.equal({ total: MAX_HOST_CALLS_PER_RUN, keys: 99, fetches: 99 });
+      expect(full).to.deep.equal({ total: MAX_HOST_CALLS_PER_RUN, keys: 99, fetches: 99, imports: 0 });
     });
   });
 

@@ -94,7 +94,9 @@ export type HostCall =
   | { op: "decrypt"; pkpId: string; ciphertext: string }
   | { op: "fetch"; url: string; method: string; headers: Record<string, string>; body?: string; bodyBase64?: string }
   /** A module of the action's import graph: `url` on the import CDN, `integrity` the pins the imports state. */
-  | { op: "import"; url: string; integrity: string[] };
+  | { op: "import"; url: string; integrity: string[] }
+  /** The JSON-RPC URL the deployment gives actions for `chain` (Lit.Actions.getRpcUrl). */
+  | { op: "getRpcUrl"; chain: string };
 
 /** A fetch answer: the body as text (`body`) when it is UTF-8, else as base64 (`bodyBase64`): exactly one of them, the same bytes either way. */
 export type FetchAnswer = { status: number; statusText: string; headers: Record<string, string>; body?: string; bodyBase64?: string };

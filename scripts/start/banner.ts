@@ -2,6 +2,7 @@
 import path from "node:path";
 import type { BillingConfig } from "../../billing/config";
 import type { Deployment } from "../lib/deploy";
+import { chainName } from "../../protocol/chains";
 
 /** One line on how billing runs (local mode needs no Stripe keys). */
 function billingMode(b: BillingConfig): string {
@@ -24,7 +25,7 @@ Vesta is running (local development chain: keys and accounts here are for testin
   dashboard          ${i.relayerUrl}/dashboard/
   core API           ${api}
   API explorer       ${api}/swagger-ui
-  chain JSON-RPC     ${i.rpcUrl}   (chain id ${i.deployment.chainId})
+  chain JSON-RPC     ${i.rpcUrl}   (chain id ${i.deployment.chainId}; actions: await Lit.Actions.getRpcUrl({ chain: "${chainName(i.deployment.chainId)}" }))
   AccountConfig      ${i.deployment.accountConfig}
   AppAuth            ${i.deployment.appAuth}
   owner / admin payer ${i.deployment.owner}

@@ -49,6 +49,10 @@
       const wrapped = arg !== null && typeof arg === "object" && !Array.isArray(arg) && Object.prototype.hasOwnProperty.call(arg, "response");
       host.setResponse(responseJson(wrapped ? arg.response : arg));
     },
+    // The JSON-RPC URL of a chain the deployment is configured for (Datil's getRpcUrl; the names: GET /get_node_chain_config's chain_name and VESTA_ACTION_RPC_URLS).
+    async getRpcUrl(o) {
+      return call("getRpcUrl", { chain: str("getRpcUrl", "chain", opts(o).chain, true) });
+    },
     // The modules the action imported, with their integrity hashes ([{url, hash: "sha384-..."}]),
     // also written to the logs, as Chipotle does.
     showImportDetails() {

@@ -1,6 +1,7 @@
 // Guest module: bytes across the boundary with the sandbox process: 0x-hex text, base64 (fetch
 // bodies that are not UTF-8), and tagged JSON ({$bigint: "123"}, {$bytes: "0x.."};
-// ../process/tagged-json.ts is the other side).
+// ../process/tagged-json.ts is the other side). A v5 BigNumber (guest/ethers5-bignumber.js) crosses
+// as the bigint it holds.
 (function (lib) {
   "use strict";
   const HEX = "0123456789abcdef";
@@ -54,19 +55,23 @@
     if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
     throw new TypeError(`${what} must be an ArrayBuffer or an ArrayBufferView`);
   }
+  const bigNumberHex = (v) => v !== null && typeof v === "object" && v._isBigNumber === true && typeof v._hex === "string" && /^-?0x[0-9a-fA-F]+$/.test(v._hex);
   const encode = (args) =>
-    lib.stringify(args, (k, v) => {
+    lib.stringify(args, function (k, v) {
+      const original = this[k]; // before its toJSON (a BigNumber's is {type, hex})
+      if (bigNumberHex(original)) return { $bigint: (original._hex[0] === "-" ? -BigInt(original._hex.slice(1)) : BigInt(original._hex)).toString() };
       if (typeof v === "bigint") return { $bigint: v.toString() };
       if (v instanceof Uint8Array) return { $bytes: toHex(v) };
       if (v instanceof ArrayBuffer) return { $bytes: toHex(new Uint8Array(v)) };
       return v;
     });
   const tagged = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-  const decode = (json) =>
+  // `more` (optional) revives further tags (the v5 surface's {$bn}, {$result}).
+  const decode = (json, more) =>
     lib.parse(json, (k, v) => {
       if (tagged(v) && typeof v.$bigint === "string") return BigInt(v.$bigint);
       if (tagged(v) && typeof v.$bytes === "string") return fromHex(v.$bytes);
-      return v;
+      return more && tagged(v) ? more(v) : v;
     });
   return { toHex, fromHex, toBase64, fromBase64, view, encode, decode };
 })

@@ -9,6 +9,7 @@ import { isPin, MAX_MODULE_URL_CHARS, MAX_MODULES_PER_RUN } from "../imports";
 import type { HostCall, RunLimits } from "../types";
 
 const MAX_ID_CHARS = 512;
+const MAX_CHAIN_CHARS = 64;
 const MAX_URL_CHARS = 8192;
 const MAX_HEADERS = 64;
 const MAX_HEADER_CHARS = 8192;
@@ -75,6 +76,8 @@ export function toHostCall(op: string, args: Record<string, unknown>, ipfsId: st
       }
       return { op, url: text(args, "url", MAX_MODULE_URL_CHARS), integrity: integrity as string[] };
     }
+    case "getRpcUrl":
+      return { op, chain: text(args, "chain", MAX_CHAIN_CHARS) };
     case "fetch": {
       const body = args.body === undefined ? undefined : text(args, "body", limits.maxFetchBytes);
       const bodyBase64 = args.bodyBase64 === undefined ? undefined : text(args, "bodyBase64", 4 * Math.ceil(limits.maxFetchBytes / 3));

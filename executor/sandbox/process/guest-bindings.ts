@@ -21,7 +21,10 @@ export function readGuestSources(dir: string): GuestSources {
   return { track: source("track"), globals: source("globals"), modules: new Map(GUEST_MODULES.map((name) => [name, source(name)])) };
 }
 /** Every guest module (guest/<name>.js). */
-const GUEST_MODULES = ["lib", "bytes", "actions", "console", "timers", "fetch", "ethers", "encoding", "dom", "http", "url", "crypto"];
+const GUEST_MODULES = [
+  "lib", "bytes", "actions", "console", "timers", "fetch", "ethers", "encoding", "dom", "http", "url", "crypto",
+  "ethers5-logger", "ethers5-bignumber", "ethers5-bytes", "ethers5-units", "ethers5-calls", "ethers5-utils", "ethers5-abi", "ethers5-tx", "ethers5-providers", "ethers5-signer", "ethers5-contract",
+];
 /** Each global of the sandbox and the guest module that defines it. */
 const GLOBALS: Record<string, string> = {
   Lit: "actions",

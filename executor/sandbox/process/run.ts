@@ -8,7 +8,7 @@ import type { FreshContext, ModuleHost } from "./context";
 import { errorPosition, ImportGraph, MODULE_TAIL, outsideGraph, staticImports } from "./module-graph";
 import { ACTION_MODULE, type ImportSource } from "../imports";
 import { limitError, limitMessage, SandboxLimitError, type RunError } from "../errors";
-import { callEthers } from "./ethers-calls";
+import { callEthers, clearEthersCaches } from "./ethers-calls";
 import { callSubtle } from "./subtle-calls";
 import { callWeb } from "./web-calls";
 import { GuestException, type GuestHost } from "./guest-bindings";
@@ -74,6 +74,7 @@ export class ActionRun implements GuestHost, ModuleHost {
   }
 
   start(): Promise<RunOutcome> {
+    clearEthersCaches(); // nothing of the last run is kept for this one
     try {
       this.deadlineTimer = setTimeout(() => this.pump(), Math.max(0, this.deadline - Date.now()) + 1);
       this.fresh.bind(this);
@@ -375,8 +376,11 @@ export class ActionRun implements GuestHost, ModuleHost {
   // ---- the end of a run -----------------------------------------------------------------
 
   private finishThrown(thrown: QuickJSHandle): void {
-    const error = this.fatal ?? describeThrown(this.ctx, thrown, this.limits);
+    let error = this.fatal ?? describeThrown(this.ctx, thrown, this.limits);
     thrown.dispose();
+    // A limit the run met and then failed (an uncaught rejection of the call over it, or an error of a
+    // library around it, such as an ethers provider's SERVER_ERROR): the run ends with that limit.
+    if (!error.limit && this.marked?.limit) error = { ...error, limit: this.marked.limit };
     this.finish(error);
   }
 
