@@ -599,6 +599,13 @@ describe("the key check (relayer/http/auth.ts), rule by rule", function () {
     expect((await resolveKey(ctx, req({}, other), USAGE_KEY)).active).to.equal(true);
     expect((await resolveKey(ctx, req({}, other), "bad-4")).accountHash).to.equal(0n);
     expect((await refusal(resolveKey(ctx, req({}, other), "bad-5"))).status).to.equal(429);
+    // a good key answered from memory was never counted, so it takes nothing back from the budget
+    const third = "198.51.100.70";
+    await resolveKey(ctx, req({}, third), ACCOUNT_KEY); // cached since the start of this test
+    expect((await resolveKey(ctx, req({}, third), "bad-6")).accountHash).to.equal(0n);
+    await resolveKey(ctx, req({}, third), ACCOUNT_KEY);
+    await resolveKey(ctx, req({}, third), ACCOUNT_KEY);
+    expect((await refusal(resolveKey(ctx, req({}, third), "bad-7"))).status, "the budget is not refilled by good keys").to.equal(429);
     // an inactive key, or one without an account, did not prove good: its lookup stays counted
     chain.keys.set(hashKey("inactive"), { account: A, isAccountKey: false, active: false, expiration: 1n });
     chain.keys.set(hashKey("no-account"), { account: 0n, isAccountKey: true, active: true, expiration: 0n });
