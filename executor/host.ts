@@ -4,6 +4,7 @@ import type { IAccountConfig } from "../typechain-types";
 import { deriveWallet, paths, type DerivedWallet, type KeyProvider } from "./keys/provider";
 import { encrypt, decrypt } from "./encryption";
 import { hostFetch } from "./sandbox/host/fetch";
+import type { ModuleFetcher } from "./sandbox/host/modules";
 import type { PermissionCache, Who } from "./permissions";
 import type { Host, HostCall, RunLimits } from "./sandbox/types";
 import { chainOutage } from "../protocol/chainErrors";
@@ -16,6 +17,10 @@ export type HostDeps = {
   walletCache: Map<string, { apiKeyHash: bigint; derivationPath: bigint }>;
   /** Let actions fetch loopback/private addresses (development and tests only). */
   fetchAllowPrivate: boolean;
+  /** The modules of actions' imports, from the import CDN (shared by every run). */
+  modules: ModuleFetcher;
+  /** The JSON-RPC URL of each chain actions may use, by chain name (Lit.Actions.getRpcUrl; fetchable even when private). */
+  rpcUrls: ReadonlyMap<string, string>;
 };
 
 /** A refusal the action sees as a rejected promise with this message. */
@@ -38,6 +43,7 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
     return cache.get(key) as Promise<T>;
   };
   const derive = (path: string) => once<DerivedWallet>(`wallet:${path}`, () => deriveWallet(deps.keys, path));
+  const importModule = deps.modules.forRun(deadline);
 
   /** The registration of `pkpId` by the running key's account (the only one a permitted group can list), after the permission check. */
   const permittedWallet = async (pkpId: unknown) => {
@@ -102,8 +108,15 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
         } catch (err) {
           throw new Refused((err as Error).message);
         }
+      case "getRpcUrl": {
+        const url = deps.rpcUrls.get(call.chain);
+        if (url === undefined) throw new Refused(`no RPC URL for chain ${JSON.stringify(call.chain)} on this deployment (it has: ${[...deps.rpcUrls.keys()].join(", ") || "none"})`);
+        return url;
+      }
       case "fetch":
-        return hostFetch(call, limits, { deadline, allowPrivateNetworks: deps.fetchAllowPrivate });
+        return hostFetch(call, limits, { deadline, allowPrivateNetworks: deps.fetchAllowPrivate, rpcUrls: [...deps.rpcUrls.values()] });
+      case "import":
+        return importModule(call.url, call.integrity);
       default:
         throw new Refused(`unknown host operation ${(call as { op: string }).op}`);
     }

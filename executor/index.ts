@@ -13,11 +13,14 @@ import { makePrivateDir } from "./sandbox/host/isolation";
 import { defaultSandboxUser, processLauncher, type SandboxUser } from "./sandbox/host/launchers";
 import { probeNetwork, type SandboxNetwork } from "./sandbox/host/network";
 import { SandboxPool, type RunHooks } from "./sandbox/host/pool";
+import { ModuleFetcher, type ImportConfig } from "./sandbox/host/modules";
 import { paramsProblem } from "./sandbox/wire/bounds";
 import type { FairShare } from "./sandbox/host/fair-queue";
 import type { KeyProvider } from "./keys/provider";
 import { hex32 } from "../protocol/usageKeyShape";
 import type { RunLimits, RunResult } from "./sandbox/types";
+
+const NO_RPC_URLS: ReadonlyMap<string, string> = new Map();
 
 export type ExecutorOptions = {
   keys: KeyProvider;
@@ -41,12 +44,17 @@ export type ExecutorOptions = {
   unknownKeyCacheMs?: number;
   /** Let actions fetch loopback/private addresses (development and tests only). */
   fetchAllowPrivate?: boolean;
+  /** The JSON-RPC URL of each chain actions may use, by chain name (Lit.Actions.getRpcUrl; default none). */
+  rpcUrls?: ReadonlyMap<string, string>;
   /** The most action code bytes one payer keeps stored (default 256 MB; at least the code limit). */
   codeBytesPerPayer?: number;
+  /** Where actions' imports come from, their limits and cache (default: jsDelivr, as Chipotle; see sandbox/host/modules.ts). */
+  imports?: Partial<ImportConfig>;
 };
 
 
-export type RunInput = { code?: string; ipfsId?: string; params?: unknown };
+/** `headers`: what the action finds in Lit.Headers (the request's x-request-id and x-correlation-id, as Chipotle). */
+export type RunInput = { code?: string; ipfsId?: string; params?: unknown; headers?: Record<string, string> };
 
 /**
  * A run checked as far as it can be without its code's CID: who asks, the CID it named (when it
@@ -58,6 +66,7 @@ export type PreparedRun = {
   ipfsId?: string;
   inline?: Uint8Array;
   paramsJson: string;
+  headers?: Record<string, string>;
 };
 
 /**
@@ -75,6 +84,7 @@ export class Executor {
   readonly codes: CodeStore;
   private readonly pool: SandboxPool;
   private readonly walletCache = new Map<string, { apiKeyHash: bigint; derivationPath: bigint }>();
+  private readonly modules: ModuleFetcher;
 
   constructor(private readonly opts: ExecutorOptions) {
     makePrivateDir(opts.dataDir, opts.logger);
@@ -90,6 +100,7 @@ export class Executor {
       const why = network.unavailable ?? "VESTA_SANDBOX_NETWORK=shared";
       opts.logger.warn({ reason: why }, "sandbox processes share the relayer's network: code that escaped QuickJS could open sockets past the fetch egress policy (see Security model in the README)");
     }
+    this.modules = new ModuleFetcher(opts.imports, { allowPrivateNetworks: opts.fetchAllowPrivate ?? false });
     this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user, memoryMb: opts.sandboxMemoryMb, network }) });
   }
 
@@ -114,7 +125,7 @@ export class Executor {
     const inline = input.code === undefined ? undefined : actionBytes(input.code, this.opts.limits.maxCodeBytes);
     const paramsJson = this.paramsJson(input.params);
     if (input.ipfsId !== undefined) await this.permit(who, input.ipfsId);
-    return { who, ipfsId: input.ipfsId, inline, paramsJson };
+    return { who, ipfsId: input.ipfsId, inline, paramsJson, ...(input.headers ? { headers: input.headers } : {}) };
   }
 
   /**
@@ -143,12 +154,13 @@ export class Executor {
         this.codes.touch(cid, payer);
       }
       const host = createHost(
-        { keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache, fetchAllowPrivate: this.opts.fetchAllowPrivate ?? false },
+        { keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache, fetchAllowPrivate: this.opts.fetchAllowPrivate ?? false, modules: this.modules, rpcUrls: this.opts.rpcUrls ?? NO_RPC_URLS },
         run.who,
         cid,
         limits,
       );
-      const result = await place.run({ code, ipfsId: cid, paramsJson: run.paramsJson, limits }, host, hooks);
+      const request = { code, ipfsId: cid, paramsJson: run.paramsJson, limits, imports: this.modules.config.source, ...(run.headers ? { headers: run.headers } : {}) };
+      const result = await place.run(request, host, hooks);
       return { ...result, ipfsId: cid };
     } finally {
       place.release(); // a run that never reached the queue gives its place back (no-op once it did)

@@ -81,8 +81,14 @@ export class PermissionCache {
   async start(signal: AbortSignal): Promise<void> {
     this.cursor = await this.provider.getBlockNumber();
     await this.seeBlock(this.cursor);
+    const stop = () => {
+      this.stopped = true;
+      clearTimeout(this.timer);
+    };
+    // (an abort that came while the first reads were under way fires no event for a listener added now)
+    if (signal.aborted) return stop();
+    signal.addEventListener("abort", stop, { once: true });
     const tick = async () => {
-      if (this.stopped) return;
       try {
         await this.sync();
       } catch (err) {
@@ -93,10 +99,6 @@ export class PermissionCache {
       if (!this.stopped) this.timer = setTimeout(tick, this.pollMs);
     };
     this.timer = setTimeout(tick, this.pollMs);
-    signal.addEventListener("abort", () => {
-      this.stopped = true;
-      clearTimeout(this.timer);
-    });
   }
 
   /** Reads the logs of the new blocks and drops the decisions of every account they name. */
@@ -239,7 +241,7 @@ export class PermissionCache {
     // A cached decision holds only beside its key's cached expiry: a key that expired since (e.g.
     // during a run) is denied without asking the chain, and a decision whose key is not cached (its
     // read raced an invalidation, or it was evicted) is asked again, so an expired key is never let
-    // through from memory.
+    // through from memory. A decision not cached yet is the chain's, which judges expiry by block time.
     const key = this.caching() ? this.keys.peek(who.keyHash.toString()) : undefined;
     const cached = key ? this.decisions.get(k) : undefined;
     if (cached && key && this.expired(key.expiration)) return false;

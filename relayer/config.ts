@@ -8,6 +8,8 @@ import type { FairShare } from "../executor/sandbox/host/fair-queue";
 import { DEFAULT_SANDBOX_MEMORY_MB, defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
 import { chooseSandboxNetwork, probeNetwork, SANDBOX_NETWORKS, type SandboxNetwork } from "../executor/sandbox/host/network";
 import { DEFAULT_CODE_BYTES_PER_PAYER } from "../executor/codeStore";
+import { DEFAULT_IMPORT_CONFIG, type ImportConfig } from "../executor/sandbox/host/modules";
+import { checkedBase } from "../executor/sandbox/imports";
 import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
 import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
 import { DEFAULT_ERC1271 } from "./signed";
@@ -15,6 +17,7 @@ import { loadBillingConfig, type BillingConfig } from "../billing/config";
 import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
 import { parseTrustProxy } from "../protocol/trustProxy";
 import { parseExempt } from "./http/authFailures";
+import { CHAIN_NAME } from "../protocol/chains";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
@@ -57,7 +60,20 @@ const EnvSchema = z
     VESTA_ACTION_MAX_PARAMS_BYTES: z.coerce.number().int().min(2).default(DEFAULT_LIMITS.maxParamsBytes),
     VESTA_ACTION_MAX_CODE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_LIMITS.maxCodeBytes),
     VESTA_ACTION_MAX_FETCH_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxFetchBytes),
+    VESTA_ACTION_RPC_URLS: z.string().optional(),
     VESTA_ACTION_FETCH_PRIVATE: z.enum(["true", "false"], { message: "VESTA_ACTION_FETCH_PRIVATE must be true or false" }).default("false"),
+    VESTA_IMPORT_CDN_URL: z.string().max(1024).default(DEFAULT_IMPORT_CONFIG.source.base),
+    VESTA_IMPORT_CDN_ENTRY: z
+      .string()
+      .max(64)
+      .regex(/^(\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?$/, 'VESTA_IMPORT_CDN_ENTRY must be "" or a path starting with "/"')
+      .default(DEFAULT_IMPORT_CONFIG.source.entry),
+    // An answer carries a module as base64: at most 8 MiB fits the largest host answer (wire/bounds.ts).
+    VESTA_IMPORT_MAX_MODULE_BYTES: z.coerce.number().int().min(1024).max(8 * 1024 * 1024).default(DEFAULT_IMPORT_CONFIG.maxModuleBytes),
+    // The modules of a run live in its sandbox process's V8 heap (256 MB) while it runs.
+    VESTA_IMPORT_MAX_RUN_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_IMPORT_CONFIG.maxRunBytes),
+    VESTA_IMPORT_CACHE_BYTES: z.coerce.number().int().min(0).max(16 * 1024 * 1024 * 1024).default(DEFAULT_IMPORT_CONFIG.cacheBytes),
+    VESTA_IMPORT_CACHE_ENTRIES: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_IMPORT_CONFIG.cacheEntries),
     VESTA_SANDBOX_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
     VESTA_SANDBOX_UID: z.coerce.number().int().min(1, "VESTA_SANDBOX_UID must not be 0 (root)").max(4_294_967_294).optional(),
     VESTA_SANDBOX_GID: z.coerce.number().int().min(1, "VESTA_SANDBOX_GID must not be 0 (root)").max(4_294_967_294).optional(),
@@ -150,6 +166,13 @@ export type RelayerConfig = {
   writeQueuePerPayer: number;
   permissionPollMs: number;
   fetchAllowPrivate: boolean;
+  /** Actions' imports: the CDN, the bytes of a module and of a run, the shared cache (executor/sandbox/host/modules.ts). */
+  imports: ImportConfig;
+  /**
+   * The JSON-RPC URL of each chain actions may use, by chain name (VESTA_ACTION_RPC_URLS); undefined
+   * when unset: then development gives actions the relayer's own chain, production none.
+   */
+  actionRpcUrls?: ReadonlyMap<string, string>;
   attestation: AttestationConfig;
   billing: BillingConfig;
   /** The built dashboard (served at /dashboard/), and the triggers service it approves clients of. */
@@ -157,6 +180,31 @@ export type RelayerConfig = {
   /** The commit the service was built from (VESTA_COMMIT), for GET /core/v1/version. */
   commit: string;
 };
+
+/**
+ * VESTA_ACTION_RPC_URLS: `chain=url` pairs separated by commas (e.g. `base=https://mainnet.base.org,local=http://127.0.0.1:8545`;
+ * empty: none). A problem as a string; undefined when unset.
+ */
+function parseActionRpcUrls(value: string | undefined): ReadonlyMap<string, string> | string | undefined {
+  if (value === undefined) return undefined;
+  const urls = new Map<string, string>();
+  for (const entry of value.split(",").map((e) => e.trim()).filter(Boolean)) {
+    const at = entry.indexOf("=");
+    const name = entry.slice(0, Math.max(0, at)).trim();
+    const url = entry.slice(at + 1).trim();
+    if (!CHAIN_NAME.test(name)) return `VESTA_ACTION_RPC_URLS: ${JSON.stringify(entry.slice(0, 80))} is not chain=url (a chain name is lower case letters, digits and dashes)`;
+    if (urls.has(name)) return `VESTA_ACTION_RPC_URLS: chain ${name} is listed twice`;
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return `VESTA_ACTION_RPC_URLS: the URL of ${name} is not a URL`;
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `VESTA_ACTION_RPC_URLS: the URL of ${name} must be http or https`;
+    urls.set(name, url);
+  }
+  return urls;
+}
 
 /**
  * Reads the relayer's configuration from the environment. Contract address and RPC URL come from
@@ -232,6 +280,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   const network = chooseSandboxNetwork(e.VESTA_SANDBOX_NETWORK, mode === "production", () => probeNetwork(env.PATH, sandboxUser));
   if (network.problem) problems.push(network.problem);
   const fetchAllowPrivate = e.VESTA_ACTION_FETCH_PRIVATE === "true";
+  let importBase = DEFAULT_IMPORT_CONFIG.source.base;
+  try {
+    importBase = checkedBase(e.VESTA_IMPORT_CDN_URL);
+    if (mode === "production" && !importBase.startsWith("https:")) problems.push("VESTA_IMPORT_CDN_URL: production fetches modules over https only");
+  } catch (err) {
+    problems.push(`VESTA_IMPORT_CDN_URL: ${(err as Error).message}`);
+  }
+  const actionRpcUrls = parseActionRpcUrls(e.VESTA_ACTION_RPC_URLS);
+  if (typeof actionRpcUrls === "string") problems.push(actionRpcUrls);
   if (mode === "production") problems.push(...productionProblems({ keyProvider, attestationSource, fetchAllowPrivate }));
   const billing = loadBillingConfig(env, mode);
   problems.push(...billing.problems);
@@ -292,6 +349,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     writeQueuePerPayer: e.VESTA_WRITE_QUEUE_PER_PAYER,
     permissionPollMs: e.VESTA_PERMISSION_POLL_MS,
     fetchAllowPrivate,
+    imports: {
+      source: { base: importBase, entry: e.VESTA_IMPORT_CDN_ENTRY },
+      maxModuleBytes: e.VESTA_IMPORT_MAX_MODULE_BYTES,
+      maxRunBytes: e.VESTA_IMPORT_MAX_RUN_BYTES,
+      cacheBytes: e.VESTA_IMPORT_CACHE_BYTES,
+      cacheEntries: e.VESTA_IMPORT_CACHE_ENTRIES,
+    },
+    actionRpcUrls: typeof actionRpcUrls === "string" ? undefined : actionRpcUrls,
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
     dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },

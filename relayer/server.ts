@@ -13,6 +13,7 @@ import { recoveredWriteCost } from "./chain/relay";
 import type { RelayerConfig } from "./config";
 import type { Ctx } from "./context";
 import { NATIVE_SECP256K1 } from "../protocol/ecdsa";
+import { chainName } from "../protocol/chains";
 
 export type RunningRelayer = { url: string; ctx: Ctx; close: () => Promise<void> };
 
@@ -45,6 +46,9 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     permissionPollMs: config.permissionPollMs,
     unknownKeyCacheMs: config.unknownKeyCacheMs,
     fetchAllowPrivate: config.fetchAllowPrivate,
+    imports: config.imports,
+    // Unset: development gives actions the relayer's own chain (the local chain under npm start); production none.
+    rpcUrls: config.actionRpcUrls ?? new Map(config.mode === "development" ? [[chainName(chain.chainId), config.rpcUrl]] : []),
   });
   await executor.start(abort.signal);
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);

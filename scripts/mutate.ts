@@ -10,7 +10,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-type Group = { mutate: string[]; spec: string[] };
+/** `grep` (optional): only the tests whose full title matches, where a spec file also holds tests of other modules. */
+type Group = { mutate: string[]; spec: string[]; grep?: string };
 type Mutant = { status: string; mutatorName: string; replacement?: string; location: { start: { line: number } } };
 type Report = { files: Record<string, { mutants: Mutant[] }> };
 
@@ -25,7 +26,7 @@ function strykerConfig(name: string, group: Group) {
     packageManager: "npm",
     testRunner: "mocha",
     plugins: ["@stryker-mutator/mocha-runner"],
-    mochaOptions: { spec: group.spec, require: ["ts-node/register/transpile-only", "hardhat/register"] },
+    mochaOptions: { spec: group.spec, require: ["ts-node/register/transpile-only", "hardhat/register"], ...(group.grep ? { grep: group.grep } : {}) },
     mutate: group.mutate,
     coverageAnalysis: "perTest",
     ignoreStatic: true,

@@ -59,6 +59,9 @@ describe("VESTA_MODE: production unless said otherwise, and production fails clo
       "VESTA_BILLING=off: billing off (nothing charged) exists only with VESTA_MODE=development; production bills through Stripe",
     ]);
     expect(problems({ ...BASE, ...STRIPE, VESTA_DSTACK_ENDPOINT: "/run/dstack.sock", VESTA_GAS_TOKEN_PRICE_CENTS: "0" })[0]).to.include("must be above 0 in production");
+    expect(problems({ ...BASE, ...STRIPE, VESTA_DSTACK_ENDPOINT: "/run/dstack.sock", VESTA_IMPORT_CDN_URL: "http://127.0.0.1:8080/npm/" })).to.deep.equal([
+      "VESTA_IMPORT_CDN_URL: production fetches modules over https only",
+    ]);
   });
 
   it("a complete production configuration boots: Stripe billing with a gas price, keys and evidence from dstack, no free credit", function () {

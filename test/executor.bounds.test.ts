@@ -84,7 +84,8 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
     // Each call asks the sandbox process (outside QuickJS's memory limit) for far more than the run's 64 MB.
     const hostile: [string, string, string][] = [
       ["zeroPadValue to 200 MB (the red team's 4 GB, smaller)", "ethers.zeroPadValue", `ethers.zeroPadValue("0x01", 200e6)`],
-      ["the v5 alias hexZeroPad", "ethers.zeroPadValue", `ethers.utils.hexZeroPad("0x01", 200e6)`],
+      ["v5's hexZeroPad", "ethers.utils.hexZeroPad", `ethers.utils.hexZeroPad("0x01", 200e6)`],
+      ["v5's zeroPad", "ethers.utils.zeroPad", `ethers.utils.zeroPad("0x01", 200e6)`],
       ["toBeHex to a width of 200 MB", "ethers.toBeHex", `ethers.toBeHex(1, 200e6)`],
       ["abiDecode of a fixed array of 10^8 words from no data", "abiCoder.decode", `ethers.AbiCoder.defaultAbiCoder().decode(["uint256[100000000]"], "0x")`],
       ["abiDecode of 10^8 empty tuples (no data needed per element)", "abiCoder.decode", `ethers.AbiCoder.defaultAbiCoder().decode(["()[100000000]"], "0x")`],

@@ -1,9 +1,12 @@
 import { expect } from "chai";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { ethers } from "hardhat";
 import { keccak256, toUtf8Bytes, verifyMessage, Wallet } from "ethers";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
+import { countingServer } from "./helpers/network";
+import { JS_HEADERS, zodBundle } from "./helpers/cdn";
 import { hashOf } from "./helpers/accountConfig";
 import { computeCid } from "../executor/cid";
 import { deriveWallet, paths } from "../executor/keys/provider";
@@ -46,13 +49,49 @@ async function directAdmin(stack: Stack, apiKey: string) {
   return stack.config.connect(new Wallet(admin.privateKey, ethers.provider));
 }
 
+/** A loopback CDN serving zod (bundled from node_modules) as jsDelivr serves zod@3.22.4/+esm. */
+async function zodCdn() {
+  const zod = zodBundle();
+  const server = await countingServer((req, res) => {
+    if (req.url === "/npm/zod@3.22.4/+esm") return res.writeHead(200, JS_HEADERS).end(zod);
+    res.writeHead(404).end();
+  });
+  return { ...server, zod, base: `http://127.0.0.1:${server.port}/npm/` };
+}
+
 describe("executor over HTTP (execution flow of spec 1)", function () {
   this.timeout(120_000);
   let stack: Stack;
+  let cdn: Awaited<ReturnType<typeof zodCdn>>;
   before(async () => {
-    stack = await startStack();
+    cdn = await zodCdn();
+    stack = await startStack({ env: { VESTA_IMPORT_CDN_URL: cdn.base } });
   });
-  after(async () => stack?.stop());
+  after(async () => {
+    await stack?.stop();
+    await cdn?.close();
+  });
+
+  it("runs a Chipotle action that imports zod@3.22.4 from the configured CDN; Lit.Headers holds the request's X-Request-Id and X-Correlation-Id", async function () {
+    const { apiKey } = await newAccount(stack);
+    const code = `import { z } from "zod@3.22.4";
+      async function main({ email }) {
+        return { valid: z.string().email().safeParse(email).success, imports: Lit.Actions.showImportDetails(), id: Lit.Headers.get("x-request-id"), corr: LitHeaders.get("x-correlation-id") };
+      }`;
+    const res = await fetch(`${stack.api}/lit_action`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": apiKey, "x-correlation-id": "trace-42" },
+      body: JSON.stringify({ code, js_params: { email: "a@b.co" } }),
+    });
+    const body = await res.json();
+    expect(res.status, JSON.stringify(body)).to.equal(200);
+    const hash = `sha384-${crypto.createHash("sha384").update(cdn.zod).digest("base64")}`;
+    expect(body.response).to.deep.equal({ valid: true, imports: [{ url: `${cdn.base}zod@3.22.4/+esm`, hash }], id: res.headers.get("x-request-id"), corr: "trace-42" });
+    expect(body.response.id).to.match(/^[0-9a-f-]{36}$/);
+    // a failed import is a failed run (422), with the reason
+    const missing = await run(stack, apiKey, { code: 'import { z } from "zod@9.9.9"; async function main() { return 1 }' });
+    expect([missing.status, missing.body.code, missing.body.error]).to.deep.equal([422, "action_failed", `TypeError: import: ${cdn.base}zod@9.9.9/+esm answered HTTP 404`]);
+  });
 
   it("runs an action with the account key on /lit_action and /run_action", async function () {
     const { apiKey } = await newAccount(stack);
@@ -258,8 +297,13 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
     const w = (await call(stack, "GET", "/create_wallet", { key: apiKey })).body.wallet_address;
     const files = fs.readdirSync(dir).filter((f) => f.endsWith(".js"));
     expect(files.length).to.be.greaterThan(2);
+    // the chain examples (erc20-balance.js, send-eth.js): a token to read, gas and ETH for the wallet to send
+    const token = await ethers.deployContract("TestToken", [1000n]);
+    const [funder] = await ethers.getSigners();
+    await (await funder.sendTransaction({ to: w, value: ethers.parseEther("1") })).wait();
+    const chain = { chain: "local", tokenAddress: await token.getAddress(), holderAddress: w, toAddress: Wallet.createRandom().address, amountEth: "0.01" };
     for (const f of files) {
-      const r = await run(stack, apiKey, { code: fs.readFileSync(path.join(dir, f), "utf8"), js_params: { pkpId: w, message: "hello", name: "vesta", url: `${stack.api}/get_node_chain_config` } });
+      const r = await run(stack, apiKey, { code: fs.readFileSync(path.join(dir, f), "utf8"), js_params: { pkpId: w, message: "hello", name: "vesta", url: `${stack.api}/get_node_chain_config`, ...chain } });
       expect(r.status, f).to.equal(200);
       expect(r.body.has_error, `${f}: ${JSON.stringify(r.body)}`).to.equal(false);
     }

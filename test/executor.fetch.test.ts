@@ -265,9 +265,9 @@ describe("action fetch: connects only to the address it checked", function () {
     const opts = { resolve: names.resolve, network: internet.network };
     const call = (url: string) => ({ ...get(url), headers: { Authorization: "Bearer s3cret" } });
     const same = await hostFetch(call(`http://a.test/to?url=${encodeURIComponent("/headers")}`), DEFAULT_LIMITS, opts);
-    expect(JSON.parse(same.body)).to.deep.equal({ authorization: "Bearer s3cret", host: "a.test" });
+    expect(JSON.parse(same.body!)).to.deep.equal({ authorization: "Bearer s3cret", host: "a.test" });
     const cross = await hostFetch(call(`http://a.test/to?url=${encodeURIComponent("http://b.test/headers")}`), DEFAULT_LIMITS, opts);
-    expect(JSON.parse(cross.body)).to.deep.equal({ authorization: null, host: "b.test" });
+    expect(JSON.parse(cross.body!)).to.deep.equal({ authorization: null, host: "b.test" });
     expect(victim.connections).to.equal(0);
   });
 

@@ -18,7 +18,13 @@ const GRACE_MS = 500;
 
 const limitsWith = (overrides: Partial<RunLimits> = {}): RunLimits => ({ ...DEFAULT_LIMITS, timeoutMs: 5000, ...overrides });
 /** A run request as the executor makes one: the code's UTF-8 bytes and the params as JSON. */
-const request = (code: string, params: unknown, limits: RunLimits) => ({ code: Buffer.from(code, "utf8"), ipfsId: CID, paramsJson: JSON.stringify(params), limits });
+const request = (code: string, params: unknown, limits: RunLimits, headers?: Record<string, string>) => ({
+  code: Buffer.from(code, "utf8"),
+  ipfsId: CID,
+  paramsJson: JSON.stringify(params),
+  limits,
+  ...(headers ? { headers } : {}),
+});
 
 /** A Host with fixed keys (the test double of the key-holding host); records every call. */
 function testHost(limits: RunLimits) {
@@ -52,11 +58,11 @@ describe("executor sandbox", function () {
   let server: http.Server;
   let base: string;
 
-  const run = async (code: string, params: unknown = {}, overrides: Partial<RunLimits> = {}) => {
+  const run = async (code: string, params: unknown = {}, overrides: Partial<RunLimits> = {}, headers?: Record<string, string>) => {
     const limits = limitsWith(overrides);
     const { host, calls } = testHost(limits);
     const started = Date.now();
-    const result = await pool.run(request(code, params, limits), host);
+    const result = await pool.run(request(code, params, limits, headers), host);
     return { ...result, calls, ms: Date.now() - started };
   };
   const example = (name: string) => fs.readFileSync(path.join(EXAMPLES, name), "utf8");
@@ -75,6 +81,7 @@ describe("executor sandbox", function () {
       if (req.url === "/to-json") return res.writeHead(302, { location: "/json" }).end();
       if (req.url === "/echo") return req.pipe(res.writeHead(201, { "content-type": "text/plain" }));
       if (req.url === "/slow") return; // never answers
+      if (req.url === "/bytes") return res.writeHead(200, { "content-type": "application/octet-stream" }).end(Buffer.from(Array.from({ length: 256 }, (_, i) => 255 - i)));
       res.writeHead(404).end("not found");
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -384,7 +391,7 @@ describe("executor sandbox", function () {
         msg: await w.signMessage("hello"),
         bytesMsg: await w.signMessage(new Uint8Array([1, 2, 3])),
         tx1559: await w.signTransaction(tx1559),
-        txLegacy: await w.signTransaction(txLegacy),
+        txLegacy: await w.signTransaction({ ...txLegacy, type: 0 }), // untyped with gasPrice: legacy, as ethers v5 signs it (v6 would choose EIP-2930)
         typed: await w.signTypedData({ name: "Vesta", chainId: 1 }, { Mail: [{ name: "to", type: "address" }] }, { to: w.address }),
       });
       expect(Transaction.from((r.response as { tx1559: string }).tx1559).from).to.equal(w.address);
@@ -459,6 +466,17 @@ describe("executor sandbox", function () {
       }`);
       expect(r.hasError, r.logs).to.equal(false);
       expect(r.response).to.deep.equal({ same: true, fn: "function", headers: true, auth: {}, strict: ["TypeError", "TypeError", "TypeError"], descriptor: { value: {}, writable: false, enumerable: false, configurable: false } });
+    });
+
+    it("Lit.Headers (LitHeaders) holds the headers the run was given, as Chipotle fills it with the request's ids", async () => {
+      const code = "async function main() { return { id: LitHeaders.get('x-request-id'), corr: Lit.Headers.get('X-Correlation-Id'), same: Lit.Headers === LitHeaders, all: [...LitHeaders] } }";
+      const r = await run(code, {}, {}, { "x-request-id": "6f1c1a2e-0000-4000-8000-000000000001", "x-correlation-id": "trace-7" });
+      expect(r.response).to.deep.equal({ id: "6f1c1a2e-0000-4000-8000-000000000001", corr: "trace-7", same: true, all: [["x-correlation-id", "trace-7"], ["x-request-id", "6f1c1a2e-0000-4000-8000-000000000001"]] });
+      expect((await run(code)).response).to.deep.equal({ id: null, corr: null, same: true, all: [] });
+      // what does not fit a run message is refused before it reaches a sandbox
+      const flood = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`h${i}`, "v"]));
+      const refused = await run(code, {}, {}, flood);
+      expect(refused.error?.message).to.equal("TypeError: the run's headers are at most 16 strings, 4096 characters of JSON");
     });
 
     for (const [name, why] of [
@@ -573,6 +591,24 @@ describe("executor sandbox", function () {
     it("follows http redirects and sends bodies", async () => {
       expect((await run(code, { url: `${base}/to-json` })).response).to.deep.equal({ status: 200, body: '{"hello":"world"}', header: "yes" });
       expect((await run(code, { url: `${base}/echo`, init: { method: "POST", body: "ping" } })).response).to.deep.equal({ status: 201, body: "ping", header: null });
+    });
+
+    it("binary bodies cross unchanged both ways: bytes that are not UTF-8 sent and answered, text() decoding them as browsers do", async () => {
+      const r = await run(`async function main({ base }) {
+        const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+        const echoed = new Uint8Array(await (await fetch(base + "/echo", { method: "POST", body: all })).arrayBuffer());
+        const fromBuffer = new Uint8Array(await (await fetch(base + "/echo", { method: "PUT", body: all.buffer.slice(250) })).arrayBuffer());
+        const answered = await fetch(base + "/bytes");
+        const bytes = new Uint8Array(await answered.clone().arrayBuffer());
+        const bom = new Uint8Array(await (await fetch(base + "/echo", { method: "POST", body: new Uint8Array([0xef, 0xbb, 0xbf, 0x41]) })).arrayBuffer());
+        return { echoed: Array.from(echoed), fromBuffer: Array.from(fromBuffer), bytes: Array.from(bytes), text: (await answered.text()).slice(0, 3), bom: Array.from(bom) };
+      }`, { base });
+      expect(r.hasError, r.logs).to.equal(false);
+      const all = Array.from({ length: 256 }, (_, i) => i);
+      expect(r.response).to.deep.equal({ echoed: all, fromBuffer: [250, 251, 252, 253, 254, 255], bytes: all.map((i) => 255 - i), text: "\ufffd\ufffd\ufffd", bom: [0xef, 0xbb, 0xbf, 0x41] });
+      const sent = r.calls.filter((c) => c.op === "fetch") as Extract<HostCall, { op: "fetch" }>[];
+      expect(sent[0].bodyBase64).to.equal(Buffer.from(all).toString("base64")); // not UTF-8: sent as base64
+      expect([sent[3].body, sent[3].bodyBase64]).to.deep.equal(["\ufeffA", undefined]); // UTF-8 (a BOM kept): sent as text
     });
 
     it("refuses non-http schemes: in the sandbox before the host, and behind a redirect in hostFetch", async () => {

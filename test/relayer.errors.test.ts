@@ -774,6 +774,31 @@ describe("relayer loadConfig", function () {
     expect(problems({ ...valid, VESTA_RPC_URL: "not a url" })).to.include("VESTA_RPC_URL must be a URL");
   });
 
+  it("reads the import CDN and its limits (jsDelivr by default, as Chipotle); refuses a CDN URL that is not a base URL", function () {
+    expect(loadConfig(valid).imports).to.deep.equal({
+      source: { base: "https://cdn.jsdelivr.net/npm/", entry: "/+esm" },
+      maxModuleBytes: 4 * 1024 * 1024,
+      maxRunBytes: 16 * 1024 * 1024,
+      cacheBytes: 64 * 1024 * 1024,
+      cacheEntries: 1000,
+    });
+    const env = { VESTA_IMPORT_CDN_URL: "https://esm.sh/", VESTA_IMPORT_CDN_ENTRY: "", VESTA_IMPORT_MAX_MODULE_BYTES: "1024", VESTA_IMPORT_MAX_RUN_BYTES: "4096", VESTA_IMPORT_CACHE_BYTES: "0", VESTA_IMPORT_CACHE_ENTRIES: "0" };
+    expect(loadConfig({ ...valid, ...env }).imports).to.deep.equal({ source: { base: "https://esm.sh/", entry: "" }, maxModuleBytes: 1024, maxRunBytes: 4096, cacheBytes: 0, cacheEntries: 0 });
+    for (const [name, value, needle] of [
+      ["VESTA_IMPORT_CDN_URL", "not a url", "is not a URL"],
+      ["VESTA_IMPORT_CDN_URL", "https://cdn.jsdelivr.net/npm", 'ending with "/"'],
+      ["VESTA_IMPORT_CDN_URL", "https://user:pw@cdn.jsdelivr.net/npm/", "without credentials"],
+      ["VESTA_IMPORT_CDN_URL", "ftp://cdn.jsdelivr.net/npm/", "an http(s) URL"],
+      ["VESTA_IMPORT_CDN_ENTRY", "+esm", 'must be "" or a path starting with "/"'],
+      ["VESTA_IMPORT_MAX_MODULE_BYTES", String(9 * 1024 * 1024), "VESTA_IMPORT_MAX_MODULE_BYTES"],
+      ["VESTA_IMPORT_MAX_RUN_BYTES", String(65 * 1024 * 1024), "VESTA_IMPORT_MAX_RUN_BYTES"],
+    ]) {
+      const msg = problems({ ...valid, [name]: value });
+      expect(lines(msg), msg).to.have.length(1);
+      expect(msg).to.include(name).and.include(needle);
+    }
+  });
+
   it("refuses a bad port", function () {
     for (const port of ["abc", "70000", "-1", "80.5"]) expect(problems({ ...valid, VESTA_PORT: port })).to.include("VESTA_PORT");
   });

@@ -4,6 +4,7 @@
  * permissions itself: every privileged operation is a HostCall answered by the host.
  */
 import { DEFAULT_MAX_JSON_DEPTH } from "../../protocol/json";
+import type { ImportSource } from "./imports";
 
 /** Limits of one run; each one, when hit, ends the run with `hasError: true` and a clear message. */
 export type RunLimits = {
@@ -55,6 +56,10 @@ export type RunRequest = {
   /** js_params as JSON text (checked against maxParamsBytes and maxJsonDepth). */
   paramsJson: string;
   limits: RunLimits;
+  /** Where the action's `import`s come from (without it, an action that imports fails with a clear error). */
+  imports?: ImportSource;
+  /** What the action finds in `Lit.Headers` (Chipotle: the request's x-request-id and x-correlation-id). */
+  headers?: Record<string, string>;
 };
 
 /**
@@ -87,9 +92,17 @@ export type HostCall =
   | { op: "getLitActionWalletAddress"; ipfsId: string }
   | { op: "encrypt"; pkpId: string; message: string }
   | { op: "decrypt"; pkpId: string; ciphertext: string }
-  | { op: "fetch"; url: string; method: string; headers: Record<string, string>; body?: string };
+  | { op: "fetch"; url: string; method: string; headers: Record<string, string>; body?: string; bodyBase64?: string }
+  /** A module of the action's import graph: `url` on the import CDN, `integrity` the pins the imports state. */
+  | { op: "import"; url: string; integrity: string[] }
+  /** The JSON-RPC URL the deployment gives actions for `chain` (Lit.Actions.getRpcUrl). */
+  | { op: "getRpcUrl"; chain: string };
 
-export type FetchAnswer = { status: number; statusText: string; headers: Record<string, string>; body: string };
+/** A fetch answer: the body as text (`body`) when it is UTF-8, else as base64 (`bodyBase64`): exactly one of them, the same bytes either way. */
+export type FetchAnswer = { status: number; statusText: string; headers: Record<string, string>; body?: string; bodyBase64?: string };
+
+/** An import answer: the module's URL, its SHA-384 (sha384-<base64>), its bytes as base64. */
+export type ModuleAnswer = { url: string; hash: string; base64: string };
 
 /** The host side of one run: answers HostCalls or throws an Error whose message the action sees. */
 export type Host = (call: HostCall) => Promise<unknown>;

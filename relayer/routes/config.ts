@@ -4,6 +4,7 @@ import { z } from "../schemas/common";
 import { route } from "../http/route";
 import type { Ctx } from "../context";
 import pkg from "../../package.json";
+import { chainName } from "../../protocol/chains";
 
 /**
  * The configuration variables behind the run limits that get_lit_action_client_config shows (Chipotle
@@ -24,7 +25,6 @@ export const RUN_LIMIT_KEYS = [
 
 const int = (description: string) => z.number().int().openapi({ description });
 
-const CHAIN_NAMES: Record<string, string> = { "1": "ethereum", "8453": "base", "84532": "base-sepolia", "31337": "local" };
 
 export function configRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
   route(router, registry, ctx, {
@@ -44,7 +44,7 @@ export function configRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     handler: async () => {
       const id = ctx.chain.chainId.toString();
       return {
-        chain_name: CHAIN_NAMES[id] ?? `chain-${id}`,
+        chain_name: chainName(ctx.chain.chainId),
         chain_id: Number(ctx.chain.chainId),
         is_evm: true,
         testnet: id !== "1" && id !== "8453",

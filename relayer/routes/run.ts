@@ -78,10 +78,13 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
       body: RunBody,
       response: RunResponse,
       errors: [...RUN_REFUSAL_CODES, "payment_required", "action_failed"],
-      handler: async ({ auth, body, res }) => {
+      handler: async ({ auth, body, req, res }) => {
         // Each refusal before the work it spares: what needs no code first (403 for a named CID), then
         // credit (402), then a place in the payer's share (429); only then is code hashed or read.
-        const run = await ctx.executor.prepare(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params }); // 400/403/413
+        // Lit.Headers holds this request's ids, as on Chipotle (the X-Request-Id answered, the caller's X-Correlation-Id).
+        const headers: Record<string, string> = req.requestId ? { "x-request-id": req.requestId } : {};
+        if (req.correlationId) headers["x-correlation-id"] = req.correlationId;
+        const run = await ctx.executor.prepare(auth, { code: body.code, ipfsId: body.ipfs_id, params: body.js_params, headers }); // 400/403/413
         const payer = await payerOf(ctx, auth.accountHash);
         // One billing step before the run: reserve its time limit (402 here), settle what it used.
         const charge = await admitRun(ctx, payer, ctx.config.limits.timeoutMs);

@@ -74,15 +74,19 @@ export async function http<T = any>(url: string, init: { method?: string; token?
 
 /** The whole browser handshake: magic-link login, then approval of the token's challenge. Answers the approved token. */
 export async function approvedToken(h: Harness, email = "alice@example.com"): Promise<string> {
-  const base = h.svc.url;
+  const n = h.links.length;
+  return approvedTokenAt(h.svc.url, email, async () => h.links[n]);
+}
+
+/** approvedToken against the service at `base`; `linkAfterLogin` answers the sign-in link mailed by the login it follows. */
+export async function approvedTokenAt(base: string, email: string, linkAfterLogin: () => Promise<string>): Promise<string> {
   const token = crypto.randomBytes(32).toString("base64url");
   const challenge = crypto.createHash("sha256").update(token).digest("base64url");
   const authorize = `/authorize?challenge=${challenge}&name=test`;
   const first = await http(`${base}${authorize}`);
   if (first.status !== 303) throw new Error(`authorize without session: ${first.status}`);
-  const n = h.links.length;
   await http(`${base}/auth/login`, { method: "POST", raw: new URLSearchParams({ email, next: authorize }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
-  const link = h.links[n];
+  const link = await linkAfterLogin();
   const magic = await http(link);
   const cookie = magic.headers.get("set-cookie")!.split(";")[0];
   const pageRes = await http(`${base}${magic.headers.get("location")}`, { headers: { cookie } });

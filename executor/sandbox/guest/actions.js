@@ -1,6 +1,6 @@
 // Guest module: the Lit namespace as Chipotle has it: LitActions (Lit.Actions, and the neutral
 // alias Actions), LitAuth (Lit.Auth, empty: Vesta has no auth context) and LitHeaders (Lit.Headers:
-// a Headers of the request, empty here), frozen. Privileged operations are host calls answered by
+// a Headers of the request's x-request-id and x-correlation-id, as Chipotle fills it), frozen. Privileged operations are host calls answered by
 // the host, which re-checks permissions; the sandbox counts them against the limits.
 (function (lib) {
   "use strict";
@@ -49,13 +49,20 @@
       const wrapped = arg !== null && typeof arg === "object" && !Array.isArray(arg) && Object.prototype.hasOwnProperty.call(arg, "response");
       host.setResponse(responseJson(wrapped ? arg.response : arg));
     },
-    // The modules the action imported, with their integrity hashes (Chipotle: [{url, hash}]); none here.
+    // The JSON-RPC URL of a chain the deployment is configured for (Datil's getRpcUrl; the names: GET /get_node_chain_config's chain_name and VESTA_ACTION_RPC_URLS).
+    async getRpcUrl(o) {
+      return call("getRpcUrl", { chain: str("getRpcUrl", "chain", opts(o).chain, true) });
+    },
+    // The modules the action imported, with their integrity hashes ([{url, hash: "sha384-..."}]),
+    // also written to the logs, as Chipotle does.
     showImportDetails() {
-      return [];
+      const details = lib.parse(host.info("imports"));
+      host.log(`[Import Details]\n${lib.stringify(details, null, 2)}`);
+      return details;
     },
   });
   const LitAuth = Object.freeze({});
-  const LitHeaders = new (lib.load("http").Headers)();
+  const LitHeaders = new (lib.load("http").Headers)(lib.parse(host.info("headers")));
   const Lit = Object.freeze({ Actions, Auth: LitAuth, Headers: LitHeaders });
   return { Actions, LitActions: Actions, LitAuth, LitHeaders, Lit };
 })

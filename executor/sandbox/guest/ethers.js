@@ -1,26 +1,44 @@
-// Guest module: the `ethers` shim, compiled inside QuickJS on the first access to `ethers`.
-// Every operation is a synchronous host function backed by the real ethers v6 in the worker
-// (../process/ethers-calls.ts). Values cross the boundary as JSON with two tags: {$bigint: "123"} and
-// {$bytes: "0x.."}. Inside the sandbox, byte results are Uint8Array; byte inputs may be 0x-hex
-// strings, Uint8Array or arrays of numbers; big numbers are native bigint (v5's BigNumber is not
-// emulated).
+// Guest module: the `ethers` global, compiled inside QuickJS on the first access to `ethers`.
+// Two surfaces on one object:
+//   - ethers v6's functions at the top level (ethers.keccak256, ethers.parseEther -> bigint, ...),
+//     each a synchronous call into the real ethers v6 in the sandbox process
+//     (../process/ethers-calls.ts); values cross as JSON with tags ({$bigint}, {$bytes}); byte
+//     results are Uint8Array, byte inputs 0x-hex strings, Uint8Array or arrays of numbers, big
+//     numbers native bigint;
+//   - ethers v5's, as Chipotle's actions use it: ethers.utils (ethers5-utils.js), BigNumber,
+//     constants, providers, Contract, ContractFactory, Signer, errors: each loaded on its first read
+//     (a run that only signs never compiles them).
+// `Wallet` serves both: v6's names (signTypedData, signingKey) and v5's (_signTypedData,
+// connect(provider), sendTransaction, getBalance, ...: ethers5-signer.js).
 (function (lib) {
   "use strict";
   const raw = lib.host.ethers;
   const { encode, decode } = lib.load("bytes");
-  const invoke = (name, args) => decode(raw(name, encode(args)));
+  function invoke(name, args) {
+    try {
+      return decode(raw(name, encode(args)));
+    } catch (e) {
+      const code = e instanceof Error && / \(code=([A-Z_]+)\)$/.exec(e.message);
+      if (code) e.code = code[1];
+      throw e;
+    }
+  }
   const bytes = (v) => (Array.isArray(v) && v.every((x) => typeof x === "number") ? Uint8Array.from(v) : v);
 
   const u = {};
   // Functions whose first argument is bytes-like (arrays of numbers become Uint8Array).
-  for (const name of ["keccak256", "sha256", "hexlify", "getBytes", "toUtf8String", "hashMessage", "verifyMessage", "computeAddress", "zeroPadValue", "dataLength"]) {
+  for (const name of ["keccak256", "sha256", "sha512", "ripemd160", "hexlify", "getBytes", "toUtf8String", "hashMessage", "verifyMessage", "computeAddress", "zeroPadValue", "dataLength", "encodeBase64", "decodeRlp"]) {
     u[name] = (first, ...rest) => invoke(name, [bytes(first), ...rest]);
   }
-  for (const name of ["id", "toUtf8Bytes", "getAddress", "isAddress", "isHexString", "parseEther", "formatEther", "parseUnits", "formatUnits", "solidityPacked", "solidityPackedKeccak256", "recoverAddress", "randomBytes", "toBeHex", "verifyTypedData"]) {
+  for (const name of [
+    "id", "toUtf8Bytes", "toUtf8CodePoints", "getAddress", "isAddress", "getIcapAddress", "isHexString", "parseEther", "formatEther", "parseUnits", "formatUnits",
+    "solidityPacked", "solidityPackedKeccak256", "solidityPackedSha256", "recoverAddress", "randomBytes", "toBeHex", "verifyTypedData", "namehash", "dnsEncode",
+    "isValidName", "encodeBytes32String", "decodeBytes32String", "encodeRlp", "decodeBase64", "getCreateAddress", "getCreate2Address", "computeHmac",
+  ]) {
     u[name] = (...args) => invoke(name, args);
   }
   u.concat = (list) => invoke("concat", [Array.from(list, bytes)]);
-  u.toBigInt = (v) => (typeof v === "bigint" ? v : BigInt(v));
+  u.toBigInt = (v) => (typeof v === "bigint" ? v : v !== null && typeof v === "object" && v._isBigNumber ? v.toBigInt() : BigInt(v));
   u.getBigInt = u.toBigInt;
   u.toNumber = (v) => Number(u.toBigInt(v));
 
@@ -38,11 +56,15 @@
   const coder = new AbiCoder();
 
   const keyOf = (pk) => (typeof pk === "string" && /^[0-9a-fA-F]{64}$/.test(pk) ? "0x" + pk : pk);
+  const hidden = (object, name, value) => Object.defineProperty(object, name, { value, enumerable: false });
   class Wallet {
-    constructor(privateKey) {
+    constructor(privateKey, provider) {
       const info = invoke("walletInfo", [keyOf(privateKey)]);
+      if (provider != null && !provider._isProvider) throw new TypeError("invalid provider: a Wallet's second argument must be a provider (ethers.providers.JsonRpcProvider)");
       // Not enumerable, so JSON.stringify(wallet) never puts the key into a response or a log.
-      Object.defineProperty(this, "privateKey", { value: info.privateKey, enumerable: false });
+      hidden(this, "privateKey", info.privateKey);
+      hidden(this, "provider", provider == null ? null : provider);
+      hidden(this, "_isSigner", true);
       this.address = info.address;
       this.publicKey = info.publicKey;
       this.signingKey = { publicKey: info.publicKey, compressedPublicKey: info.compressedPublicKey };
@@ -57,7 +79,9 @@
       return this.signMessageSync(message);
     }
     async signTransaction(tx) {
-      return invoke("signTransaction", [this.privateKey, tx]);
+      const keys = Object.keys(tx);
+      const values = await Promise.all(keys.map((k) => tx[k])); // v5 fields may be promises
+      return invoke("signTransaction", [this.privateKey, keys.reduce((out, k, i) => ((out[k] = values[i]), out), {})]);
     }
     async signTypedData(domain, types, value) {
       return invoke("signTypedData", [this.privateKey, domain, types, value]);
@@ -65,28 +89,68 @@
     async _signTypedData(domain, types, value) {
       return this.signTypedData(domain, types, value);
     }
-    connect() {
-      throw new Error("ethers shim: providers are not available in the sandbox; use fetch() for JSON-RPC");
+    _signingKey() {
+      return new (lib.load("ethers5-utils").utils.SigningKey)(this.privateKey);
+    }
+    connect(provider) {
+      return new Wallet(this.privateKey, provider);
     }
     static createRandom() {
       return new Wallet(invoke("randomPrivateKey", []));
     }
+    static isSigner(value) {
+      return !!(value && value._isSigner);
+    }
+  }
+  // v5's Signer methods over the wallet's provider, compiled on first use.
+  for (const name of ["getBalance", "getTransactionCount", "estimateGas", "call", "sendTransaction", "getChainId", "getGasPrice", "getFeeData", "resolveName", "checkTransaction", "populateTransaction", "_checkProvider"]) {
+    Wallet.prototype[name] = function (...args) {
+      return lib.load("ethers5-signer").methods[name].apply(this, args);
+    };
   }
 
-  const constants = {
+  const ethers = Object.assign({ version: "6-vesta-shim", Wallet, AbiCoder }, u, {
     ZeroAddress: "0x0000000000000000000000000000000000000000",
     ZeroHash: "0x0000000000000000000000000000000000000000000000000000000000000000",
     MaxUint256: (1n << 256n) - 1n,
     WeiPerEther: 10n ** 18n,
+  });
+  // v5's names, each loaded on its first read.
+  const constants = () => {
+    const { BigNumber } = lib.load("ethers5-bignumber");
+    const max = (1n << 256n) - 1n;
+    return Object.freeze({
+      AddressZero: ethers.ZeroAddress, HashZero: ethers.ZeroHash, EtherSymbol: "\u039e",
+      NegativeOne: BigNumber.from(-1), Zero: BigNumber.from(0), One: BigNumber.from(1), Two: BigNumber.from(2), WeiPerEther: BigNumber.from(10n ** 18n),
+      MaxUint256: BigNumber.from(max), MinInt256: BigNumber.from(-(1n << 255n)), MaxInt256: BigNumber.from((1n << 255n) - 1n),
+    });
   };
-  const v5 = {
-    arrayify: u.getBytes,
-    solidityKeccak256: u.solidityPackedKeccak256,
-    solidityPack: u.solidityPacked,
-    hexZeroPad: u.zeroPadValue,
-    defaultAbiCoder: coder,
-    AbiCoder,
+  const V5 = {
+    utils: () => lib.load("ethers5-utils").utils,
+    BigNumber: () => lib.load("ethers5-bignumber").BigNumber,
+    constants,
+    errors: () => lib.load("ethers5-logger").errors,
+    providers: () => lib.load("ethers5-providers").providers,
+    getDefaultProvider: () => lib.load("ethers5-providers").providers.getDefaultProvider,
+    Contract: () => lib.load("ethers5-contract").Contract,
+    BaseContract: () => lib.load("ethers5-contract").BaseContract,
+    ContractFactory: () => lib.load("ethers5-contract").ContractFactory,
+    Signer: () => lib.load("ethers5-signer").Signer,
+    VoidSigner: () => lib.load("ethers5-signer").VoidSigner,
   };
-  const ethers = Object.assign({ version: "6-vesta-shim", Wallet, AbiCoder, utils: Object.assign({}, u, v5) }, u, constants);
+  for (const name of Object.keys(V5)) {
+    Object.defineProperty(ethers, name, {
+      configurable: true,
+      enumerable: true,
+      get() {
+        const value = V5[name]();
+        Object.defineProperty(ethers, name, { value, writable: true, configurable: true, enumerable: true });
+        return value;
+      },
+      set(value) {
+        Object.defineProperty(ethers, name, { value, writable: true, configurable: true, enumerable: true });
+      },
+    });
+  }
   return { ethers };
 })

@@ -1,6 +1,6 @@
 // Guest module: fetch(input, init), answered by the host (http/https only, public addresses,
-// bounded). The request body is text (a string, URLSearchParams, or bytes that are UTF-8); the
-// answer is a Response (guest/http.js) whose body is the response text (UTF-8).
+// bounded). A body crosses as text when it is UTF-8 and as base64 otherwise, both ways, so bytes
+// arrive unchanged; the answer is a Response (guest/http.js).
 (function (lib) {
   "use strict";
   const http = lib.load("http");
@@ -10,21 +10,23 @@
     new http.Headers(h).forEach((v, k) => (out[k] = v));
     return out;
   }
-  async function bodyText(request) {
-    if (request.method === "GET" || request.method === "HEAD" || request._peek() === null) return undefined;
+  // The request body as the host call carries it: {body} (text, or bytes that are UTF-8) or {bodyBase64}.
+  // Asynchronous, as fetch's start: an abort right after fetch() returns comes before the call is sent.
+  async function bodyArgs(request) {
+    if (request.method === "GET" || request.method === "HEAD" || request._peek() === null) return {};
     const b = request._peek();
-    if (b.text !== undefined) return b.text;
+    if (b.text !== undefined) return { body: b.text };
     try {
-      return new (lib.load("encoding").TextDecoder)("utf-8", { fatal: true }).decode(b.bytes);
+      return { body: new (lib.load("encoding").TextDecoder)("utf-8", { fatal: true, ignoreBOM: true }).decode(b.bytes) };
     } catch {
-      throw new TypeError("fetch: the body must be text (bytes that are not UTF-8 cannot be sent from the sandbox)");
+      return { bodyBase64: lib.load("bytes").toBase64(b.bytes) };
     }
   }
   const aborted = (signal) => (signal.reason === undefined ? new (lib.load("dom").DOMException)("The signal has been aborted", "AbortError") : signal.reason);
   async function fetch(input, init) {
     const request = new http.Request(input, init);
     const signal = request.signal;
-    const args = { url: request.url, method: request.method, headers: headerRecord(request.headers), body: await bodyText(request) };
+    const args = Object.assign({ url: request.url, method: request.method, headers: headerRecord(request.headers) }, await bodyArgs(request));
     if (signal.aborted) throw aborted(signal); // before the call: the host never sees it
     const answer = lib.call("fetch", args);
     // An abort rejects at once; the host's request still ends by its own deadline and is ignored.

@@ -250,8 +250,8 @@
     }
   }
 
-  // A Response as fetch() answers it (status and url of the last hop, basic type).
-  const fetched = (a, url) => new Response(a.body, { status: a.status, statusText: a.statusText, headers: a.headers, url, type: "basic" }, INTERNAL);
+  // A Response as fetch() answers it (status and url of the last hop, basic type; the body's bytes from base64 when they are not UTF-8).
+  const fetched = (a, url) => new Response(typeof a.bodyBase64 === "string" ? lib.load("bytes").fromBase64(a.bodyBase64) : a.body, { status: a.status, statusText: a.statusText, headers: a.headers, url, type: "basic" }, INTERNAL);
 
   return { Headers, Request, Response, fetched, bodyOf };
 })

@@ -8,6 +8,7 @@ import { jsonTextValues } from "../../../protocol/json";
 import { hostMessageChars, MAX_HOST_CALL_VALUES, MAX_HOST_CALLS_PER_RUN, MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
 import { isLimitKey, limitMessage } from "../errors";
 import { countCall, toHostCall, type CallCounts } from "./call-checks";
+import { MAX_MODULES_PER_RUN } from "../imports";
 import type { HostAnswer } from "../wire/messages";
 import type { Host, RunLimits } from "../types";
 
@@ -28,7 +29,7 @@ function refusalOf(err: unknown): HostAnswer {
 }
 
 export class HostChannel {
-  private readonly counts: CallCounts = { total: 0, keys: 0, fetches: 0 };
+  private readonly counts: CallCounts = { total: 0, keys: 0, fetches: 0, imports: 0 };
 
   constructor(
     private readonly host: Host,
@@ -51,6 +52,7 @@ export class HostChannel {
     }
     const hit = countCall(call, this.counts, this.limits);
     if (hit === "maxHostCalls") return refuse(`host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run`, undefined);
+    if (hit === "maxImports") return refuse(`import limit exceeded: at most ${MAX_MODULES_PER_RUN} modules per run`, undefined);
     if (hit) return refuse(limitMessage(hit, this.limits), hit);
     try {
       const json = JSON.stringify((await this.host(call)) ?? null);

@@ -1,14 +1,19 @@
 /**
  * The host side of the sandbox's fetch(): http/https only (on every redirect hop too), a timeout
  * per request, the response body capped at limits.maxFetchBytes, credentials dropped on a
- * cross-origin redirect. Every connection (every redirect hop, every address family) goes through
+ * cross-origin redirect. A body travels as text when it is UTF-8, else as base64 (`bodyBase64`),
+ * both ways, so bytes reach the action and the server unchanged. Every connection (every redirect hop, every address family) goes through
  * the egress connector (./egress.ts): it resolves the host once, checks every address against the
- * policy and connects to a checked address only. Errors are thrown with the message the action
- * sees; an oversized body throws SandboxLimitError("maxFetchBytes").
+ * policy and connects to a checked address only. The deployment's RPC URLs (`rpcUrls`) are the one
+ * exception: a hop to exactly such a URL may reach its private or loopback address, with a single
+ * JSON-RPC request of an allowed method (./rpc-urls.ts). Errors are thrown with the message the
+ * action sees; an oversized body throws SandboxLimitError("maxFetchBytes").
  */
 import { Agent, fetch, type Response } from "undici";
 import { EgressRefused, guardedConnector, type EgressOptions } from "./egress";
+import { rpcRequest, rpcUrlKey } from "./rpc-urls";
 import { SandboxLimitError, limitMessage } from "../errors";
+import { decodeUtf8 } from "../../../protocol/text";
 import type { FetchAnswer, HostCall, RunLimits } from "../types";
 
 const MAX_REQUEST_MS = 10_000;
@@ -21,6 +26,8 @@ const DROPPED_HEADERS = new Set(["host", "connection", "content-length", "transf
 export type HostFetchOptions = EgressOptions & {
   /** Epoch ms when the run ends: the request gets min(10 s, what is left). */
   deadline?: number;
+  /** The deployment's JSON-RPC URLs (VESTA_ACTION_RPC_URLS): exactly these may be reached at a private or loopback address. */
+  rpcUrls?: readonly string[];
 };
 
 function httpUrl(raw: string, base?: URL): URL {
@@ -40,25 +47,35 @@ function requestHeaders(headers: Record<string, string>): Record<string, string>
   return Object.fromEntries(Object.entries(headers).filter(([k]) => !DROPPED_HEADERS.has(k.toLowerCase()) && !k.toLowerCase().startsWith("proxy-")));
 }
 
-async function readCapped(res: Response, limits: RunLimits, abort: AbortController): Promise<string> {
+/**
+ * The body of `res`, at most `maxBytes` (a larger declared or streamed body aborts the request and
+ * throws `tooLarge()`): the bytes as they came.
+ */
+export async function readCapped(res: Response, maxBytes: number, abort: AbortController, tooLarge: () => Error): Promise<Buffer> {
   const declared = Number(res.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > limits.maxFetchBytes) {
+  if (Number.isFinite(declared) && declared > maxBytes) {
     abort.abort();
-    throw new SandboxLimitError("maxFetchBytes", limitMessage("maxFetchBytes", limits));
+    throw tooLarge();
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (res.body) {
     for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
       size += chunk.byteLength;
-      if (size > limits.maxFetchBytes) {
+      if (size > maxBytes) {
         abort.abort();
-        throw new SandboxLimitError("maxFetchBytes", limitMessage("maxFetchBytes", limits));
+        throw tooLarge();
       }
       chunks.push(chunk);
     }
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
+}
+
+/** An answer's body as the action gets it: its text when the bytes are UTF-8 (most answers), else base64 (the guest decodes it to the same bytes). */
+function answerBody(bytes: Buffer): { body: string } | { bodyBase64: string } {
+  const text = decodeUtf8(bytes);
+  return text === undefined ? { bodyBase64: bytes.toString("base64") } : { body: text };
 }
 
 export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits: RunLimits, opts: HostFetchOptions = {}): Promise<FetchAnswer> {
@@ -68,13 +85,25 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   let method = call.method.toUpperCase();
-  let body = call.body;
+  let body: string | Buffer | undefined = call.bodyBase64 !== undefined ? Buffer.from(call.bodyBase64, "base64") : call.body;
   let headers = requestHeaders(call.headers);
-  // One dispatcher per call: its connections (to checked addresses only) die with the call.
+  // One dispatcher per call: its connections (to checked addresses only) die with the call. A hop to
+  // one of the deployment's RPC URLs goes through a dispatcher of its own, which may reach that URL's
+  // private address: no other hop ever shares its connections.
   const dispatcher = new Agent({ connect: guardedConnector(opts) });
+  const rpcUrls = new Set((opts.rpcUrls ?? []).map(rpcUrlKey));
+  let rpcDispatcher: Agent | undefined;
   try {
     for (let hop = 0; ; hop++) {
-      const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: abort.signal, dispatcher });
+      let via = dispatcher;
+      if (rpcUrls.has(rpcUrlKey(url))) {
+        // (a JSON-RPC request is JSON text: bytes that are not UTF-8 are no request, and are refused as such)
+        const checked = rpcRequest(method, typeof body === "string" || body === undefined ? body : (decodeUtf8(body) ?? "\u0000"));
+        if ("refused" in checked) throw new Error(`fetch: ${checked.refused}`);
+        body = checked.body;
+        via = rpcDispatcher ??= new Agent({ connect: guardedConnector({ ...opts, allowPrivateNetworks: true }) });
+      }
+      const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: abort.signal, dispatcher: via });
       const location = res.headers.get("location");
       if (res.status >= 300 && res.status < 400 && location) {
         await res.body?.cancel();
@@ -90,7 +119,8 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
       }
       const answerHeaders: Record<string, string> = {};
       res.headers.forEach((value, key) => (answerHeaders[key] = value));
-      return { status: res.status, statusText: res.statusText, headers: answerHeaders, body: await readCapped(res, limits, abort) };
+      const tooLarge = () => new SandboxLimitError("maxFetchBytes", limitMessage("maxFetchBytes", limits));
+      return { status: res.status, statusText: res.statusText, headers: answerHeaders, ...answerBody(await readCapped(res, limits.maxFetchBytes, abort, tooLarge)) };
     }
   } catch (err) {
     if (err instanceof SandboxLimitError) throw err;
@@ -102,5 +132,6 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
   } finally {
     clearTimeout(timer);
     dispatcher.destroy().catch(() => {});
+    rpcDispatcher?.destroy().catch(() => {});
   }
 }

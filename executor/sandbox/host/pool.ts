@@ -15,7 +15,7 @@ import { RunRefused } from "../../errors";
 import { limitError, type RunError } from "../errors";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type Host, type RunLimits, type RunOwner, type RunRequest, type RunResult } from "../types";
 import { boundResult, codeText, failedResult, MAX_CID_CHARS, MAX_HOST_CALLS_PER_RUN, paramsProblem, sandboxFrameBytes } from "../wire/bounds";
-import { readFromSandbox, type DoneMessage, type HostAnswer, type ToSandbox } from "../wire/messages";
+import { readFromSandbox, runExtrasProblem, type DoneMessage, type HostAnswer, type ToSandbox } from "../wire/messages";
 import { HostChannel } from "./call-channel";
 import { defaultFairShare, FairQueue, type FairShare, type QueueBound } from "./fair-queue";
 import { processLauncher, type Sandbox, type SandboxExit, type SandboxLauncher } from "./launchers";
@@ -246,7 +246,16 @@ export class SandboxPool {
     } catch (err) {
       this.logger?.error({ err }, "sandbox: a run's start hook failed");
     }
-    this.post(slot, { type: "run", runId, ipfsId: req.ipfsId, code: req.code, paramsJson: req.paramsJson, limits: req.limits });
+    this.post(slot, {
+      type: "run",
+      runId,
+      ipfsId: req.ipfsId,
+      code: req.code,
+      paramsJson: req.paramsJson,
+      limits: req.limits,
+      ...(req.imports ? { importBase: req.imports.base, importEntry: req.imports.entry } : {}),
+      ...(req.headers ? { headersJson: JSON.stringify(req.headers) } : {}),
+    });
   }
 
   private onMessage(slot: Slot, raw: unknown): void {
@@ -389,10 +398,12 @@ export class SandboxPool {
   }
 }
 
-/** Why a request may not reach a sandbox (code, params, CID), or undefined. */
+/** Why a request may not reach a sandbox (code, params, CID, import source, headers), or undefined. */
 function requestProblem(req: RunRequest, limits: RunLimits): RunError | undefined {
   if (typeof req.ipfsId !== "string" || req.ipfsId.length === 0 || req.ipfsId.length > MAX_CID_CHARS) return { message: "TypeError: ipfsId must be a CID" };
   const code = codeText(req.code, limits);
   if ("problem" in code) return code.problem;
+  const extras = runExtrasProblem(req.imports, req.headers);
+  if (extras) return { message: `TypeError: ${extras}` };
   return paramsProblem(req.paramsJson, limits);
 }

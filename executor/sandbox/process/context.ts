@@ -10,8 +10,10 @@
  * What lives outside the WASM memory is kept in step: quickjs-emscripten's handles (a run's handles
  * are freed before the copy is put back and never used after; the API's own were made before the
  * copy, see GuestApi.endRun), its table of host functions (no host function, context or host
- * reference may be made once the copy is taken: `seal` makes that throw), and the runtime's
- * interrupt handler and module loader as quickjs-emscripten remembers them (removed after each run).
+ * reference may be made once the copy is taken: `seal` makes that throw), the runtime's interrupt
+ * handler as quickjs-emscripten remembers it (removed after each run), and its module loader (set
+ * once before the copy; it answers for the run bound at the time). The scratch runtimes a run
+ * makes to read its imports (module-graph.ts) are made and freed within the run.
  */
 import type { QuickJSContext, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten";
 import { installGuestApi, type GuestApi, type GuestHost, type GuestSources } from "./guest-bindings";
@@ -20,12 +22,20 @@ import { heapTop, MemorySnapshot, staticEnd, type Allocator, type MemoryLayout }
 /** QuickJS stack limit; larger values let some recursions (JSON, nested arrays) exhaust V8's native stack first. */
 const STACK_BYTES = 256 * 1024;
 
+/** What answers QuickJS's module loader for a run (its import graph, module-graph.ts). */
+export interface ModuleHost {
+  normalizeModule(base: string, requested: string): string | { error: Error };
+  loadModule(name: string): string | { error: Error };
+}
+
 export type FreshContext = {
+  /** The QuickJS module the runtime belongs to (a run's scratch runtimes come from it too). */
+  qjs: QuickJSWASMModule;
   rt: QuickJSRuntime;
   ctx: QuickJSContext;
   api: GuestApi;
-  /** Makes `host` answer the guest API (once, by the run that uses this context). */
-  bind(host: GuestHost): void;
+  /** Makes `host` answer the guest API and the module loader (once, by the run that uses this context). */
+  bind(host: GuestHost & ModuleHost): void;
 };
 
 export class WarmContext {
@@ -40,12 +50,18 @@ export class WarmContext {
     const statics = staticEnd(memory, layout);
     const rt = qjs.newRuntime();
     rt.setMaxStackSize(STACK_BYTES);
-    const ctx = rt.newContext();
-    let bound: GuestHost | undefined;
-    const host = (): GuestHost => {
+    let bound: (GuestHost & ModuleHost) | undefined;
+    const host = (): GuestHost & ModuleHost => {
       if (!bound) throw new Error("no run is bound to this context");
       return bound;
     };
+    // Set once, before the copy (as every host function): it answers for the run bound at the time.
+    const unbound = { error: new TypeError("import: no run is bound to this context") };
+    rt.setModuleLoader(
+      (name) => (bound ? bound.loadModule(name) : unbound),
+      (base, requested) => (bound ? bound.normalizeModule(base, requested) : unbound),
+    );
+    const ctx = rt.newContext();
     const forward: GuestHost = {
       call: (op, args) => host().call(op, args),
       log: (line) => host().log(line),
@@ -56,11 +72,12 @@ export class WarmContext {
       ethers: (name, args) => host().ethers(name, args),
       web: (name, args) => host().web(name, args),
       subtle: (op, args) => host().subtle(op, args),
+      info: (what) => host().info(what),
     };
     const api = installGuestApi(ctx, forward, sources);
     void ctx.global; // quickjs-emscripten makes this handle on first use: before the copy, not in a run
     seal(rt, ctx);
-    this.fresh = { rt, ctx, api, bind: (run) => (bound = run) };
+    this.fresh = { qjs, rt, ctx, api, bind: (run) => (bound = run) };
     // quickjs-emscripten keeps its Emscripten module (with malloc and free) in a protected field.
     const allocator = (qjs as unknown as { module: Allocator }).module;
     this.snapshot = new MemorySnapshot(memory, layout, statics, heapTop(allocator, layout, memory));
@@ -80,7 +97,6 @@ export class WarmContext {
     const { rt, api } = this.fresh;
     api.endRun();
     rt.removeInterruptHandler();
-    rt.removeModuleLoader();
     this.snapshot.restore();
   }
 }

@@ -1,6 +1,7 @@
 /**
- * What the guest `ethers` shim (guest/ethers.js) calls: synchronous pure functions backed by the
- * real ethers v6, run in the sandbox process (they hold no secret and ask the relayer nothing).
+ * What the guest `ethers` shim (guest/ethers.js, and the v5 surface guest/ethers5-*.js) calls:
+ * synchronous pure functions backed by the real ethers v6, run in the sandbox process (they hold no
+ * secret and ask the relayer nothing; the v5 ABI operations answer v5's shapes: ethers5-abi.ts).
  * Inputs and outputs are tagged JSON text (tagged-json.ts), so no object of this process ever
  * reaches the QuickJS heap. Keys used here are only those the action
  * passes in (which it got from the relayer through a host call). What a call may cost this process
@@ -11,6 +12,7 @@ import * as ethers from "ethers";
 import type { TransactionLike, TypedDataField } from "ethers";
 import { limitMessage, SandboxLimitError } from "../errors";
 import type { RunLimits } from "../types";
+import { ABI_OPS, clearAbiCache } from "./ethers5-abi";
 import { checkArgs, checkArgsText } from "./ethers-bounds";
 import { decodeTagged, encodeTagged } from "./tagged-json";
 
@@ -33,6 +35,8 @@ function signTransaction(privateKey: string, input: Record<string, unknown>): st
   }
   const like: TransactionLike = { ...fields, gasLimit: (fields.gasLimit ?? gas) as TransactionLike["gasLimit"] };
   if (type != null) like.type = Number(type);
+  // Untyped, without EIP-1559 fees or an access list: legacy, as ethers v5 signs it (v6 would choose EIP-2930).
+  else if (like.maxFeePerGas == null && like.maxPriorityFeePerGas == null && like.accessList == null) like.type = 0;
   const tx = ethers.Transaction.from(like);
   tx.signature = wallet.signingKey.sign(tx.unsignedHash);
   return tx.serialized;
@@ -41,6 +45,12 @@ function signTransaction(privateKey: string, input: Record<string, unknown>): st
 function typedDataHash(domain: ethers.TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) {
   const { EIP712Domain: _ignored, ...rest } = types; // v5-style code often passes it; ethers derives it
   return ethers.TypedDataEncoder.hash(domain, rest, value);
+}
+
+/** At most 65,536 random bytes a call, as crypto.getRandomValues (a silently shorter answer would be a weak key). */
+function randomBytes(n: unknown): Uint8Array {
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > 65_536) throw new RangeError(`randomBytes: the length must be an integer from 0 to 65536, got ${String(n)}`);
+  return ethers.randomBytes(n);
 }
 
 const OPS: Record<string, Op> = {
@@ -61,7 +71,7 @@ const OPS: Record<string, Op> = {
   zeroPadValue: ethers.zeroPadValue,
   concat: ethers.concat,
   toBeHex: ethers.toBeHex,
-  randomBytes: (n: number) => ethers.randomBytes(Math.min(Number(n), 1024)),
+  randomBytes,
   parseEther: ethers.parseEther,
   formatEther: ethers.formatEther,
   parseUnits: ethers.parseUnits,
@@ -79,6 +89,39 @@ const OPS: Record<string, Op> = {
     new ethers.Wallet(pk).signingKey.sign(typedDataHash(domain, types, value)).serialized,
   verifyTypedData: (domain: ethers.TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>, sig: string) =>
     ethers.recoverAddress(typedDataHash(domain, types, value), sig),
+  // v6 functions the v5 surface (guest/ethers5-*.js) also stands on
+  sha512: ethers.sha512,
+  ripemd160: ethers.ripemd160,
+  computeHmac: (algorithm: "sha256" | "sha512", key: ethers.BytesLike, data: ethers.BytesLike) => ethers.computeHmac(algorithm, key, data),
+  namehash: ethers.namehash,
+  dnsEncode: (name: string) => ethers.dnsEncode(name),
+  isValidName: ethers.isValidName,
+  encodeBytes32String: ethers.encodeBytes32String,
+  decodeBytes32String: ethers.decodeBytes32String,
+  encodeRlp: ethers.encodeRlp,
+  decodeRlp: ethers.decodeRlp,
+  encodeBase64: ethers.encodeBase64,
+  decodeBase64: ethers.decodeBase64,
+  getCreateAddress: (tx: { from: string; nonce: bigint }) => ethers.getCreateAddress(tx),
+  getCreate2Address: ethers.getCreate2Address,
+  getIcapAddress: ethers.getIcapAddress,
+  solidityPackedSha256: ethers.solidityPackedSha256,
+  toUtf8CodePoints: (s: string, form?: ethers.UnicodeNormalizationForm) => ethers.toUtf8CodePoints(s, form),
+  toUtf8StringWith: (b: ethers.BytesLike, onError: string) => ethers.toUtf8String(b, ethers.Utf8ErrorFuncs[onError as keyof typeof ethers.Utf8ErrorFuncs]),
+  computePublicKey: (key: ethers.BytesLike, compressed?: boolean) => ethers.SigningKey.computePublicKey(key, compressed === true),
+  recoverPublicKey: (digest: ethers.BytesLike, sig: string) => ethers.SigningKey.recoverPublicKey(digest, sig),
+  signDigest: (pk: string, digest: ethers.BytesLike) => new ethers.SigningKey(pk).sign(digest).serialized,
+  // v5 answers the x coordinate of the shared point (v6 the whole point)
+  computeSharedSecret: (pk: string, other: ethers.BytesLike) => ethers.dataSlice(new ethers.SigningKey(pk).computeSharedSecret(other), 1, 33),
+  // v5's zeroPad and hexZeroPad run in QuickJS; a length past 64 KB is first asked of the bounds here (ethers-bounds.ts), so
+  // the run is marked with the memory limit as for zeroPadValue, rather than meeting QuickJS's out-of-memory.
+  zeroPad: () => null,
+  hexZeroPad: () => null,
+  typedDataHash,
+  typedDataHashDomain: (domain: ethers.TypedDataDomain) => ethers.TypedDataEncoder.hashDomain(domain),
+  typedDataHashStruct: (name: string, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) => ethers.TypedDataEncoder.hashStruct(name, types, value),
+  typedDataPrimaryType: (types: Record<string, TypedDataField[]>) => ethers.TypedDataEncoder.getPrimaryType(types),
+  ...ABI_OPS,
 };
 
 /** How the action wrote the operations that are not plain ethers functions, for error messages. */
@@ -90,13 +133,33 @@ const LABELS: Record<string, string> = {
   signTypedData: "wallet.signTypedData",
   abiEncode: "abiCoder.encode",
   abiDecode: "abiCoder.decode",
+  abiDecode5: "abiCoder.decode",
+  abiParse5: "new Interface",
+  fragmentsFormat5: "fragment.format",
+  paramParse5: "ParamType.from",
+  paramFormat5: "paramType.format",
+  signature5: "interface.getFunction",
+  toUtf8StringWith: "ethers.utils.toUtf8String",
+  zeroPad: "ethers.utils.zeroPad",
+  hexZeroPad: "ethers.utils.hexZeroPad",
+  typedDataHash: "_TypedDataEncoder.hash",
+  typedDataHashDomain: "_TypedDataEncoder.hashDomain",
+  typedDataHashStruct: "_TypedDataEncoder.hashStruct",
+  typedDataPrimaryType: "_TypedDataEncoder.getPrimaryType",
+  signDigest: "signingKey.signDigest",
+  computeSharedSecret: "signingKey.computeSharedSecret",
 };
+/** The v5 Interface operations are labelled as the action wrote them: interface.encodeFunctionData, ... */
+for (const name of Object.keys(OPS)) if (/^(en|de)code.*5$/.test(name)) LABELS[name] ??= `interface.${name.slice(0, -1)}`;
 
 function decodeArgs(json: string): unknown[] {
   const args = decodeTagged(json);
   if (!Array.isArray(args)) throw new TypeError("ethers shim: arguments must be an array");
   return args;
 }
+
+/** Forgets what the helpers cached for the last run (parsed ABI fragments): called as each run starts. */
+export const clearEthersCaches = clearAbiCache;
 
 /**
  * Runs one shim operation: `name` from the guest, `argsJson` the tagged JSON array of arguments.
@@ -116,7 +179,10 @@ export function callEthers(name: string, argsJson: string, limits: RunLimits): s
     return json;
   } catch (err) {
     if (err instanceof SandboxLimitError) throw new SandboxLimitError(err.limit, `${label}: ${err.message}`);
-    const e = err as { shortMessage?: string; message?: string };
-    throw new Error(`${label}: ${e.shortMessage ?? e.message ?? String(err)}`);
+    // ethers' error code (INVALID_ARGUMENT, ...) rides at the end of the message: the guest sets it as the error's `code`, as ethers does.
+    const e = err as { shortMessage?: string; message?: string; code?: unknown };
+    const code = typeof e.code === "string" && /^[A-Z_]{1,40}$/.test(e.code) ? ` (code=${e.code})` : "";
+    const Kind = err instanceof RangeError ? RangeError : err instanceof TypeError ? TypeError : Error;
+    throw new Kind(`${label}: ${e.shortMessage ?? e.message ?? String(err)}${code}`);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The guest's bindings to the sandbox process: installs the sandbox's globals in a fresh QuickJS
- * context. The raw bindings (call, log, setResponse, timers, ethers, web, subtle, load) live on an
+ * context. The raw bindings (call, log, setResponse, timers, ethers, web, subtle, info, load) live on an
  * object no global reaches; the globals (Lit, console, fetch, ethers, URL, crypto, ...: GLOBALS) are lazy: the guest
  * module defining each (guest/*.js) is compiled on first access only, so a run pays for what it
  * touches. The API is installed once per sandbox process, in the warm context whose memory every
@@ -24,7 +24,10 @@ export function readGuestSources(dir: string): GuestSources {
   return { track: source("track"), globals: source("globals"), random: source("random"), modules: new Map(GUEST_MODULES.map((name) => [name, source(name)])) };
 }
 /** Every guest module (guest/<name>.js). */
-const GUEST_MODULES = ["lib", "bytes", "actions", "console", "timers", "fetch", "ethers", "encoding", "dom", "http", "url", "crypto"];
+const GUEST_MODULES = [
+  "lib", "bytes", "actions", "console", "timers", "fetch", "ethers", "encoding", "dom", "http", "url", "crypto",
+  "ethers5-logger", "ethers5-bignumber", "ethers5-bytes", "ethers5-units", "ethers5-calls", "ethers5-utils", "ethers5-abi", "ethers5-tx", "ethers5-providers", "ethers5-signer", "ethers5-contract",
+];
 /** Each global of the sandbox and the guest module that defines it. */
 const GLOBALS: Record<string, string> = {
   Lit: "actions",
@@ -86,6 +89,8 @@ export interface GuestHost {
   web(name: string, argsJson: string): string;
   /** One crypto.subtle operation (subtle-calls.ts): the handle of a promise of its tagged JSON answer. */
   subtle(op: string, argsJson: string): QuickJSHandle;
+  /** What the run knows of itself, as JSON: "headers" (Lit.Headers), "imports" (showImportDetails). */
+  info(what: string): string;
 }
 
 export type GuestApi = {
@@ -159,6 +164,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     ethers: (name, args) => ctx.newString(host.ethers(str(name, "name"), str(args, "args"))),
     web: (name, args) => ctx.newString(host.web(str(name, "name"), str(args, "args"))),
     subtle: (op, args) => host.subtle(str(op, "op"), str(args, "args")),
+    info: (what) => ctx.newString(host.info(str(what, "what"))),
     load: (name) => load(str(name, "name")).dup(),
     // A 32-bit word from Node's CSPRNG, for the seed of the run's Math.random (guest/random.js).
     seed: () => ctx.newNumber(crypto.randomBytes(4).readUInt32LE(0)),

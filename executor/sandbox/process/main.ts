@@ -67,7 +67,8 @@ async function runAction(msg: RunMessage): Promise<void> {
   }
   const context = await warm;
   const fresh = context.fresh;
-  const req = { code: code.text, ipfsId: msg.ipfsId, paramsJson: msg.paramsJson, limits };
+  const imports = msg.importBase !== undefined && msg.importEntry !== undefined ? { base: msg.importBase, entry: msg.importEntry } : undefined;
+  const req = { code: code.text, ipfsId: msg.ipfsId, paramsJson: msg.paramsJson, limits, imports, headersJson: msg.headersJson };
   const run = new ActionRun(fresh, memory, req, (callId, op, argsJson) => post({ type: "call", runId, callId, op, argsJson }));
   current = { runId, run };
   const { result, crashed } = await run.start();

@@ -5,9 +5,11 @@
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
 import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "../wire/bounds";
-import type { FreshContext } from "./context";
+import type { FreshContext, ModuleHost } from "./context";
+import { errorPosition, ImportGraph, MODULE_TAIL, outsideGraph, staticImports } from "./module-graph";
+import { ACTION_MODULE, type ImportSource } from "../imports";
 import { limitError, limitMessage, SandboxLimitError, type RunError } from "../errors";
-import { callEthers } from "./ethers-calls";
+import { callEthers, clearEthersCaches } from "./ethers-calls";
 import { callSubtle } from "./subtle-calls";
 import { callWeb } from "./web-calls";
 import { GuestException, type GuestHost } from "./guest-bindings";
@@ -17,7 +19,7 @@ import { GuestTimers } from "./timers";
 import { MAX_TIMEOUT_MS, type RunLimits } from "../types";
 
 /** One run as the sandbox process sees it: the code as text (decoded from the bytes its CID names), params as JSON. */
-export type SandboxRunRequest = { code: string; ipfsId: string; paramsJson: string; limits: RunLimits };
+export type SandboxRunRequest = { code: string; ipfsId: string; paramsJson: string; limits: RunLimits; imports?: ImportSource; headersJson?: string };
 
 /** crypto.subtle operations one run may have under way at once. */
 export const MAX_PENDING_SUBTLE = 16;
@@ -28,7 +30,7 @@ const wasmAllowance = (memoryBytes: number) => Math.ceil(memoryBytes * 1.5) + 16
 /** `crashed`: a host-side exception (a WASM trap) left the QuickJS module possibly corrupt. */
 export type RunOutcome = { result: WireResult; crashed: boolean };
 
-export class ActionRun implements GuestHost {
+export class ActionRun implements GuestHost, ModuleHost {
   readonly done: Promise<RunOutcome>;
   private resolveDone!: (outcome: RunOutcome) => void;
   private finished = false;
@@ -45,6 +47,10 @@ export class ActionRun implements GuestHost {
   private marked?: RunError;
   private responseJson?: string;
   private readonly calls = new Map<number, QuickJSDeferredPromise>();
+  /** Host calls the sandbox process makes for the run itself (the modules of its imports), not for the action. */
+  private readonly internal = new Map<number, (answer: HostAnswer) => void>();
+  /** The action's import graph, when it is a module. */
+  private graph?: ImportGraph;
   /** crypto.subtle operations under way in this process (not host calls: nothing leaves the process). */
   private readonly local = new Set<QuickJSDeferredPromise>();
   /** Characters of arguments the crypto.subtle operations under way hold: at most memoryBytes in all. */
@@ -69,6 +75,7 @@ export class ActionRun implements GuestHost {
   }
 
   start(): Promise<RunOutcome> {
+    clearEthersCaches(); // nothing of the last run is kept for this one
     try {
       this.deadlineTimer = setTimeout(() => this.pump(), Math.max(0, this.deadline - Date.now()) + 1);
       this.fresh.bind(this);
@@ -85,12 +92,13 @@ export class ActionRun implements GuestHost {
 
   /** Evaluates the action, then tracks main(params), a promise completion value, or nothing. */
   private evaluate(ctx: QuickJSContext): void {
-    let result = ctx.evalCode(this.req.code, "action.js", { type: "global" });
+    let result = ctx.evalCode(this.req.code, ACTION_MODULE, { type: "global" });
     if (result.error && !this.fatal && readString(ctx, result.error, "name") === "SyntaxError") {
       // Top-level await (Lit-style code): same lines, wrapped in an async function.
-      const wrapped = ctx.evalCode(`(async () => {${this.req.code}\n})()`, "action.js", { type: "global" });
+      const wrapped = ctx.evalCode(`(async () => {${this.req.code}\n})()`, ACTION_MODULE, { type: "global" });
       if (wrapped.error) {
         wrapped.error.dispose();
+        if (this.startModule(result.error)) return;
       } else {
         result.error.dispose();
         result = wrapped;
@@ -106,12 +114,54 @@ export class ActionRun implements GuestHost {
       target = lookup.value;
       if (ctx.typeof(target) === "undefined") return target.dispose();
     }
+    this.track(target, false);
+  }
+
+  /** Tracks main(params) or a promise (for a module, the promise of its namespace): the run ends when it settles. */
+  private track(target: QuickJSHandle, module: boolean): void {
+    const ctx = this.ctx;
     const params = ctx.newString(this.req.paramsJson);
-    const call = ctx.callFunction(this.fresh.api.track, ctx.undefined, target, params);
+    const call = ctx.callFunction(this.fresh.api.track, ctx.undefined, target, params, module ? ctx.true : ctx.false);
     target.dispose();
     params.dispose();
     if (call.error) return this.finishThrown(call.error);
     this.settled = call.value;
+  }
+
+  /**
+   * Code that does not parse as a script may be an ES module (it imports): QuickJS compiles it as
+   * one (nothing runs) and, when it is, the run fetches its import graph before evaluating it.
+   * False (the script's SyntaxError stands) when it is not a module either and the script's parse
+   * got at least as far; takes `scriptError` otherwise.
+   */
+  private startModule(scriptError: QuickJSHandle): boolean {
+    if (!/\b(?:import|export)\b/.test(this.req.code)) return false;
+    const read = staticImports(this.fresh.qjs, this.req.code, ACTION_MODULE, this.limits);
+    if ("error" in read) {
+      if (!read.error.limit && errorPosition(read.error.stack) <= errorPosition(readString(this.ctx, scriptError, "stack"))) return false;
+      scriptError.dispose();
+      this.finish(read.error);
+      return true;
+    }
+    scriptError.dispose();
+    this.graph = new ImportGraph(this.fresh.qjs, this.req.imports, this.limits, (op, args, done) => this.callInternal(op, args, done), (error) =>
+      error ? this.finish(error) : this.evaluateModule(),
+    );
+    this.graph.start(read.specifiers);
+    return true;
+  }
+
+  /** The import graph is complete: the action runs as a module, its imports answered from the graph. */
+  private evaluateModule(): void {
+    if (this.finished) return;
+    try {
+      const result = this.ctx.evalCode(this.req.code + MODULE_TAIL, ACTION_MODULE, { type: "module" });
+      if (result.error) return this.finishThrown(result.error);
+      this.track(result.value, true);
+    } catch (err) {
+      if (err instanceof GuestException) this.finishThrown(err.handle);
+      else this.crash(err);
+    }
   }
 
   /** Asked before the WASM memory grows to `bytes`; a refusal ends the run with the memory limit. */
@@ -144,7 +194,7 @@ export class ActionRun implements GuestHost {
           return this.finish(undefined, json);
         }
       }
-      if (this.calls.size > 0 || this.local.size > 0 || this.timers.size > 0) return;
+      if (this.calls.size > 0 || this.internal.size > 0 || this.graph?.busy || this.local.size > 0 || this.timers.size > 0) return;
       if (this.settled) return this.finish({ message: "the action's promise never settled (nothing left to wait for)" });
       this.finish(undefined);
     } catch (err) {
@@ -153,6 +203,17 @@ export class ActionRun implements GuestHost {
   }
 
   answer(callId: number, answer: HostAnswer): void {
+    const internal = this.internal.get(callId);
+    if (internal) {
+      this.internal.delete(callId);
+      if (this.finished) return;
+      try {
+        internal(answer);
+      } catch (err) {
+        return this.crash(err);
+      }
+      return this.pump();
+    }
     const deferred = this.calls.get(callId);
     if (!deferred || this.finished) return;
     this.calls.delete(callId);
@@ -181,19 +242,53 @@ export class ActionRun implements GuestHost {
   call(op: string, argsJson: string): QuickJSHandle {
     // Nothing of a run that is over may reach the host (its result is sent; a later message would be another run's).
     if (this.finished) throw new Error("the run is over");
-    if (op.length > MAX_OP_CHARS) throw new TypeError("unknown host operation");
-    if (argsJson.length > hostMessageChars(this.limits)) throw new RangeError(`${op}: the arguments are too large`);
+    this.checkCall(op, argsJson);
     const deferred = this.ctx.newPromise();
-    if (this.lastCallId >= MAX_HOST_CALLS_PER_RUN) {
-      const error = { message: `host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run` };
-      this.marked ??= error;
-      this.ctx.newError({ name: "Error", message: error.message }).consume((h) => deferred.reject(h));
+    const callId = this.nextCallId();
+    if (callId === undefined) {
+      this.ctx.newError({ name: "Error", message: this.marked!.message }).consume((h) => deferred.reject(h));
       return deferred.handle;
     }
-    const callId = ++this.lastCallId;
     this.calls.set(callId, deferred);
     this.send(callId, op, argsJson);
     return deferred.handle;
+  }
+
+  /** A host call of the run itself (a module of its imports): `done` gets the answer, unless the run is over. */
+  private callInternal(op: string, argsJson: string, done: (answer: HostAnswer) => void): void {
+    this.checkCall(op, argsJson);
+    const callId = this.nextCallId();
+    if (callId === undefined) return done({ ok: false, message: this.marked!.message });
+    this.internal.set(callId, done);
+    this.send(callId, op, argsJson);
+  }
+
+  private checkCall(op: string, argsJson: string): void {
+    if (op.length > MAX_OP_CHARS) throw new TypeError("unknown host operation");
+    if (argsJson.length > hostMessageChars(this.limits)) throw new RangeError(`${op}: the arguments are too large`);
+  }
+
+  /** The next call's id, or undefined (the run marked) past MAX_HOST_CALLS_PER_RUN. */
+  private nextCallId(): number | undefined {
+    if (this.lastCallId >= MAX_HOST_CALLS_PER_RUN) {
+      this.marked ??= { message: `host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run` };
+      return undefined;
+    }
+    return ++this.lastCallId;
+  }
+
+  info(what: string): string {
+    if (what === "headers") return this.req.headersJson ?? "{}";
+    if (what === "imports") return JSON.stringify(this.graph?.details() ?? []);
+    throw new TypeError(`unknown run information ${what.slice(0, 64)}`);
+  }
+
+  normalizeModule(base: string, requested: string): string | { error: Error } {
+    return this.graph ? this.graph.normalize(base, requested) : outsideGraph(requested);
+  }
+
+  loadModule(name: string): string | { error: Error } {
+    return this.graph ? this.graph.load(name) : outsideGraph(name);
   }
 
   log(line: string): void {
@@ -284,8 +379,11 @@ export class ActionRun implements GuestHost {
   // ---- the end of a run -----------------------------------------------------------------
 
   private finishThrown(thrown: QuickJSHandle): void {
-    const error = this.fatal ?? describeThrown(this.ctx, thrown, this.limits);
+    let error = this.fatal ?? describeThrown(this.ctx, thrown, this.limits);
     thrown.dispose();
+    // A limit the run met and then failed (an uncaught rejection of the call over it, or an error of a
+    // library around it, such as an ethers provider's SERVER_ERROR): the run ends with that limit.
+    if (!error.limit && this.marked?.limit) error = { ...error, limit: this.marked.limit };
     this.finish(error);
   }
 
@@ -322,6 +420,7 @@ export class ActionRun implements GuestHost {
       this.timers.dispose();
       for (const deferred of this.calls.values()) deferred.dispose();
       this.calls.clear();
+      this.internal.clear();
       for (const deferred of this.local) deferred.dispose();
       this.local.clear();
       this.settled?.dispose();

@@ -1,8 +1,10 @@
 /**
  * How values cross between the guest modules and the sandbox process's synchronous helpers (the
- * ethers shim, the web platform calls, crypto.subtle): JSON text with two tags, {$bigint: "123"} and
- * {$bytes: "0x.."} (guest/bytes.js is the other side), so no object of this process ever reaches
- * the QuickJS heap.
+ * ethers shim, the web platform calls, crypto.subtle): JSON text with tags, {$bigint: "123"} and
+ * {$bytes: "0x.."} both ways (guest/bytes.js is the other side), and two more from the ethers v5
+ * helpers to the guest: {$bn: "0x.."}, a v5 BigNumber, and {$result: [...], $names: [...]}, a v5
+ * Result (an array with named members; guest/ethers5-abi.js builds both). No object of this process
+ * ever reaches the QuickJS heap.
  */
 import { getBytes, hexlify } from "ethers";
 
@@ -27,4 +29,30 @@ export function encodeTagged(value: unknown): string {
     return v;
   });
   return json === undefined ? "null" : json;
+}
+
+/** A value as ethers v5 writes a BigNumber's hex: lowercase, even length, "-0x.." when negative, "0x00" for zero. */
+export function v5Hex(value: bigint): string {
+  if (value < 0n) return `-${v5Hex(-value)}`;
+  const hex = value.toString(16);
+  return `0x${hex.length % 2 ? "0" : ""}${hex}`;
+}
+
+/** What the guest receives as a v5 BigNumber. */
+export class V5BigNumber {
+  constructor(readonly value: bigint) {}
+  toJSON() {
+    return { $bn: v5Hex(this.value) };
+  }
+}
+
+/** What the guest receives as a v5 Result: `values`, with `names[i]` (when not null) naming values[i]. */
+export class V5Result {
+  constructor(
+    readonly values: unknown[],
+    readonly names: (string | null)[],
+  ) {}
+  toJSON() {
+    return { $result: this.values, $names: this.names };
+  }
 }

@@ -7,6 +7,7 @@
  */
 import { hostMessageChars, MAX_CID_CHARS, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES, MAX_OP_CHARS } from "./bounds";
 import { isLimitKey, LIMIT_KEYS } from "../errors";
+import { checkedBase, type ImportSource } from "../imports";
 import type { RunLimits } from "../types";
 
 /** What a sandbox process is started with (its one command-line argument, as JSON). */
@@ -21,7 +22,48 @@ export type SandboxConfig = {
 
 export type HostAnswer = { ok: true; json: string } | { ok: false; message: string; limit?: keyof RunLimits };
 
-export type RunMessage = { type: "run"; runId: number; ipfsId: string; code: Uint8Array; paramsJson: string; limits: RunLimits };
+/**
+ * A run: its code and params, and (optional) where its imports come from (`importBase`,
+ * `importEntry`: sandbox/imports.ts) and what it finds in Lit.Headers (`headersJson`, a JSON object of strings).
+ */
+export type RunMessage = {
+  type: "run";
+  runId: number;
+  ipfsId: string;
+  code: Uint8Array;
+  paramsJson: string;
+  limits: RunLimits;
+  importBase?: string;
+  importEntry?: string;
+  headersJson?: string;
+};
+
+/** Characters of the run message's import CDN base, its entry suffix, and its headers' JSON. */
+const MAX_IMPORT_BASE_CHARS = 1024;
+const MAX_IMPORT_ENTRY_CHARS = 64;
+const MAX_HEADERS_JSON_CHARS = 4096;
+const MAX_HEADERS = 16;
+
+/** Why a run's import source or headers cannot travel in a run message (the pool checks before sending), or undefined. */
+export function runExtrasProblem(imports: ImportSource | undefined, headers: Record<string, string> | undefined): string | undefined {
+  if (imports) {
+    try {
+      checkedBase(imports.base);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    if (imports.base.length > MAX_IMPORT_BASE_CHARS || !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?$/.test(imports.entry) || imports.entry.length > MAX_IMPORT_ENTRY_CHARS) {
+      return `the import CDN base is at most ${MAX_IMPORT_BASE_CHARS} characters and its entry "" or a path of at most ${MAX_IMPORT_ENTRY_CHARS}`;
+    }
+  }
+  if (headers) {
+    const entries = Object.entries(headers);
+    if (entries.length > MAX_HEADERS || !entries.every(([, v]) => typeof v === "string") || JSON.stringify(headers).length > MAX_HEADERS_JSON_CHARS) {
+      return `the run's headers are at most ${MAX_HEADERS} strings, ${MAX_HEADERS_JSON_CHARS} characters of JSON`;
+    }
+  }
+  return undefined;
+}
 
 export type ToSandbox = RunMessage | ({ type: "answer"; runId: number; callId: number } & HostAnswer);
 
@@ -103,7 +145,18 @@ export function readToSandbox(raw: unknown): ToSandbox | undefined {
   if (m.type === "run") {
     const limits = readLimits(m.limits);
     if (!limits || !str(m.ipfsId, MAX_CID_CHARS) || !(m.code instanceof Uint8Array) || typeof m.paramsJson !== "string") return undefined;
-    return { type: "run", runId: m.runId, ipfsId: m.ipfsId, code: m.code, paramsJson: m.paramsJson, limits };
+    if (!optionalStr(m.importBase, MAX_IMPORT_BASE_CHARS) || !optionalStr(m.importEntry, MAX_IMPORT_ENTRY_CHARS) || !optionalStr(m.headersJson, MAX_HEADERS_JSON_CHARS)) return undefined;
+    if ((m.importBase === undefined) !== (m.importEntry === undefined)) return undefined;
+    return {
+      type: "run",
+      runId: m.runId,
+      ipfsId: m.ipfsId,
+      code: m.code,
+      paramsJson: m.paramsJson,
+      limits,
+      ...(m.importBase !== undefined ? { importBase: m.importBase as string, importEntry: m.importEntry as string } : {}),
+      ...(m.headersJson !== undefined ? { headersJson: m.headersJson as string } : {}),
+    };
   }
   if (m.type === "answer" && id(m.callId)) {
     if (m.ok === true && typeof m.json === "string") return { type: "answer", runId: m.runId, callId: m.callId, ok: true, json: m.json };

@@ -1,0 +1,446 @@
+import crypto from "node:crypto";
+import http from "node:http";
+import { expect } from "chai";
+import { SandboxPool } from "../executor/sandbox/host/pool";
+import { ModuleFetcher, type ImportConfig } from "../executor/sandbox/host/modules";
+import { MAX_IMPORT_DEPTH, MAX_MODULES_PER_RUN, resolveImport, type ImportSource } from "../executor/sandbox/imports";
+import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits, type RunResult } from "../executor/sandbox/types";
+import { countCall, toHostCall, type CallCounts } from "../executor/sandbox/host/call-checks";
+import { ModuleCache } from "../executor/sandbox/host/module-cache";
+import { countingServer, stubResolver } from "./helpers/network";
+import { JS_HEADERS as JS, zodBundle } from "./helpers/cdn";
+
+const sri = (bytes: string | Buffer, alg = "sha384") => `${alg}-${crypto.createHash(alg).update(bytes).digest("base64")}`;
+
+/**
+ * A CDN double on loopback: each path answers a module (or a failure), and every request is
+ * counted by path. `mutable` can be changed by a test (a CDN that changes what a URL serves).
+ */
+async function cdnDouble(zod: string) {
+  const hits = new Map<string, number>();
+  const mutable = { body: "export const v = 'first';" };
+  const modules: Record<string, string> = {
+    "/npm/zod@3.22.4/+esm": zod,
+    "/npm/a@1.0.0/+esm": 'import { b } from "/npm/b@1.0.0/+esm"; export const a = "a" + b;',
+    "/npm/b@1.0.0/+esm": 'export const b = "b";',
+    "/npm/rel@1.0.0/lib/index.js": 'export { x } from "./x.js"; export { y } from "../y.js";',
+    "/npm/rel@1.0.0/lib/x.js": "export const x = 1;",
+    "/npm/rel@1.0.0/y.js": "export const y = 2;",
+    "/npm/cyc-a@1.0.0/+esm": 'import { b } from "/npm/cyc-b@1.0.0/+esm"; export const a = "A"; export const viaB = () => b();',
+    "/npm/cyc-b@1.0.0/+esm": 'import { a } from "/npm/cyc-a@1.0.0/+esm"; export const b = () => a + "B";',
+    "/npm/syntax@1.0.0/+esm": "export const = ;",
+    "/npm/escape@1.0.0/+esm": 'import "http://169.254.169.254/latest/meta-data/"; export const x = 1;',
+    "/npm/inline@1.0.0/+esm": `import d from "data:text/javascript;base64,${Buffer.from("export default 42;").toString("base64")}"; export const d2 = d;`,
+    "/npm/many@1.0.0/+esm": Array.from({ length: MAX_MODULES_PER_RUN + 5 }, (_, i) => `import "./m${i}.js";`).join("\n"),
+    "/zod@3.22.4": 'export * from "/v135/zod@3.22.4/es2022/zod.mjs";',
+    "/v135/zod@3.22.4/es2022/zod.mjs": zod,
+  };
+  const server = await countingServer((req, res) => {
+    const url = req.url ?? "";
+    hits.set(url, (hits.get(url) ?? 0) + 1);
+    const chain = /^\/npm\/chain@1\.0\.0\/(\d+)\.js$/.exec(url);
+    if (chain) {
+      const n = Number(chain[1]);
+      return res.writeHead(200, JS).end(n > 0 ? `export { v } from "./${n - 1}.js";` : "export const v = 'bottom';");
+    }
+    if (/^\/npm\/many@1\.0\.0\/m\d+\.js$/.test(url)) return res.writeHead(200, JS).end("export {};");
+    if (url === "/npm/mutable@1.0.0/+esm") return res.writeHead(200, JS).end(mutable.body);
+    if (url === "/npm/html@1.0.0/+esm") return res.writeHead(200, { "content-type": "text/html" }).end("<html>export const x = 1</html>");
+    if (url === "/npm/binary@1.0.0/+esm") return res.writeHead(200, JS).end(Buffer.from([0x65, 0x78, 0xff, 0xfe]));
+    if (url === "/npm/huge@1.0.0/+esm") return res.writeHead(200, JS).end(`export const s = "${"x".repeat(200 * 1024)}";`);
+    if (url === "/npm/slow@1.0.0/+esm") return; // never answers
+    if (url.startsWith("/npm/redirect@1.0.0/")) return res.writeHead(302, { location: `http://127.0.0.1:${victim.port}/steal` }).end();
+    const body = modules[url];
+    if (body === undefined) return res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+    res.writeHead(200, JS).end(body);
+  });
+  const victim = await countingServer((req, res) => res.end("secret"));
+  return { server, victim, hits, mutable, base: `http://127.0.0.1:${server.port}/npm/`, root: `http://127.0.0.1:${server.port}/` };
+}
+
+describe("executor sandbox: imports from the CDN", function () {
+  this.timeout(60_000);
+  let pool: SandboxPool;
+  let zod: string;
+  let cdn: Awaited<ReturnType<typeof cdnDouble>>;
+  let fetcher: ModuleFetcher;
+
+  const limitsWith = (overrides: Partial<RunLimits> = {}): RunLimits => ({ ...DEFAULT_LIMITS, timeoutMs: 10_000, ...overrides });
+  /** A host that answers imports as the executor's does (executor/host.ts), from `modules`; records every call. */
+  function importHost(limits: RunLimits, modules: ModuleFetcher) {
+    const calls: HostCall[] = [];
+    const imports = modules.forRun(Date.now() + limits.timeoutMs);
+    const host: Host = async (call) => {
+      calls.push(call);
+      if (call.op === "import") return imports(call.url, call.integrity);
+      throw new Error(`unexpected host call ${call.op}`);
+    };
+    return { host, calls };
+  }
+  const run = async (code: string, params: unknown = {}, opts: { limits?: Partial<RunLimits>; source?: ImportSource; modules?: ModuleFetcher; } = {}) => {
+    const limits = limitsWith(opts.limits);
+    const modules = opts.modules ?? fetcher;
+    const { host, calls } = importHost(limits, modules);
+    const request = { code: Buffer.from(code), ipfsId: "QmImports", paramsJson: JSON.stringify(params), limits, imports: opts.source ?? modules.config.source };
+    const result = await pool.run(request, host);
+    return { ...result, calls, imports: calls.filter((c) => c.op === "import").map((c) => (c as { url: string }).url) };
+  };
+  const newFetcher = (config: Partial<ImportConfig> = {}) => new ModuleFetcher({ source: { base: cdn.base, entry: "/+esm" }, ...config });
+  const failed = (r: RunResult, message: string | RegExp) => {
+    expect(r.hasError, JSON.stringify(r)).to.equal(true);
+    if (typeof message === "string") expect(r.error?.message).to.equal(message);
+    else expect(r.error?.message).to.match(message);
+  };
+
+  before(async () => {
+    zod = zodBundle();
+    cdn = await cdnDouble(zod);
+    fetcher = newFetcher();
+    pool = new SandboxPool({ size: 2 });
+  });
+
+  after(async () => {
+    await pool.close();
+    await cdn.server.close();
+    await cdn.victim.close();
+  });
+
+  describe("as Chipotle: name@version from the CDN", function () {
+    it("imports zod@3.22.4 and validates with it; showImportDetails lists the module and its SHA-384, also in the logs", async () => {
+      const code = `import { z } from "zod@3.22.4";
+        async function main({ email }) {
+          const details = Lit.Actions.showImportDetails();
+          return { ok: z.string().email().safeParse(email).success, bad: z.string().email().safeParse("nope").success, details };
+        }`;
+      const r = await run(code, { email: "a@b.co" });
+      expect(r.hasError, r.logs).to.equal(false);
+      const url = `${cdn.base}zod@3.22.4/+esm`;
+      expect(r.response).to.deep.equal({ ok: true, bad: false, details: [{ url, hash: sri(zod) }] });
+      expect(r.logs).to.equal(`[Import Details]\n${JSON.stringify([{ url, hash: sri(zod) }], null, 2)}`);
+      expect(r.imports).to.deep.equal([url]);
+    });
+
+    it("Chipotle's own import test (lit-actions/tests/it.rs, import_rewrite_cdn) runs unchanged", async () => {
+      const code = `import { z } from "zod@3.22.4/+esm";
+
+async function main() {
+    const schema = z.string();
+    const result = schema.safeParse("hello");
+    Lit.Actions.setResponse({ response: String(result.success) });
+}
+`;
+      const r = await run(code);
+      expect([r.hasError, r.response], r.logs).to.deep.equal([false, true]);
+    });
+
+    it("fetches a module once for every run (the relayer's cache), each run still counting it", async () => {
+      const modules = newFetcher();
+      const before = cdn.hits.get("/npm/zod@3.22.4/+esm") ?? 0;
+      const code = 'import { z } from "zod@3.22.4"; export const n = 1; async function main() { return z.number().parse(7) }';
+      const runs = await Promise.all([run(code, {}, { modules }), run(code, {}, { modules }), run(code, {}, { modules })]);
+      for (const r of runs) expect([r.hasError, r.response, r.imports.length], r.logs).to.deep.equal([false, 7, 1]);
+      expect((cdn.hits.get("/npm/zod@3.22.4/+esm") ?? 0) - before).to.equal(1);
+      expect(modules.stats()).to.deep.equal({ entries: 1, bytes: Buffer.byteLength(zod) });
+      // each run counted the module against its fetch budget, cached or not
+      const limited = await run(`${code}\nLit.Actions.setResponse({ response: await fetch("http://127.0.0.1:1/").catch((e) => e.message) })`, {}, { modules, limits: { maxFetches: 1 } });
+      expect([limited.hasError, limited.response, limited.error?.limit]).to.deep.equal([true, "fetch limit exceeded: at most 1 fetches per run (maxFetches)", "maxFetches"]);
+    });
+
+    it("resolves root-relative (/npm/...), relative (./, ../) and data: imports inside modules; cycles load once", async () => {
+      const r = await run(`import { a } from "a@1.0.0"; import { x, y } from "rel@1.0.0/lib/index.js"; import { viaB } from "cyc-a@1.0.0"; import { d2 } from "inline@1.0.0";
+        async function main() { return [a, x, y, viaB(), d2] }`);
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal(["ab", 1, 2, "AB", 42]);
+      expect(new Set(r.imports).size).to.equal(r.imports.length); // each module asked once
+      expect(r.imports).to.have.members(["a@1.0.0/+esm", "b@1.0.0/+esm", "rel@1.0.0/lib/index.js", "rel@1.0.0/lib/x.js", "rel@1.0.0/y.js", "cyc-a@1.0.0/+esm", "cyc-b@1.0.0/+esm", "inline@1.0.0/+esm"].map((p) => cdn.base + p));
+    });
+
+    it("with an esm.sh-style CDN (base at the root, no entry suffix), follows /v135/... paths", async () => {
+      const modules = new ModuleFetcher({ source: { base: cdn.root, entry: "" } });
+      const r = await run('import { z } from "zod@3.22.4"; async function main() { return z.string().parse("ok") }', {}, { modules });
+      expect([r.hasError, r.response], r.logs).to.deep.equal([false, "ok"]);
+      expect(r.imports).to.deep.equal([`${cdn.root}zod@3.22.4`, `${cdn.root}v135/zod@3.22.4/es2022/zod.mjs`]);
+    });
+
+    it("a module action may use top-level await, setResponse at top level, and dynamic import() of a module it imports statically", async () => {
+      const r = await run(`import { b } from "b@1.0.0"; const again = await import("b@1.0.0"); Lit.Actions.setResponse({ response: { b, same: again.b === b } });`);
+      expect([r.hasError, r.response], r.logs).to.deep.equal([false, { b: "b", same: true }]);
+      const other = await run(`import { b } from "b@1.0.0"; async function main() { return import("a@1.0.0").then(() => "loaded", (e) => e.name + ": " + e.message) }`);
+      expect(other.response).to.equal('TypeError: import "http://127.0.0.1:' + cdn.server.port + '/npm/a@1.0.0/+esm": not in the action\'s static imports; import() can load only modules the action imports statically');
+      expect(other.imports).to.deep.equal([`${cdn.base}b@1.0.0/+esm`]);
+    });
+
+    it("a script (no import or export) runs as before: no host call, import() a clear error, the word import in strings and comments harmless", async () => {
+      const r = await run('// import { z } from "zod@3.22.4"\nasync function main() { const s = "import x from \'y\'"; return [s.length, await import("zod@3.22.4").catch((e) => e.name)] }');
+      expect([r.hasError, r.response], r.logs).to.deep.equal([false, [17, "TypeError"]]);
+      expect(r.calls).to.deep.equal([]);
+      // a script's own syntax error is still reported where it is
+      const bad = await run("// export this later\nasync function main() { return 1 +; }");
+      expect(bad.error?.message).to.equal("SyntaxError: unexpected token in expression: ';'");
+      expect(bad.error?.stack).to.include("action.js:2:");
+    });
+
+    it("an import of a name the module does not export fails the run before the action runs", async () => {
+      const r = await run('console.log("ran"); import { nope } from "b@1.0.0"; async function main() { return 1 }');
+      failed(r, `SyntaxError: Could not find export 'nope' in module '${cdn.base}b@1.0.0/+esm'`);
+      expect(r.logs).to.not.include("ran");
+    });
+
+    it("a module's syntax error is reported where it is, before anything is fetched", async () => {
+      const r = await run('import { z } from "zod@3.22.4";\nconst a = ;\nasync function main() { return 1 }');
+      failed(r, "SyntaxError: unexpected token in expression: ';'");
+      expect(r.error?.stack).to.include("action.js:2:");
+      expect(r.calls).to.deep.equal([]);
+    });
+  });
+
+  describe("integrity pins (#sha384-...)", function () {
+    it("runs when the module matches the pin (sha384, sha256, sha512), and not at all when it does not", async () => {
+      for (const alg of ["sha384", "sha256", "sha512"]) {
+        const ok = await run(`import { b } from "b@1.0.0#${sri('export const b = "b";', alg)}"; async function main() { return b }`);
+        expect([ok.hasError, ok.response], ok.logs).to.deep.equal([false, "b"]);
+      }
+      const wrong = sri("export const b = 'evil';");
+      const r = await run(`console.log("the action ran"); import { b } from "b@1.0.0#${wrong}"; async function main() { return b }`);
+      failed(r, `TypeError: import: integrity check failed for ${cdn.base}b@1.0.0/+esm: the import pins ${wrong}, the CDN served ${sri('export const b = "b";')}`);
+      expect(r.logs).to.not.include("the action ran");
+      // a sha256 or sha512 pin is checked by the sandbox process (the relayer compares only SHA-384 pins, with the hash it keeps)
+      const wrong256 = sri("export const b = 'evil';", "sha256");
+      const r256 = await run(`import { b } from "b@1.0.0#${wrong256}"; async function main() { return b }`);
+      failed(r256, `TypeError: import: integrity check failed for ${cdn.base}b@1.0.0/+esm: the import pins ${wrong256}, the module is ${sri('export const b = "b";')}`);
+      // two pins of one module must both hold; a second import's pin is checked against the bytes already here
+      const both = await run(`import { b } from "b@1.0.0#${sri('export const b = "b";', "sha512")}"; import { b as c } from "b@1.0.0#${wrong256}"; async function main() { return b }`);
+      failed(both, /integrity check failed/);
+    });
+
+    it("a pin that is not one is refused before anything is fetched", async () => {
+      const r = await run('import { b } from "b@1.0.0#sha384-short"; async function main() { return b }');
+      failed(r, /^TypeError: import "b@1\.0\.0#sha384-short": what follows "#" must be an integrity pin/);
+      expect(r.calls).to.deep.equal([]);
+    });
+
+    it("the shared cache cannot hand one run a module the CDN did not serve for that URL, whatever another run pinned", async () => {
+      const modules = newFetcher();
+      const first = "export const v = 'first';";
+      const second = "export const v = 'second';";
+      cdn.mutable.body = first;
+      const code = (pin = "") => `import { v } from "mutable@1.0.0${pin}"; async function main() { return v }`;
+      const hits = () => cdn.hits.get("/npm/mutable@1.0.0/+esm") ?? 0;
+      const h0 = hits();
+      expect((await run(code(), {}, { modules })).response).to.equal("first"); // account A, unpinned: cached
+      // account B pins bytes the CDN never served: refused; A's cached module is untouched
+      const forged = await run(code(`#${sri("export const v = 'forged';")}`), {}, { modules });
+      expect(forged.hasError).to.equal(true);
+      expect((await run(code(), {}, { modules })).response).to.equal("first");
+      expect(hits() - h0).to.equal(2); // the pinned mismatch was fetched again, once
+      // the CDN now serves other bytes for the URL: a run that pins them gets them (fetched again), and the cache keeps what the CDN served last
+      cdn.mutable.body = second;
+      expect((await run(code(`#${sri(second)}`), {}, { modules })).response).to.equal("second");
+      expect((await run(code(), {}, { modules })).response).to.equal("second");
+      expect((await run(code(`#${sri(first)}`), {}, { modules })).error?.message).to.match(/integrity check failed/);
+      cdn.mutable.body = first;
+    });
+  });
+
+  describe("hostile specifiers and CDN answers", function () {
+    for (const [specifier, message] of [
+      ["zod@3.22.4/../../gh/evil/repo@1/x.js", /the path leaves zod@3\.22\.4$/],
+      ["zod@3.22.4/%2e%2e/other@latest/+esm", /name a package with an exact version/],
+      ["http://169.254.169.254/latest/meta-data/", /only modules on the import CDN \(http:\/\/127\.0\.0\.1:\d+\/npm\/\) can be imported$/],
+      ["http://127.0.0.1:1/npm/zod@3.22.4/+esm", /only modules on the import CDN/],
+      ["./local.js", /an action has no URL to resolve a relative path against/],
+      ["zod", /name a package with an exact version/],
+      ["zod@^3.22.0", /name a package with an exact version/],
+      ["zod@latest", /name a package with an exact version/],
+      ["node:crypto", /only modules on the import CDN/],
+      ["file:///etc/passwd", /only modules on the import CDN/],
+    ] as const) {
+      it(`refuses import "${specifier}" before any host call`, async () => {
+        const r = await run(`import x from ${JSON.stringify(specifier)}; async function main() { return 1 }`);
+        failed(r, message);
+        expect(r.calls).to.deep.equal([]);
+      });
+    }
+
+    it("the relayer refuses a module URL off the CDN even if a sandbox asked for it (it never connects)", async () => {
+      const connections = cdn.victim.connections;
+      for (const url of ["http://169.254.169.254/latest/meta-data/", `http://127.0.0.1:${cdn.victim.port}/npm/x@1.0.0/+esm`, `${cdn.base}a@1.0.0/+esm#x`, `${cdn.base}../steal`]) {
+        await fetcher.load(url, [], Date.now() + 1000).then(
+          () => expect.fail(`fetched ${url}`),
+          (err: Error) => expect(err.message).to.match(/is not a module URL on the import CDN$/),
+        );
+      }
+      expect(cdn.victim.connections).to.equal(connections);
+    });
+
+    it("a module importing an address off the CDN fails the run, and nothing reaches that address", async () => {
+      const r = await run('import { x } from "escape@1.0.0"; async function main() { return x }');
+      failed(r, `TypeError: import "http://169.254.169.254/latest/meta-data/": only modules on the import CDN (${cdn.base}) can be imported (imported by ${cdn.base}escape@1.0.0/+esm)`);
+      expect(r.imports).to.deep.equal([`${cdn.base}escape@1.0.0/+esm`]);
+    });
+
+    it("a redirect is not followed (not to a private address, not anywhere)", async () => {
+      const connections = cdn.victim.connections;
+      const r = await run('import x from "redirect@1.0.0"; async function main() { return 1 }');
+      failed(r, `TypeError: import: ${cdn.base}redirect@1.0.0/+esm answered a redirect (HTTP 302); imports follow no redirect`);
+      expect(cdn.victim.connections).to.equal(connections);
+    });
+
+    it("a 404, a non-JavaScript answer, bytes that are not UTF-8, a syntax error: each a clear error", async () => {
+      failed(await run('import x from "missing@1.0.0"; async function main() { return 1 }'), `TypeError: import: ${cdn.base}missing@1.0.0/+esm answered HTTP 404`);
+      failed(await run('import x from "html@1.0.0"; async function main() { return 1 }'), `TypeError: import: ${cdn.base}html@1.0.0/+esm is not JavaScript (content-type "text/html")`);
+      failed(await run('import x from "binary@1.0.0"; async function main() { return 1 }'), `TypeError: import: ${cdn.base}binary@1.0.0/+esm is not UTF-8 text`);
+      const syntax = await run('import x from "syntax@1.0.0"; async function main() { return 1 }');
+      failed(syntax, "SyntaxError: variable name expected");
+      expect(syntax.error?.stack).to.include(`${cdn.base}syntax@1.0.0/+esm:1:`);
+    });
+
+    it("a module over the size limit is refused; the bytes of a run are bounded in all", async () => {
+      const small = newFetcher({ maxModuleBytes: 100 * 1024 });
+      failed(await run('import { s } from "huge@1.0.0"; async function main() { return s.length }', {}, { modules: small }), `TypeError: import: ${cdn.base}huge@1.0.0/+esm is larger than 102400 bytes (VESTA_IMPORT_MAX_MODULE_BYTES)`);
+      expect(small.stats().entries).to.equal(0);
+      const perRun = newFetcher({ maxRunBytes: Buffer.byteLength(zod) + 10 });
+      const r = await run('import { z } from "zod@3.22.4"; import { a } from "a@1.0.0"; async function main() { return 1 }', {}, { modules: perRun });
+      failed(r, /^TypeError: import limit exceeded: the modules of one run are at most \d+ bytes in all \(VESTA_IMPORT_MAX_RUN_BYTES\)/);
+    });
+
+    it("a CDN that never answers costs the run its time limit, no more", async () => {
+      const started = Date.now();
+      const r = await run('import x from "slow@1.0.0"; async function main() { return 1 }', {}, { limits: { timeoutMs: 1500 } });
+      expect(r.hasError).to.equal(true);
+      expect(r.error?.limit).to.equal("timeoutMs");
+      expect(Date.now() - started).to.be.below(5000);
+    });
+
+    it(`nests at most ${MAX_IMPORT_DEPTH} levels; a chain that deep loads`, async () => {
+      const ok = await run(`import { v } from "chain@1.0.0/${MAX_IMPORT_DEPTH - 1}.js"; async function main() { return v }`);
+      expect([ok.hasError, ok.response], ok.logs).to.deep.equal([false, "bottom"]);
+      const deep = await run(`import { v } from "chain@1.0.0/${MAX_IMPORT_DEPTH}.js"; async function main() { return v }`);
+      failed(deep, new RegExp(`^TypeError: import "\\./0\\.js": imports nest at most ${MAX_IMPORT_DEPTH} levels deep`));
+      expect(deep.imports).to.have.length(MAX_IMPORT_DEPTH);
+    });
+
+    it(`at most ${MAX_MODULES_PER_RUN} modules: a graph larger than that stops before asking for more`, async () => {
+      const r = await run('import "many@1.0.0"; async function main() { return 1 }');
+      failed(r, `TypeError: import limit exceeded: at most ${MAX_MODULES_PER_RUN} modules per run`);
+      expect(r.imports).to.have.length(1);
+      const distinct = await run(`${Array.from({ length: 10_000 }, (_, i) => `import "b@1.0.0/f${i}.js";`).join("\n")}\nasync function main() { return 1 }`);
+      failed(distinct, `TypeError: import limit exceeded: at most ${MAX_MODULES_PER_RUN} modules per run`);
+      expect(distinct.calls).to.deep.equal([]);
+    });
+
+    it("the same module imported 10,000 times is fetched once", async () => {
+      const code = `${Array.from({ length: 10_000 }, (_, i) => `import { b as b${i} } from "b@1.0.0";`).join("\n")}\nasync function main() { return b9999 }`;
+      const r = await run(code);
+      expect([r.hasError, r.response], r.logs).to.deep.equal([false, "b"]);
+      expect(r.imports).to.deep.equal([`${cdn.base}b@1.0.0/+esm`]);
+    });
+
+    it("without an import source a module action fails clearly; the sandbox keeps serving", async () => {
+      const limits = limitsWith();
+      const { host, calls } = importHost(limits, fetcher);
+      const r = await pool.run({ code: Buffer.from('import { b } from "b@1.0.0"; async function main() { return b }'), ipfsId: "QmImports", paramsJson: "{}", limits }, host);
+      failed(r, 'TypeError: import "b@1.0.0": imports are not available here');
+      expect(calls).to.deep.equal([]);
+      expect((await run("async function main() { return 2 }")).response).to.equal(2);
+    });
+  });
+
+  describe("the CDN's address", function () {
+    it("a CDN named by a host name that resolves to a private address is refused; an IP literal the operator configured is reachable", async () => {
+      const names = stubResolver(() => [{ address: "127.0.0.1" }]);
+      const named = new ModuleFetcher({ source: { base: `http://cdn.test:${cdn.server.port}/npm/`, entry: "/+esm" } }, { resolve: names.resolve });
+      const connections = cdn.server.connections;
+      await named.load(`http://cdn.test:${cdn.server.port}/npm/b@1.0.0/+esm`, [], Date.now() + 2000).then(
+        () => expect.fail("a private CDN was fetched"),
+        (err: Error) => expect(err.message).to.match(/^import: cdn\.test is a private or local address \(127\.0\.0\.1: loopback\)/),
+      );
+      expect(cdn.server.connections).to.equal(connections);
+      const literal = await newFetcher().load(`${cdn.base}b@1.0.0/+esm`, [], Date.now() + 2000);
+      expect(literal.bytes.toString()).to.equal('export const b = "b";');
+    });
+  });
+});
+
+describe("import host calls: the relayer's own checks (a sandbox that skips its own)", function () {
+  const limits = { ...DEFAULT_LIMITS, maxFetches: 1000 };
+  it(`counts each import as a fetch and refuses module ${MAX_MODULES_PER_RUN + 1} of a run`, () => {
+    const counts: CallCounts = { total: 0, keys: 0, fetches: 0, imports: 0 };
+    const call = toHostCall("import", { url: "https://cdn.jsdelivr.net/npm/a@1.0.0/+esm" }, "Qm", limits);
+    for (let i = 0; i < MAX_MODULES_PER_RUN; i++) expect(countCall(call, counts, limits)).to.equal(undefined);
+    expect(countCall(call, counts, limits)).to.equal("maxImports");
+    expect(counts).to.deep.equal({ total: MAX_MODULES_PER_RUN, keys: 0, fetches: MAX_MODULES_PER_RUN, imports: MAX_MODULES_PER_RUN });
+    const few = { ...limits, maxFetches: 2 };
+    const fresh: CallCounts = { total: 0, keys: 0, fetches: 0, imports: 0 };
+    countCall(call, fresh, few);
+    countCall({ op: "fetch", url: "https://x.test/", method: "GET", headers: {} }, fresh, few);
+    expect(countCall(call, fresh, few)).to.equal("maxFetches");
+  });
+
+  it("refuses an import call whose pins are not pins, or too many of them", () => {
+    const url = "https://cdn.jsdelivr.net/npm/a@1.0.0/+esm";
+    const pin = `sha384-${"A".repeat(64)}`;
+    expect(toHostCall("import", { url, integrity: [pin] }, "Qm", limits)).to.deep.equal({ op: "import", url, integrity: [pin] });
+    for (const integrity of [["sha384-short"], [1], "sha384-x", Array(9).fill(pin)]) {
+      expect(() => toHostCall("import", { url, integrity }, "Qm", limits)).to.throw("import: integrity must be a list of at most 8 pins");
+    }
+    expect(() => toHostCall("import", { url: "x".repeat(2049) }, "Qm", limits)).to.throw("url is longer than 2048 characters");
+  });
+});
+
+describe("the relayer's module cache", function () {
+  const mod = (url: string, text: string) => ({ url, hash: sri(text), bytes: Buffer.from(text) });
+  it("is bounded in entries and bytes, least recently used dropped first; found by URL and by content hash", () => {
+    const cache = new ModuleCache(10, 2);
+    cache.put(mod("u1", "aaaa"));
+    cache.put(mod("u2", "bbbb"));
+    expect(cache.get("u1")?.bytes.toString()).to.equal("aaaa"); // u1 now the most recently used
+    cache.put(mod("u3", "cccc")); // 3 entries > 2: u2 goes
+    expect([cache.get("u2"), cache.withHash(sri("bbbb"))]).to.deep.equal([undefined, undefined]);
+    expect(cache.stats()).to.deep.equal({ entries: 2, bytes: 8 });
+    cache.put(mod("u4", "dddddd")); // 14 bytes > 10: u1 (the least recently used) goes
+    expect([cache.get("u1"), cache.stats()]).to.deep.equal([undefined, { entries: 2, bytes: 10 }]);
+    expect(cache.withHash(sri("dddddd"))?.url).to.equal("u4");
+    cache.put(mod("u5", "x".repeat(11))); // larger than the whole cache: not kept, nothing dropped
+    expect([cache.get("u5"), cache.stats()]).to.deep.equal([undefined, { entries: 2, bytes: 10 }]);
+    cache.put(mod("u4", "eeee")); // what the CDN answers now for u4 replaces what it answered before
+    expect([cache.withHash(sri("dddddd")), cache.get("u4")?.bytes.toString(), cache.stats()]).to.deep.equal([undefined, "eeee", { entries: 2, bytes: 8 }]);
+  });
+});
+
+describe("import specifiers (sandbox/imports.ts)", function () {
+  const source = { base: "https://cdn.jsdelivr.net/npm/", entry: "/+esm" };
+  it("resolves as Chipotle's loader does", () => {
+    const cases: [string, string, string][] = [
+      ["zod@3.22.4", "action.js", "https://cdn.jsdelivr.net/npm/zod@3.22.4/+esm"],
+      ["zod@3.22.4/+esm", "action.js", "https://cdn.jsdelivr.net/npm/zod@3.22.4/+esm"],
+      ["@scope/pkg@2.0.0", "action.js", "https://cdn.jsdelivr.net/npm/@scope/pkg@2.0.0/+esm"],
+      ["date-fns@3.6.0/esm/index.js", "action.js", "https://cdn.jsdelivr.net/npm/date-fns@3.6.0/esm/index.js"],
+      ["pkg@1.0.0/dist/./../dist/index.js", "action.js", "https://cdn.jsdelivr.net/npm/pkg@1.0.0/dist/index.js"],
+      ["https://cdn.jsdelivr.net/npm/zod@3.22.4/+esm", "action.js", "https://cdn.jsdelivr.net/npm/zod@3.22.4/+esm"],
+      ["/npm/@noble/hashes@1.3.2/hmac/+esm", "https://cdn.jsdelivr.net/npm/ethers@6.13.4/+esm", "https://cdn.jsdelivr.net/npm/@noble/hashes@1.3.2/hmac/+esm"],
+      ["./utils.js", "https://cdn.jsdelivr.net/npm/zod@3.22.4/lib/index.js", "https://cdn.jsdelivr.net/npm/zod@3.22.4/lib/utils.js"],
+    ];
+    for (const [spec, referrer, url] of cases) expect(resolveImport(source, spec, referrer).url, spec).to.equal(url);
+    const pin = `sha384-${"A".repeat(64)}`;
+    expect(resolveImport(source, `zod@3.22.4#${pin}`, "action.js")).to.deep.equal({ kind: "cdn", url: "https://cdn.jsdelivr.net/npm/zod@3.22.4/+esm", pin });
+  });
+
+  it("refuses what leaves the npm backend or names no exact version", () => {
+    for (const [spec, referrer] of [
+      ["zod@3.22.4/../../gh/evil/repo@1/x.js", "action.js"],
+      ["https://cdn.jsdelivr.net/gh/user/repo@main/file.js", "action.js"],
+      ["https://cdn.jsdelivr.net/npm/zod@3.22.4/%2e%2e/%2e%2e/gh/user/repo@main/x.js", "action.js"],
+      ["https://cdn.jsdelivr.net\\npm/../gh/x.js", "action.js"],
+      ["../../../gh/user/repo@main/file.js", "https://cdn.jsdelivr.net/npm/pkg@1.0.0/lib/index.js"],
+      ["/gh/user/repo@main/file.js", "https://cdn.jsdelivr.net/npm/pkg@1.0.0/+esm"],
+      ["https://evil.com/malware.js", "action.js"],
+      ["lodash-es", "action.js"],
+      ["@scope/pkg", "action.js"],
+      ["zod@3", "action.js"],
+      ["https://user:pw@cdn.jsdelivr.net/npm/zod@3.22.4/+esm", "action.js"],
+    ]) {
+      expect(() => resolveImport(source, spec, referrer), spec).to.throw();
+    }
+  });
+});

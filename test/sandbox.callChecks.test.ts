@@ -1,0 +1,126 @@
+import { expect } from "chai";
+import { countCall, toHostCall, type CallCounts } from "../executor/sandbox/host/call-checks";
+import { MAX_CID_CHARS, MAX_CRYPTO_MESSAGE_CHARS, MAX_HOST_CALLS_PER_RUN } from "../executor/sandbox/wire/bounds";
+import { DEFAULT_LIMITS, type HostCall, type RunLimits } from "../executor/sandbox/types";
+
+/**
+ * The one gate between an action and the Host (host/call-checks.ts), rule by rule: what each call
+ * may carry and how calls are counted against the run's limits. The sandbox tests (executor.hostile,
+ * executor.bounds, executor.sandbox) show the same limits through a real run.
+ */
+const limits: RunLimits = { ...DEFAULT_LIMITS, maxKeyRequests: 2, maxFetches: 2, maxFetchBytes: 100 };
+const KEY_OPS = ["getPrivateKey", "getLitActionPrivateKey", "getLitActionPublicKey", "getLitActionWalletAddress", "encrypt", "decrypt"] as const;
+const call = (op: HostCall["op"]) => ({ op }) as HostCall;
+type FetchCall = Extract<HostCall, { op: "fetch" }>;
+const fresh = (): CallCounts => ({ total: 0, keys: 0, fetches: 0, imports: 0 });
+
+/** The error `fn` throws: its class and message. */
+function thrown(fn: () => unknown): [string, string] {
+  try {
+    fn();
+  } catch (e) {
+    return [(e as Error).constructor.name, (e as Error).message];
+  }
+  expect.fail("did not throw");
+}
+
+describe("host call checks (host/call-checks.ts)", function () {
+  describe("countCall", function () {
+    it("counts every key operation against maxKeyRequests, and only those", function () {
+      for (const op of KEY_OPS) {
+        const counts = fresh();
+        expect([countCall(call(op), counts, limits), countCall(call(op), counts, limits)], op).to.deep.equal([undefined, undefined]);
+        expect(countCall(call(op), counts, limits), op).to.equal("maxKeyRequests");
+        expect(counts, `${op}: a refused call is not counted`).to.deep.equal({ total: 2, keys: 2, fetches: 0, imports: 0 });
+        expect(countCall(call("fetch"), counts, limits), "a fetch is not a key request").to.equal(undefined);
+      }
+    });
+
+    it("counts fetches against maxFetches, and only those", function () {
+      const counts = fresh();
+      expect([countCall(call("fetch"), counts, limits), countCall(call("fetch"), counts, limits)]).to.deep.equal([undefined, undefined]);
+      expect(countCall(call("fetch"), counts, limits)).to.equal("maxFetches");
+      expect(counts).to.deep.equal({ total: 2, keys: 0, fetches: 2, imports: 0 });
+      expect(countCall(call("getPrivateKey"), counts, limits)).to.equal(undefined);
+      expect(counts).to.deep.equal({ total: 3, keys: 1, fetches: 2, imports: 0 });
+    });
+
+    it("stops every call at MAX_HOST_CALLS_PER_RUN, before the per-kind limits", function () {
+      const counts = { total: MAX_HOST_CALLS_PER_RUN - 1, keys: 0, fetches: 0, imports: 0 };
+      expect(countCall(call("fetch"), counts, limits)).to.equal(undefined);
+      expect(counts.total).to.equal(MAX_HOST_CALLS_PER_RUN);
+      const full = { total: MAX_HOST_CALLS_PER_RUN, keys: 99, fetches: 99, imports: 0 };
+      for (const op of ["fetch", "getPrivateKey"] as const) expect(countCall(call(op), full, limits)).to.equal("maxHostCalls");
+      expect(full).to.deep.equal({ total: MAX_HOST_CALLS_PER_RUN, keys: 99, fetches: 99, imports: 0 });
+    });
+  });
+
+  describe("toHostCall", function () {
+    const IPFS = "QmRunCid";
+
+    it("key calls: pkpId a string of at most 512 characters; the action's own CID by default; nothing else passed on", function () {
+      expect(toHostCall("getPrivateKey", { pkpId: "p".repeat(512), extra: 1 }, IPFS, limits)).to.deep.equal({ op: "getPrivateKey", pkpId: "p".repeat(512) });
+      expect(thrown(() => toHostCall("getPrivateKey", { pkpId: "p".repeat(513) }, IPFS, limits))).to.deep.equal(["RangeError", "pkpId is longer than 512 characters"]);
+      expect(thrown(() => toHostCall("getPrivateKey", { pkpId: 7 }, IPFS, limits))).to.deep.equal(["TypeError", "pkpId must be a string"]);
+      expect(thrown(() => toHostCall("getPrivateKey", {}, IPFS, limits))).to.deep.equal(["TypeError", "pkpId must be a string"]);
+      expect(toHostCall("getLitActionPrivateKey", { ipfsId: "other" }, IPFS, limits)).to.deep.equal({ op: "getLitActionPrivateKey" });
+      for (const op of ["getLitActionPublicKey", "getLitActionWalletAddress"] as const) {
+        expect(toHostCall(op, {}, IPFS, limits)).to.deep.equal({ op, ipfsId: IPFS });
+        expect(toHostCall(op, { ipfsId: "c".repeat(MAX_CID_CHARS) }, IPFS, limits)).to.deep.equal({ op, ipfsId: "c".repeat(MAX_CID_CHARS) });
+        expect(thrown(() => toHostCall(op, { ipfsId: "c".repeat(MAX_CID_CHARS + 1) }, IPFS, limits))).to.deep.equal(["RangeError", `ipfsId is longer than ${MAX_CID_CHARS} characters`]);
+        expect(thrown(() => toHostCall(op, { ipfsId: null }, IPFS, limits))).to.deep.equal(["TypeError", "ipfsId must be a string"]);
+      }
+    });
+
+    it("encrypt and decrypt: bounded message and ciphertext (twice the message bound)", function () {
+      const m = "m".repeat(MAX_CRYPTO_MESSAGE_CHARS);
+      expect(toHostCall("encrypt", { pkpId: "p", message: m }, IPFS, limits)).to.deep.equal({ op: "encrypt", pkpId: "p", message: m });
+      expect(thrown(() => toHostCall("encrypt", { pkpId: "p", message: `${m}m` }, IPFS, limits))[0]).to.equal("RangeError");
+      expect(thrown(() => toHostCall("encrypt", { pkpId: 1, message: "m" }, IPFS, limits))).to.deep.equal(["TypeError", "pkpId must be a string"]);
+      const c = "c".repeat(2 * MAX_CRYPTO_MESSAGE_CHARS);
+      expect(toHostCall("decrypt", { pkpId: "p", ciphertext: c }, IPFS, limits)).to.deep.equal({ op: "decrypt", pkpId: "p", ciphertext: c });
+      expect(thrown(() => toHostCall("decrypt", { pkpId: "p", ciphertext: `${c}c` }, IPFS, limits))).to.deep.equal(["RangeError", `ciphertext is longer than ${2 * MAX_CRYPTO_MESSAGE_CHARS} characters`]);
+      expect(thrown(() => toHostCall("decrypt", { pkpId: "p" }, IPFS, limits))).to.deep.equal(["TypeError", "ciphertext must be a string"]);
+    });
+
+    it("fetch: an upper-case method of at most 16 letters, an http(s) URL of at most 8192 characters, a body within maxFetchBytes", function () {
+      const ok = (args: Record<string, unknown>) => toHostCall("fetch", { method: "GET", url: "https://example.com/", ...args }, IPFS, limits) as FetchCall;
+      expect(ok({})).to.deep.equal({ op: "fetch", url: "https://example.com/", method: "GET", headers: {} });
+      expect(ok({ method: "PROPFINDABCDEFGH" }).method).to.equal("PROPFINDABCDEFGH");
+      expect(thrown(() => ok({ method: "PROPFINDABCDEFGHI" }))).to.deep.equal(["RangeError", "method is longer than 16 characters"]);
+      for (const method of ["get", "GET ", "G-T", "", "GET\r\nX"]) expect(thrown(() => ok({ method }))).to.deep.equal(["TypeError", `bad fetch method ${method}`]);
+      expect(ok({ url: "HTTP://example.com/" }).url).to.equal("HTTP://example.com/");
+      const long = `http://e.com/${"a".repeat(8192 - 13)}`;
+      expect(ok({ url: long }).url).to.equal(long);
+      expect(thrown(() => ok({ url: `${long}a` }))).to.deep.equal(["RangeError", "url is longer than 8192 characters"]);
+      expect(thrown(() => ok({ url: "ftp://example.com/" }))).to.deep.equal(["TypeError", "fetch: only http and https URLs are allowed, got ftp:"]);
+      expect(thrown(() => ok({ url: "file:///etc/passwd" }))).to.deep.equal(["TypeError", "fetch: only http and https URLs are allowed, got file:"]);
+      expect(thrown(() => ok({ url: "//example.com/" }))).to.deep.equal(["TypeError", 'fetch: only http and https URLs are allowed, got "//example.com/"']);
+      expect(thrown(() => ok({ url: "1http://example.com/" }))).to.deep.equal(["TypeError", 'fetch: only http and https URLs are allowed, got "1http://example.com/"']);
+      expect(thrown(() => ok({ url: `x${"y".repeat(200)}` }))[1]).to.equal(`fetch: only http and https URLs are allowed, got ${JSON.stringify(`x${"y".repeat(99)}`)}`);
+      expect(thrown(() => ok({ url: 5 }))).to.deep.equal(["TypeError", "url must be a string"]);
+      expect(ok({ body: "b".repeat(100) }).body).to.equal("b".repeat(100));
+      expect(thrown(() => ok({ body: "b".repeat(101) }))).to.deep.equal(["RangeError", "body is longer than 100 characters"]);
+      expect(thrown(() => ok({ body: null }))).to.deep.equal(["TypeError", "body must be a string"]);
+      expect("body" in ok({ body: undefined })).to.equal(false);
+    });
+
+    it("fetch headers: an object of at most 64 string headers, each name and value within 8192 characters", function () {
+      const ok = (headers: unknown) => toHostCall("fetch", { method: "GET", url: "https://example.com/", headers }, IPFS, limits) as FetchCall;
+      expect(ok({ a: "1", "X-B": "2" }).headers).to.deep.equal({ a: "1", "X-B": "2" });
+      for (const bad of [null, [], ["a", "1"], "a: 1", 5]) expect(thrown(() => ok(bad)), JSON.stringify(bad)).to.deep.equal(["TypeError", "fetch headers must be an object"]);
+      const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`h${i}`, "v"]));
+      expect(Object.keys(ok(many(64)).headers)).to.have.length(64);
+      expect(thrown(() => ok(many(65)))).to.deep.equal(["RangeError", "at most 64 fetch headers"]);
+      expect(ok({ k: "v".repeat(8191) }).headers.k).to.have.length(8191);
+      expect(thrown(() => ok({ k: "v".repeat(8192) }))).to.deep.equal(["TypeError", "bad fetch header k"]);
+      expect(thrown(() => ok({ n: 1 }))).to.deep.equal(["TypeError", "bad fetch header n"]);
+      expect(thrown(() => ok({ ["N".repeat(100)]: 1 }))).to.deep.equal(["TypeError", `bad fetch header ${"N".repeat(64)}`]);
+    });
+
+    it("an unknown operation is refused, its name cut to 64 characters", function () {
+      expect(thrown(() => toHostCall("readFile", {}, IPFS, limits))).to.deep.equal(["TypeError", "unknown host operation readFile"]);
+      expect(thrown(() => toHostCall("x".repeat(100), {}, IPFS, limits))).to.deep.equal(["TypeError", `unknown host operation ${"x".repeat(64)}`]);
+    });
+  });
+});
