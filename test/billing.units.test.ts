@@ -163,7 +163,7 @@ describe("billing, rule by rule", function () {
     function store() {
       const db = new Database(":memory:");
       const debits: [string, number, string, string][] = [];
-      const ledger = { debit: (c: string, cents: number, kind: string, detail: string) => void debits.push([c, cents, kind, detail]) } as unknown as Ledger;
+      const ledger = { debit: (c: string, cents: number, kind: string, detail: string) => void debits.push([c, cents, kind, detail]), commits: { flush: () => undefined } } as unknown as Ledger;
       return { db, debits, s: new ReservationStore(db, ledger) };
     }
     const row = (id: string, over: Partial<{ customerId: string; cents: number; owner: string; kind: "run" | "write" }> = {}) => ({
@@ -196,6 +196,7 @@ describe("billing, rule by rule", function () {
         debit: () => {
           throw new Error("disk full");
         },
+        commits: { flush: () => undefined },
       } as unknown as Ledger;
       const s = new ReservationStore(db, ledger);
       s.insert(row("r1"));
@@ -233,9 +234,9 @@ describe("billing, rule by rule", function () {
       db.exec(`CREATE TABLE reservations (id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, unit_cents INTEGER NOT NULL, kind TEXT NOT NULL,
         detail TEXT NOT NULL, owner TEXT NOT NULL, created_at INTEGER NOT NULL, alive_at INTEGER NOT NULL, tx_hash TEXT)`);
       db.prepare("INSERT INTO reservations VALUES ('old-run', 'c', 5, 1, 'run', 'd', '', 1000, 1000, NULL), ('old-write', 'c', 5, 0, 'write', 'd', '', 2000, 2000, NULL)").run();
-      const s = new ReservationStore(db, { debit() {} } as unknown as Ledger);
+      const s = new ReservationStore(db, { debit() {}, commits: { flush: () => undefined } } as unknown as Ledger);
       expect(s.orphans("me", 0).map((o) => [o.id, o.startedAt])).to.deep.equal([["old-run", 1000], ["old-write", null]]);
-      new ReservationStore(db, { debit() {} } as unknown as Ledger); // a second open changes nothing
+      new ReservationStore(db, { debit() {}, commits: { flush: () => undefined } } as unknown as Ledger); // a second open changes nothing
       expect(s.orphans("me", 0).map((o) => [o.id, o.startedAt])).to.deep.equal([["old-run", 1000], ["old-write", null]]);
     });
   });

@@ -94,7 +94,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
           // records when the run leaves the queue (recovery charges started runs only)
           r = await ctx.executor.execute(run, payer.key, { onStart: () => charge.started() });
         } finally {
-          charge.settle(r?.durationMs); // undefined (never started, or refused): the reservation is released
+          await charge.settle(r?.durationMs); // undefined (never started, or refused): released; committed before the answer
         }
         const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };
         if (!r.hasError) return answer;
