@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter, type Transaction } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type Transaction } from "kysely";
 import pg from "pg";
 import { Dialect } from "./dialect";
 import { migrate, type StoreSchema } from "./migrate";
@@ -48,9 +48,25 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
     return true;
   }
 }
-class SqliteDialectWithTransactionalDdl extends SqliteDialect {
+/**
+ * Transactions take SQLite's write lock when they begin (BEGIN IMMEDIATE): another process on the
+ * same file waits for it (busy_timeout) instead of failing when a transaction that read first
+ * tries to write. Every transaction of the stores writes.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+}
+class VestaSqliteDialect extends SqliteDialect {
+  constructor(private readonly database: BetterSqlite3.Database) {
+    super({ database });
+  }
   override createAdapter(): DialectAdapter {
     return new TransactionalDdlSqliteAdapter();
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.database });
   }
 }
 
@@ -83,7 +99,7 @@ export class Storage<DB> {
     database.pragma("journal_mode = WAL");
     database.pragma(`synchronous = ${synchronous}`);
     database.pragma("busy_timeout = 5000");
-    return new Storage(new Kysely<DB>({ dialect: new SqliteDialectWithTransactionalDdl({ database }) }), new Dialect("sqlite"));
+    return new Storage(new Kysely<DB>({ dialect: new VestaSqliteDialect(database) }), new Dialect("sqlite"));
   }
 
   private static postgres<DB>(url: string, max: number): Storage<DB> {

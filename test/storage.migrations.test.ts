@@ -1,10 +1,7 @@
 import { expect } from "chai";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { sql } from "kysely";
 import { MigrationError, Storage, type StoreLocation, type StoreSchema } from "../storage";
-import { STORES, tempDatabase } from "./helpers/postgres";
+import { STORES, tempStore } from "./helpers/postgres";
 import { rawExec, rawQuery } from "./helpers/rawDb";
 
 /** A small store's schema: 0001 makes a table, 0002 adds a column and counts its own runs. */
@@ -24,22 +21,12 @@ const schema = (s: StoreSchema["steps"] = steps): StoreSchema => ({ name: "sampl
 for (const store of STORES)
 describe(`storage: versioned migrations at open (${store})`, function () {
   this.timeout(60_000);
-  let dir: string;
   let where: StoreLocation;
-  let dropDb: (() => Promise<void>) | undefined;
+  let drop: (() => Promise<void>) | undefined;
   beforeEach(async function () {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-storage-"));
-    where = { sqliteFile: path.join(dir, "sample.sqlite") };
-    if (store === "PostgreSQL") {
-      const pg = await tempDatabase(this);
-      where.databaseUrl = pg.url;
-      dropDb = pg.stop;
-    }
+    ({ where, drop } = await tempStore(this, store, "sample.sqlite"));
   });
-  afterEach(async () => {
-    await dropDb?.();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(async () => drop?.());
   const recorded = async () => (await rawQuery<{ name: string }>(where, "SELECT name FROM sample_migrations ORDER BY name")).map((r) => r.name);
   const stepRuns = async () => (await rawQuery<{ name: string }>(where, "SELECT name FROM step_runs ORDER BY name")).map((r) => r.name);
 

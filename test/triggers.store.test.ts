@@ -1,10 +1,7 @@
 import { expect } from "chai";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import type { StoreLocation } from "../storage";
 import { TriggersStore } from "../triggers/store/store";
-import { STORES, tempDatabase } from "./helpers/postgres";
+import { STORES, tempStore } from "./helpers/postgres";
 import { rawExec, rawQuery } from "./helpers/rawDb";
 import { TRIGGERS_POSTGRES_V0, TRIGGERS_SQLITE_V0 } from "./helpers/legacySchemas";
 
@@ -12,17 +9,10 @@ import { TRIGGERS_POSTGRES_V0, TRIGGERS_SQLITE_V0 } from "./helpers/legacySchema
 for (const store of STORES)
 describe(`triggers store: a database made before migrations (${store})`, function () {
   this.timeout(60_000);
-  let dir: string;
   let where: StoreLocation;
-  let dropDb: (() => Promise<void>) | undefined;
+  let drop: (() => Promise<void>) | undefined;
   before(async function () {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-trgstore-"));
-    where = { sqliteFile: path.join(dir, "triggers.sqlite") };
-    if (store === "PostgreSQL") {
-      const pg = await tempDatabase(this);
-      where.databaseUrl = pg.url;
-      dropDb = pg.stop;
-    }
+    ({ where, drop } = await tempStore(this, store, "triggers.sqlite"));
     // PostgreSQL numbered runs with its sequence; the SQLite store wrote one past the largest
     const seq = (n: number) => (store === "SQLite" ? String(n) : "DEFAULT");
     await rawExec(
@@ -35,10 +25,7 @@ describe(`triggers store: a database made before migrations (${store})`, functio
       INSERT INTO runs (id, trigger_id, status, params, response, dedupe_key, seq, created_at, finished_at) VALUES ('run_s', 'trg_1', 'success', '{"i":3}', '"done"', 'log:1', ${seq(3)}, 23, 24);`,
     );
   });
-  after(async () => {
-    await dropDb?.();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(async () => drop?.());
 
   it("takes the database as it is: every row reads back, the queue goes on where it was, and the schema is recorded as migrated", async () => {
     const s = await TriggersStore.open(where);

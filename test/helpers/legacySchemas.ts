@@ -37,3 +37,11 @@ CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, seq);
 CREATE INDEX IF NOT EXISTS runs_by_trigger ON runs (trigger_id, seq);
 CREATE TABLE IF NOT EXISTS instances (id TEXT PRIMARY KEY, seen_at BIGINT NOT NULL);
 `;
+
+/** executor/codeStore.ts, before the storage layer (SQLite only; its oldest files had the first table only). */
+export const ACTION_CODE_SQLITE_V0 = `
+CREATE TABLE IF NOT EXISTS action_code (cid TEXT PRIMARY KEY, code TEXT NOT NULL, stored_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS action_code_owner (payer TEXT NOT NULL, cid TEXT NOT NULL, bytes INTEGER NOT NULL, used_at INTEGER NOT NULL, PRIMARY KEY (payer, cid));
+CREATE INDEX IF NOT EXISTS action_code_owner_lru ON action_code_owner (payer, used_at);
+CREATE INDEX IF NOT EXISTS action_code_owner_cid ON action_code_owner (cid);
+`;

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
+import type { StoreLocation } from "../../storage";
 import { required } from "./required";
 
 export type TempPostgres = { url: string; stop: () => void };
@@ -134,3 +135,22 @@ export type StoreName = (typeof STORES)[number];
 /** The environment that puts a service's stores on `store`: nothing for SQLite, a fresh database for PostgreSQL. */
 export const storeEnv = async (ctx: Mocha.Context, store: StoreName): Promise<Record<string, string>> =>
   store === "PostgreSQL" ? { DATABASE_URL: (await tempDatabase(ctx)).url } : {};
+
+export type TempStore = { where: StoreLocation; dir: string; drop: () => Promise<void> };
+
+/**
+ * Where a store under test lives: the SQLite file `file` in a fresh temp directory (`dir`), or, for
+ * PostgreSQL, a fresh database (the directory is made all the same); `drop` removes both.
+ */
+export async function tempStore(ctx: Mocha.Context, store: StoreName, file: string): Promise<TempStore> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-store-"));
+  const db = store === "PostgreSQL" ? await tempDatabase(ctx) : undefined;
+  return {
+    where: { sqliteFile: path.join(dir, file), ...(db ? { databaseUrl: db.url } : {}) },
+    dir,
+    drop: async () => {
+      await db?.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
