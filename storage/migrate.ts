@@ -35,12 +35,11 @@ export async function migrate(db: Kysely<any>, dialect: Dialect, schema: StoreSc
   if (error) {
     const failed = results.find((r) => r.status === "Error")?.migrationName;
     const message = error instanceof Error ? error.message : String(error);
-    const why = /previously executed migration .* is missing/.test(message)
-      ? `it was migrated by a newer version of Vesta (${message}); run that version, or restore a backup made before it`
-      : failed
-        ? `step ${failed} failed: ${message}`
-        : message;
-    throw new MigrationError(`the ${schema.name} store's schema (${dialect.name}) cannot be brought up to date: ${why}`);
+    if (/previously executed migration .* is missing/.test(message)) {
+      throw new MigrationError(`the ${schema.name} store's schema (${dialect.name}) cannot be brought up to date: it was migrated by a newer version of Vesta (${message}); run that version, or restore a backup made before it`);
+    }
+    if (failed) throw new MigrationError(`the ${schema.name} store's schema (${dialect.name}) cannot be brought up to date: step ${failed} failed: ${message}`);
+    throw new MigrationError(`the ${schema.name} store's database (${dialect.name}) cannot be opened: ${message}`); // unreachable, refused, bad credentials
   }
   return results.filter((r) => r.status === "Success").map((r) => r.migrationName);
 }

@@ -184,3 +184,14 @@ describe(`the relayer's action code across relayers (${store})`, function () {
     else expect([r.status, body.code]).to.deep.equal([404, "action_code_not_found"]);
   });
 });
+
+describe("a relayer whose DATABASE_URL cannot be reached", function () {
+  this.timeout(120_000);
+  it("refuses to start, naming the store and the reason", async function () {
+    const err = await startStack({ payerCount: 1, env: { DATABASE_URL: "postgres://vesta@127.0.0.1:1/vesta" } }).then(
+      async (s) => (await s.stop(), undefined),
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).to.equal("the action_code store's database (postgres) cannot be opened: connect ECONNREFUSED 127.0.0.1:1");
+  });
+});

@@ -89,3 +89,12 @@ describe(`storage: versioned migrations at open (${store})`, function () {
     await s.close();
   });
 });
+
+describe("storage: a database that cannot be reached", function () {
+  it("refuses to open, naming the store and the reason, without hanging", async function () {
+    const err = await Storage.open<any>({ databaseUrl: "postgres://vesta:secret-password@127.0.0.1:1/nothing", sqliteFile: "" }, schema()).then(() => undefined, (e: unknown) => e);
+    expect(err).to.be.instanceOf(MigrationError);
+    expect((err as Error).message).to.match(/^the sample store's database \(postgres\) cannot be opened: connect ECONNREFUSED 127\.0\.0\.1:1$/);
+    expect((err as Error).message).to.not.contain("secret-password");
+  });
+});
