@@ -36,6 +36,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     provider: chain.provider,
     logger,
     dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
     limits: config.limits,
     workers: config.sandboxWorkers,
     sandboxUser: config.sandboxUser,
@@ -50,7 +51,11 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     // Unset: development gives actions the relayer's own chain (the local chain under npm start); production none.
     rpcUrls: config.actionRpcUrls ?? new Map(config.mode === "development" ? [[chainName(chain.chainId), config.rpcUrl]] : []),
   });
-  await executor.start(abort.signal);
+  await executor.start(abort.signal).catch(async (err) => {
+    await executor.close(); // its sandbox processes, and the code store if it opened
+    chain.provider.destroy();
+    throw err;
+  });
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
   const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, authFailures, signal: abort.signal };
