@@ -4,6 +4,7 @@ import { base64url } from "jose";
 import { call, startStack, type Stack } from "./helpers/relayer";
 import { expectError } from "./helpers/relayerChecks";
 import { accountState } from "./helpers/scenario";
+import { deploySafeInfrastructure } from "./helpers/safe";
 
 type Session = { token: string; account: bigint; wallet: string };
 
@@ -114,5 +115,39 @@ describe("identity: the identity-owned account (issue 21)", function () {
     const foreign = await new Sessions(other, `${stack.relayer.ctx.chain.chainId}:${stack.relayerConfig.accountConfigAddress}`, 900).issue(aliceId, "email");
     await expectError(await as(foreign.token, "GET", "/list_groups"), 401, "invalid_session");
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("leaving: the identity hands the account to a Safe in two steps; then its session and its sign-in are refused and it signs nothing", async () => {
+    const carol = await signIn("carol@example.com");
+    const g = await as(carol, "POST", "/add_group", { group_name: "kept", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] });
+    expect(g.status).to.equal(200);
+    const kit = await deploySafeInfrastructure();
+    const signers = await ethers.getSigners();
+    const owners = [signers[6].address, signers[7].address, signers[8].address];
+    const safe = await kit.createSafe(owners, 2, String(Date.now()));
+    await expectError(await as(carol, "POST", "/identity/transfer_account", { new_admin_wallet_address: carol.wallet }), 400, "invalid_request", "own wallet");
+    const t = await as(carol, "POST", "/identity/transfer_account", { new_admin_wallet_address: safe });
+    expect(t.status, JSON.stringify(t.body)).to.equal(200);
+    expect((await stack.config.getAccount(carol.account)).adminWalletAddress, "nothing moves before the Safe accepts").to.equal(carol.wallet);
+    await kit.proposeSignExecute(safe, [{ to: await stack.config.getAddress(), data: stack.config.interface.encodeFunctionData("acceptAccountOwnership", [carol.account]) }], [owners[0], owners[1]]);
+    const record = await stack.config.getAccount(carol.account);
+    expect(record.adminWalletAddress).to.equal(safe);
+    expect(record.managed).to.equal(false);
+
+    const before = await accountState(stack.config, carol.account);
+    const nonceBefore = await ethers.provider.getTransactionCount(carol.wallet);
+    const write = () => as(carol, "POST", "/add_group", { group_name: "after", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] });
+    let r = await write();
+    for (let i = 0; i < 40 && r.body.code !== "identity_not_owner"; i++) {
+      await new Promise((res) => setTimeout(res, 100)); // the event-synced cache sees the Safe's acceptance
+      r = await write();
+    }
+    await expectError(r, 403, "identity_not_owner", "handed over");
+    expect(await accountState(stack.config, carol.account)).to.deep.equal(before);
+    expect(await ethers.provider.getTransactionCount(carol.wallet), "the identity wallet sent nothing more").to.equal(nonceBefore);
+    // Signing in again gives no session and no second account.
+    expect((await call(stack, "POST", "/identity/email/send_code", { body: { email: "carol@example.com" } })).status).to.equal(200);
+    await expectError(await call(stack, "POST", "/identity/email/sign_in", { body: { email: "carol@example.com", code: mails.get("carol@example.com") } }), 403, "identity_not_owner");
+    expect((await stack.config.queryFilter(stack.config.filters.AccountCreated(carol.account))).length).to.equal(1);
   });
 });

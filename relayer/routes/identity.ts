@@ -3,7 +3,9 @@ import type { Router } from "express";
 import { z, name, description, token } from "../schemas/common";
 import { route } from "../http/route";
 import { AppError } from "../errors";
-import { authenticate } from "../http/auth";
+import { asOwner, authenticate } from "../http/auth";
+import { relayWrite, WRITE_ERRORS } from "../chain/relay";
+import { address } from "../schemas/common";
 import { completeSignIn } from "../identity/signIn";
 import { MAX_ID_TOKEN_CHARS } from "../identity/oidc";
 import { hex32 } from "../../protocol/usageKeyShape";
@@ -103,6 +105,24 @@ export function identityRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     handler: async ({ body, req }) => {
       if (!id.email) throw off("E-mail code", "VESTA_EMAIL_CODES");
       return completeSignIn(ctx, req, await id.email.verify(body.email, body.code), { name: body.account_name, description: body.account_description });
+    },
+  });
+
+  route(router, registry, ctx, {
+    method: "post",
+    path: "/identity/transfer_account",
+    tag: "Identity",
+    summary:
+      "Leaving (self-custody exit): proposes new_admin_wallet_address (an EOA or a Safe) as the owner of the session's account (transferAccountOwnership, sent by the identity wallet). It completes when that wallet calls acceptAccountOwnership(api_key_hash); from then on the identity signs nothing for the account.",
+    auth: "account",
+    body: z.object({ new_admin_wallet_address: address }).strict().openapi("TransferAccountRequest"),
+    errors: [...WRITE_ERRORS, "invalid_session", "identity_not_owner"],
+    response: z.object({ success: z.literal(true), api_key_hash: z.string(), pending_admin_wallet_address: z.string() }),
+    handler: async ({ auth, body }) => {
+      if (!auth.identity) throw new AppError(401, "invalid_session", "present an identity session (from a sign-in): an account key's account is handed over with its own wallet");
+      if (body.new_admin_wallet_address === auth.identity.wallet) throw new AppError(400, "invalid_request", "new_admin_wallet_address is the identity's own wallet already");
+      await relayWrite(ctx, "transferAccountOwnership", [auth.accountHash, body.new_admin_wallet_address], await asOwner(ctx, auth));
+      return { success: true as const, api_key_hash: hex32(auth.accountHash), pending_admin_wallet_address: body.new_admin_wallet_address };
     },
   });
 
