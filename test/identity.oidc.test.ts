@@ -167,5 +167,25 @@ describe("identity: OpenID Connect sign-in (issue 21)", function () {
     await expectError(await signIn("not-a-jwt"), 401, "invalid_id_token", "not a JWT");
     await expectError(await call(stack, "POST", "/identity/oidc/sign_in", { body: { id_token: "x".repeat(20_000) } }), 400, "invalid_request", "id_token");
     await expectError(await call(stack, "POST", "/identity/oidc/sign_in", { body: { id_token: 5 } }), 400, "invalid_request", "id_token");
+    // Hostile headers over a payload of the allowed issuer: each a 401, never a 5xx.
+    const t = Math.floor(Date.now() / 1000);
+    const payload = base64url.encode(JSON.stringify({ iss: issuer.issuer, aud: AUDIENCE, sub: "hostile", nonce: await nonce(), iat: t, exp: t + 300 }));
+    const sig = base64url.encode("x".repeat(64));
+    const headers = [
+      { alg: "ES256", kid: {} },
+      { alg: "ES256", kid: "es", crit: ["x"] },
+      { alg: "RS256", kid: "es" },
+      { alg: "ES256", kid: "nope" },
+      { alg: "ES256" },
+      { alg: ["ES256"] },
+      [],
+      "just a string",
+    ];
+    for (const h of headers) {
+      const r = await signIn(`${base64url.encode(JSON.stringify(h))}.${payload}.${sig}`);
+      expect(r.status, `${JSON.stringify(h)}: ${JSON.stringify(r.body)}`).to.equal(401);
+      expect(r.body.code).to.equal("invalid_id_token");
+    }
+    expect((await accountOf("hostile")).exists).to.equal(false);
   });
 });
