@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import { AppError } from "../errors";
 import { paths, type KeyProvider } from "../../executor/keys/provider";
 import { verifiedIdentity, type VerifiedIdentity } from "./identity";
+import { mailboxOf } from "../../protocol/mailbox";
 
 /** Sends one sign-in code; the development mailer prints it to the log. */
 export type CodeMailer = (email: string, code: string) => void | Promise<void>;
@@ -14,15 +15,6 @@ const HOUR_MS = 3_600_000;
 
 /** An address in one form: trimmed and lower-cased (the identity's subject). */
 export const normalEmail = (email: string): string => email.trim().toLowerCase();
-
-/**
- * The mailbox an address delivers to, for the per-address limit: without a subaddress
- * (`victim+1@x` reaches `victim@x`), so tags cannot multiply one mailbox's budget.
- */
-export function mailboxOf(email: string): string {
-  const at = email.lastIndexOf("@");
-  return `${email.slice(0, at).replace(/\+.*$/, "")}${email.slice(at)}`;
-}
 
 /**
  * One-time sign-in codes sent by e-mail: 6 digits, one pending per address (a new one replaces
