@@ -3,7 +3,8 @@ import type { IAccountConfig } from "../../typechain-types";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import type { ErrorCode } from "../../protocol/errors";
-import { decodeRevert } from "./revert";
+import { decodeRevert, revertOf } from "./revert";
+import { notOwner } from "../identity/service";
 import { TxNotSent, type WriteOwner } from "./payers";
 import { admitWrite, payerOf, precheckWrite, type WriteCharge } from "../../billing/charges";
 import { hex32 } from "../../protocol/usageKeyShape";
@@ -119,6 +120,8 @@ export async function relayWrite(
       try {
         gas = await ctx.chain.provider.estimateGas({ to, data, from });
       } catch (err) {
+        // An owner wallet the contract does not take as the admin (the account was handed over meanwhile): not the payers' fault.
+        if (signer && revertOf(contract.interface, err)?.name === "NotAuthorizedCaller") throw notOwner(args[0] as bigint);
         throw decodeRevert(contract.interface, err);
       }
       if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
