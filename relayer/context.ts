@@ -6,6 +6,7 @@ import type { KeyProvider } from "../executor/keys/provider";
 import type { Executor } from "../executor";
 import type { Billing } from "../billing/service";
 import type { AuthFailureLimit } from "./http/authFailures";
+import type { Identity } from "./identity/service";
 
 /** What every route and service receives. */
 export type Ctx = {
@@ -19,5 +20,7 @@ export type Ctx = {
   billing?: Billing;
   /** Per client address: failed authentications, and lookups of keys not known yet. */
   authFailures: AuthFailureLimit;
+  /** Identity sign-in (OpenID Connect, e-mail codes) and the sessions of identity-owned accounts. */
+  identity: Identity;
   signal: AbortSignal;
 };
