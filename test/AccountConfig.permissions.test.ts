@@ -549,7 +549,9 @@ describe("findExecutionGroup with the wildcard: its work does not grow with the 
     const key = await ctx.usageKey(perms({ executeInGroups: [0] }));
     const pkps: string[] = [];
     const addUser = async (i: number) => {
-      const pkp = Wallet.createRandom().address;
+      // No zero byte: a zero byte of calldata costs 4 gas, any other 16, and the gas is compared.
+      let pkp = Wallet.createRandom().address;
+      while (/^0x(?:..)*?00/.test(pkp.toLowerCase())) pkp = Wallet.createRandom().address;
       await (await ctx.c.registerWalletDerivation(ctx.account, pkp, 1000n + BigInt(i), `user ${i}`, "")).wait();
       await (await ctx.c.addGroup(ctx.account, `user ${i}`, "", [CID_A], [pkp])).wait();
       pkps.push(pkp);

@@ -27,8 +27,11 @@ describe("relayed writes: the payers shared by who pays (red team round 2: one a
     await ethers.provider.send("evm_setAutomine", [false]); // nothing is mined until the queue is built
     let floods: ReturnType<typeof addGroup>[] = [];
     try {
+      const initial = await credit(attacker);
       floods = Array.from({ length: 21 }, (_, i) => addGroup(attacker, `flood ${i}`));
-      await until(async () => (stack.relayer.ctx.payers.stats().waiting === 20 ? true : undefined), 60_000, "one write sending, twenty waiting");
+      // Twenty waiting, and the write in its turn has reserved its worst case (it does so after its
+      // simulation: read before that, the balance would move by its reservation, not by the refusal).
+      await until(async () => (stack.relayer.ctx.payers.stats().waiting === 20 && (await credit(attacker)) < initial ? true : undefined), 60_000, "one write sending (its reservation made), twenty waiting");
       const before = await credit(attacker);
       expectError(await addGroup(attacker, "one too many"), 429, "write_queue_full", "billed to this payer");
       expect(await credit(attacker)).to.equal(before);
@@ -64,7 +67,9 @@ describe("relayed writes: the payers shared by who pays (red team round 2: one a
     try {
       burst = Array.from({ length: 30 }, (_, i) => write(`burst ${i}`));
       // one sending and twenty waiting: the other nine are refused before any is mined
-      await until(async () => (refused.length === 9 && stack.relayer.ctx.payers.stats().waiting === 20 ? true : undefined), 60_000, "nine refused, twenty waiting");
+      await until(async () => (refused.length === 9 && stack.relayer.ctx.payers.stats().waiting === 20 ? true : undefined), 60_000, "nine refused, twenty waiting").catch((err: Error) => {
+        throw new Error(`${err.message}: ${refused.length} refused (${JSON.stringify(refused.slice(0, 3))}), payers ${JSON.stringify(stack.relayer.ctx.payers.stats())}`);
+      });
       for (const r of refused) {
         expectError(r, 429, "write_queue_full", "billed to this payer");
         expect(Number(r.retryAfter)).to.be.a("number").and.to.be.at.least(1).and.at.most(60);
