@@ -54,18 +54,18 @@ export async function payerOf(ctx: BillingCtx, accountHash: bigint): Promise<Pay
  * What a run route does with its admission: `started()` when the run leaves the queue for a sandbox
  * (the executor's onStart), then settle once the run ended (or release it when it never ran).
  */
-export type RunCharge = { started(): void; settle(durationMs: number | undefined): void; release(): void };
+export type RunCharge = { started(): void; settle(durationMs: number | undefined): number; release(): void };
 /** What a relayed write does with its admission (see relayWrite). */
 export type WriteCharge = { noteTx(txHash: string): void; settle(gasWei: bigint): void; release(): void; abandon(): void };
 
-const FREE_RUN: RunCharge = { started: () => undefined, settle: () => undefined, release: () => undefined };
+const FREE_RUN: RunCharge = { started: () => undefined, settle: () => 0, release: () => undefined };
 const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: () => undefined, release: () => undefined, abandon: () => undefined };
 
 /**
  * Admits an action run billed to `payer` (payerOf the run's account) by reserving its worst case,
  * `worstCaseMs` (its time limit) at the per-second price (402 when the balance, less the credit
- * other work holds, does not cover it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
- * and frees the rest; `release()` (or settle(undefined)) frees it all.
+ * other work holds, does not cover it). `settle(durationMs)` charges each started second it held a worker (never more than reserved),
+ * frees the rest and answers the cents charged; `release()` (or settle(undefined), which answers 0) frees it all.
  */
 export async function admitRun(ctx: BillingCtx, payer: Payer, worstCaseMs: number): Promise<RunCharge> {
   const billing = ctx.billing;
@@ -76,9 +76,10 @@ export async function admitRun(ctx: BillingCtx, payer: Payer, worstCaseMs: numbe
   return {
     started: () => r.noteStart(),
     settle: (durationMs) => {
-      if (durationMs === undefined) return r.release();
+      if (durationMs === undefined) return (r.release(), 0);
       const charged = Math.min(seconds, runSeconds(durationMs));
       r.settle(charged * unit, `${charged}s`);
+      return charged * unit;
     },
     release: () => r.release(),
   };

@@ -13,6 +13,7 @@ import { groupRoutes } from "./routes/groups";
 import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
 import { runRoutes } from "./routes/run";
+import { runHistoryRoutes } from "./routes/runHistory";
 import { chainSecuredRoutes } from "./routes/chainSecured";
 import { billingRoutes, webhookRawBody, WEBHOOK_PATH } from "./routes/billing";
 import { attestationRoutes } from "../attestation/routes";
@@ -37,6 +38,7 @@ export function apiRoutes(router: Router, ctx: Ctx) {
   walletRoutes(router, registry, ctx);
   actionRoutes(router, registry, ctx);
   runRoutes(router, registry, ctx);
+  runHistoryRoutes(router, registry, ctx);
   chainSecuredRoutes(router, registry, ctx);
   billingRoutes(router, registry, ctx);
   return openApiDocument(registry);
