@@ -9,6 +9,7 @@ import { newRegistry, openApiDocument } from "./openapi";
 import { configRoutes, versionRoutes } from "./routes/config";
 import { accountRoutes } from "./routes/accounts";
 import { usageKeyRoutes } from "./routes/usageKeys";
+import { usageKeyByHashRoutes } from "./routes/usageKeysByHash";
 import { groupRoutes } from "./routes/groups";
 import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
@@ -34,6 +35,7 @@ export function apiRoutes(router: Router, ctx: Ctx) {
   versionRoutes(router, registry, ctx);
   accountRoutes(router, registry, ctx);
   usageKeyRoutes(router, registry, ctx);
+  usageKeyByHashRoutes(router, registry, ctx);
   groupRoutes(router, registry, ctx);
   walletRoutes(router, registry, ctx);
   actionRoutes(router, registry, ctx);
