@@ -15,6 +15,7 @@ import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
 import { runRoutes } from "./routes/run";
 import { runHistoryRoutes } from "./routes/runHistory";
+import { actionCodeRoutes } from "./routes/actionCode";
 import { chainSecuredRoutes } from "./routes/chainSecured";
 import { billingRoutes, webhookRawBody, WEBHOOK_PATH } from "./routes/billing";
 import { attestationRoutes } from "../attestation/routes";
@@ -41,6 +42,7 @@ export function apiRoutes(router: Router, ctx: Ctx) {
   actionRoutes(router, registry, ctx);
   runRoutes(router, registry, ctx);
   runHistoryRoutes(router, registry, ctx);
+  actionCodeRoutes(router, registry, ctx);
   chainSecuredRoutes(router, registry, ctx);
   billingRoutes(router, registry, ctx);
   return openApiDocument(registry);
@@ -69,6 +71,8 @@ export function createApp(ctx: Ctx): Express {
   v1.use(cidRoutes, perClientLimit(ctx.config.cidLargeRateLimitPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
   v1.use(cidRoutes, allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
   v1.use(cidRoutes, jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true }));
+  // Unauthenticated reads of up to the code limit each: per client, before the store is read.
+  v1.use("/get_action_code", perClientLimit(ctx.config.codeReadRateLimitPerMinute, "action code reads"));
   v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
   v1.use(jsonBody({ limit: ctx.config.bodyLimit, maxDepth, anyValue: true, type: ["application/json", "application/*+json"] }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.

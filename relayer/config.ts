@@ -46,6 +46,7 @@ const EnvSchema = z
     VESTA_CID_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
     VESTA_CID_LARGE_RATE_LIMIT: z.coerce.number().int().min(1).default(6),
     VESTA_CID_LARGE_TOTAL_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
+    VESTA_ACTION_CODE_RATE_LIMIT: z.coerce.number().int().min(1).default(120),
     VESTA_TRUST_PROXY: z.string().optional(),
     VESTA_ERC1271_GAS_LIMIT: z.coerce.number().int().min(30_000, "VESTA_ERC1271_GAS_LIMIT must be >= 30000").max(10_000_000, "VESTA_ERC1271_GAS_LIMIT is at most 10000000").default(DEFAULT_ERC1271.gasLimit),
     VESTA_ERC1271_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_ERC1271_TIMEOUT_MS must be >= 100").max(30_000, "VESTA_ERC1271_TIMEOUT_MS is at most 30000").default(DEFAULT_ERC1271.timeoutMs),
@@ -145,6 +146,8 @@ export type RelayerConfig = {
   cidLargeRateLimitPerMinute: number;
   /** The same for bodies over 1 MiB from all clients together. */
   cidLargeTotalPerMinute: number;
+  /** Per client address and minute, on get_action_code (unauthenticated reads of stored code). */
+  codeReadRateLimitPerMinute: number;
   /** Express `trust proxy`: which proxies may name the client in X-Forwarded-For (false: none). */
   trustProxy: false | number | string;
   /** Bounds of an ERC-1271 isValidSignature call into a contract the caller chose. */
@@ -320,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     cidRateLimitPerMinute: e.VESTA_CID_RATE_LIMIT,
     cidLargeRateLimitPerMinute: e.VESTA_CID_LARGE_RATE_LIMIT,
     cidLargeTotalPerMinute: e.VESTA_CID_LARGE_TOTAL_RATE_LIMIT,
+    codeReadRateLimitPerMinute: e.VESTA_ACTION_CODE_RATE_LIMIT,
     trustProxy: trustProxy.value,
     erc1271: { gasLimit: e.VESTA_ERC1271_GAS_LIMIT, timeoutMs: e.VESTA_ERC1271_TIMEOUT_MS },
     logLevel: e.VESTA_LOG_LEVEL,
