@@ -214,28 +214,32 @@ describe("run history store: retention, per-account cap, configuration", functio
     h.close();
   });
 
-  it("the cap counts what is kept: runs pruned past the retention leave room for as many new ones", function () {
+  it("the cap counts what is kept: runs pruned past the retention leave room for as many new ones", async function () {
     let now = 1_500_000_000_000;
     const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 60_000, perAccount: 3 });
     const at = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 60_000, perAccount: 3, now: () => now });
     for (let i = 0; i < 3; i++) record(h, A, i, now - 120_000);
     record(h, A, 3, now);
-    expect(at.prune()).to.equal(2); // the cap dropped run 0 already
+    expect(await at.prune()).to.equal(2); // the cap dropped run 0 already
     for (let i = 4; i < 6; i++) record(h, A, i, now);
     expect(ids(at, A)).to.deep.equal(["run_170_5", "run_170_4", "run_170_3"]);
     h.close();
     at.close();
   });
 
-  it("never lists a run past the retention, and prune() deletes those rows (in chunks); retention 0 records nothing", function () {
+  it("never lists a run past the retention, and prune() deletes those rows (in chunks); retention 0 records nothing", async function () {
     let now = 1_000_000_000_000;
     const file = path.join(dir, "runs.sqlite");
     const h = new RunHistory(file, { retentionMs: 60_000, perAccount: 100_000, now: () => now });
     for (let i = 0; i < 6_500; i++) record(h, A, i, now - (i < 6_000 ? 120_000 : 0)); // 6,000 old (more than one chunk of 5,000), 500 recent
     expect(h.list(A, { limit: 100 }).runs).to.have.length(100);
-    expect(h.prune()).to.equal(6_000);
+    const abort = new AbortController();
+    const first = h.prune(abort.signal); // the first chunk is deleted at once; then the loop yields, sees the abort and stops
+    abort.abort();
+    expect(await first).to.equal(5_000);
+    expect(await h.prune()).to.equal(1_000);
     now += 30_000;
-    expect(h.prune()).to.equal(0);
+    expect(await h.prune()).to.equal(0);
     let seen = 0;
     for (let cursor: number | undefined, page; (page = h.list(A, { limit: 100, cursor })).runs.length; cursor = Number(page.next_cursor)) {
       seen += page.runs.length;
@@ -247,13 +251,13 @@ describe("run history store: retention, per-account cap, configuration", functio
     h.close();
     const off = new RunHistory(file, { retentionMs: 0, perAccount: 100 });
     record(off, B, 1, Date.now());
-    expect(off.prune(), "history off: what was kept goes").to.equal(500);
+    expect(await off.prune(), "history off: what was kept goes").to.equal(500);
     expect(ids(off, B)).to.deep.equal([]);
     off.close();
   });
 
   it("start() prunes at once and stops on the signal", async function () {
-    let now = 2_000_000_000_000;
+    const now = 2_000_000_000_000;
     const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 1000, perAccount: 10, now: () => now });
     record(h, A, 1, now - 5000);
     record(h, A, 2, now);

@@ -165,8 +165,12 @@ export class RunHistory {
     return { runs: page.map(toRun), next_cursor: rows.length > q.limit ? String(page[page.length - 1].seq) : null };
   }
 
-  /** Deletes the runs past the retention (all of them when history is off); answers how many. */
-  prune(): number {
+  /**
+   * Deletes the runs past the retention (all of them when history is off), PRUNE_CHUNK rows a
+   * transaction, giving the event loop back between chunks (requests are served meanwhile); stops
+   * early when `signal` aborts. Answers how many were deleted.
+   */
+  async prune(signal?: AbortSignal): Promise<number> {
     const before = this.enabled ? this.now() - this.opts.retentionMs : Number.MAX_SAFE_INTEGER;
     const chunk = this.db.transaction(() => {
       const gone = this.stmts.pruneOld.all(before, PRUNE_CHUNK);
@@ -177,26 +181,25 @@ export class RunHistory {
       return gone.length;
     });
     let total = 0;
-    let n: number;
-    do {
+    for (let n = PRUNE_CHUNK; n === PRUNE_CHUNK && !signal?.aborted; total += n) {
       n = chunk();
-      total += n;
-    } while (n === PRUNE_CHUNK);
+      if (n === PRUNE_CHUNK) await new Promise((resolve) => setImmediate(resolve));
+    }
     return total;
   }
 
   /** Prunes now, then every PRUNE_EVERY_MS until `signal` aborts; a failed prune is logged and tried again at the next. */
   start(signal: AbortSignal, logger: Logger): void {
-    const tick = () => {
+    const tick = async () => {
       try {
-        const n = this.prune();
+        const n = await this.prune(signal);
         if (n > 0) logger.info({ deleted: n }, "run history: runs past the retention deleted");
       } catch (err) {
         logger.warn({ err: (err as Error).message }, "run history: pruning failed; tried again later");
       }
     };
-    tick();
-    const timer = setInterval(tick, PRUNE_EVERY_MS);
+    void tick();
+    const timer = setInterval(() => void tick(), PRUNE_EVERY_MS);
     timer.unref();
     signal.addEventListener("abort", () => clearInterval(timer), { once: true });
   }
