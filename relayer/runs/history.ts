@@ -1,7 +1,7 @@
+import fs from "node:fs";
 import path from "node:path";
-import type Database from "better-sqlite3";
+import Database from "better-sqlite3";
 import type { Logger } from "pino";
-import { openSqlite } from "../../storage/sqlite";
 import { truncateUtf8 } from "../../protocol/text";
 import { hex32 } from "../../protocol/usageKeyShape";
 
@@ -103,7 +103,12 @@ export class RunHistory {
     file: string,
     private readonly opts: RunHistoryOptions,
   ) {
-    this.db = openSqlite(file, SCHEMA);
+    // Opened as the other stores open theirs (executor/codeStore.ts, billing/ledger.ts): write-ahead log, a busy timeout.
+    if (file !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("busy_timeout = 5000");
+    this.db.exec(SCHEMA);
     this.now = opts.now ?? Date.now;
     this.stmts = statements(this.db);
   }
