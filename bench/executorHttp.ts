@@ -1,17 +1,55 @@
+import fs from "node:fs";
 import type { AddressInfo } from "node:net";
 import { availableParallelism } from "node:os";
 import express from "express";
+import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
 import { call, newAccount, startStack } from "../test/helpers/relayer";
 import { measure, type LoadShape, type Stats } from "./relayer";
 
 const HELLO = `async function main(params) { return { hello: params.name }; }`;
 const SHAPE: LoadShape = { concurrency: 32, maxRequests: 2000, maxMs: 8000, warmup: 200 };
-const TARGET = 0.3;
+/** Interleaved rounds (this machine's load drifts): the ratio is the median of the rounds' ratios. */
+const ROUNDS = 5;
+/** Issue 18: a hello-world run over HTTP reaches this share of a bare express JSON endpoint. */
+const TARGET = 0.6;
+
+/** CPU time (ms) of a thread or process from /proc (Linux; 0 elsewhere): utime + stime in clock ticks of 10 ms. */
+function cpuMs(statFile: string): number {
+  try {
+    const stat = fs.readFileSync(statFile, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+/** This process's main thread (the relayer's event loop, the chain and the bare endpoint live there; the load runs in a worker). */
+const mainThreadMs = () => cpuMs(`/proc/self/task/${process.pid}/stat`);
+/** The relayer's sandbox processes (children running the sandbox bundle). */
+function sandboxesMs(): number {
+  let total = 0;
+  try {
+    const entry = sandboxFiles().entry;
+    for (const d of fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+      try {
+        if (fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").includes(entry)) total += cpuMs(`/proc/${d}/stat`);
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+  } catch {
+    /* no /proc */
+  }
+  return total;
+}
+
+type Side = { stats: Stats; mainMs: number; sandboxMs: number };
 
 /**
- * End to end: a hello-world action run over HTTP (auth, permission check from the cache, sandbox
- * run in a sandbox process, JSON answer) at 32 concurrent clients, against a bare express endpoint
- * answering the same JSON, in one run.
+ * End to end: a hello-world action run over HTTP (auth, permission check from the cache, billing's
+ * reservation and debit, sandbox run in a sandbox process, JSON answer) at 32 concurrent clients,
+ * against a bare express endpoint answering the same JSON, interleaved rounds in one run; with the
+ * CPU each request costs the relayer's event loop and the sandbox processes.
  */
 export async function printExecutorHttpBench() {
   console.log("== Action runs over HTTP (POST /core/v1/lit_action, hello world, by ipfs_id)");
@@ -30,15 +68,30 @@ export async function printExecutorHttpBench() {
     });
     const body = JSON.stringify({ ipfs_id: first.body.ipfs_id, js_params: { name: "bench" } });
     const headers = { "x-api-key": apiKey, "content-type": "application/json" };
-    const base = await measure({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/json`, headers, body }, SHAPE);
-    const runs = await measure({ url: `${stack.api}/lit_action`, headers, body }, SHAPE);
-    const row = (name: string, s: Stats) =>
-      console.log(`${name.padEnd(26)} ${s.rps.toFixed(0).padStart(6)} req/s   p50 ${s.p50.toFixed(2)} ms   p99 ${s.p99.toFixed(2)} ms`);
-    console.log(`${SHAPE.concurrency} concurrent clients, ${SHAPE.maxRequests} requests (or ${SHAPE.maxMs / 1000} s):`);
-    row("bare express JSON", base);
-    row("lit_action (hello world)", runs);
-    const ratio = runs.rps / base.rps;
-    console.log(`  ratio lit_action/bare ${ratio.toFixed(2)} (target >= ${TARGET}) ${ratio >= TARGET ? "ok" : "UNDER"}`);
+    const targets = { bare: `http://127.0.0.1:${(server.address() as AddressInfo).port}/json`, runs: `${stack.api}/lit_action` };
+    const side = async (url: string): Promise<Side> => {
+      const [main0, sandbox0] = [mainThreadMs(), sandboxesMs()];
+      const stats = await measure({ url, headers, body }, SHAPE);
+      const served = SHAPE.warmup + stats.count; // the CPU figures span the warm-up pass too
+      return { stats, mainMs: (mainThreadMs() - main0) / served, sandboxMs: (sandboxesMs() - sandbox0) / served };
+    };
+    const ratios: number[] = [];
+    let last: Record<"bare" | "runs", Side> | undefined;
+    for (let round = 0; round < ROUNDS; round++) {
+      const base = await side(targets.bare);
+      const runs = await side(targets.runs);
+      ratios.push(runs.stats.rps / base.stats.rps);
+      last = { bare: base, runs };
+    }
+    const row = (name: string, s: Side) =>
+      console.log(
+        `${name.padEnd(26)} ${s.stats.rps.toFixed(0).padStart(6)} req/s   p50 ${s.stats.p50.toFixed(2)} ms   p99 ${s.stats.p99.toFixed(2)} ms   CPU a request: event loop ${s.mainMs.toFixed(2)} ms, sandboxes ${s.sandboxMs.toFixed(2)} ms`,
+      );
+    console.log(`${SHAPE.concurrency} concurrent clients, ${SHAPE.maxRequests} requests (or ${SHAPE.maxMs / 1000} s) a round, ${ROUNDS} rounds interleaved; the last round:`);
+    row("bare express JSON", last!.bare);
+    row("lit_action (hello world)", last!.runs);
+    const ratio = [...ratios].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
+    console.log(`  ratio lit_action/bare ${ratio.toFixed(2)}, median of ${ROUNDS} rounds [${ratios.map((r) => r.toFixed(2)).join(" ")}] (target >= ${TARGET}) ${ratio >= TARGET ? "ok" : "UNDER"}`);
   } finally {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));

@@ -1,6 +1,7 @@
 import { printGasBench } from "./gas";
 import { printRelayerBench } from "./relayer";
 import { benchExecutor } from "./executor";
+import { printActionCpuBench } from "./actionCpu";
 import { printExecutorHttpBench } from "./executorHttp";
 import { printSignatureBench } from "./signatures";
 import { printBillingBench } from "./billing";
@@ -8,11 +9,12 @@ import { printTriggersBench } from "./triggers";
 import { printWriteCostBench } from "./writeCosts";
 import { printFairnessBench } from "./fairness";
 
-/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,http,signatures,billing,writes,triggers,fairness picks some. */
+/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,cpu,http,signatures,billing,writes,triggers,fairness picks some. */
 const BENCHES: Record<string, () => Promise<void>> = {
   gas: printGasBench,
   relayer: printRelayerBench,
   executor: benchExecutor,
+  cpu: printActionCpuBench,
   http: printExecutorHttpBench,
   signatures: printSignatureBench,
   billing: printBillingBench,

@@ -128,14 +128,15 @@ function load(job: Load): Promise<LoadResult> {
   });
 }
 
-export type Stats = { rps: number; p50: number; p99: number };
+/** `count`: requests answered in the measured pass (the warm-up pass before it not counted). */
+export type Stats = { rps: number; p50: number; p99: number; count: number };
 
 /** Requests/s and latency percentiles of `request` under `shape` (a loopback load from a worker thread). */
 export async function measure(request: Request, shape: LoadShape = READ): Promise<Stats> {
   const r = await load({ ...request, ...shape });
   const sorted = r.latencies.sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { rps: sorted.length / r.seconds, p50: at(0.5), p99: at(0.99) };
+  return { rps: sorted.length / r.seconds, p50: at(0.5), p99: at(0.99), count: sorted.length };
 }
 
 /**

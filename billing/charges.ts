@@ -53,13 +53,16 @@ export async function payerOf(ctx: BillingCtx, accountHash: bigint): Promise<Pay
 /**
  * What a run route does with its admission: `started()` when the run leaves the queue for a sandbox
  * (the executor's onStart), then settle once the run ended (or release it when it never ran).
+ * settle and release resolve once the debit is committed (they never reject): await them before
+ * answering.
  */
-export type RunCharge = { started(): void; settle(durationMs: number | undefined): number; release(): void };
-/** What a relayed write does with its admission (see relayWrite). */
-export type WriteCharge = { noteTx(txHash: string): void; settle(gasWei: bigint): void; release(): void; abandon(): void };
+export type RunCharge = { started(): void; settle(durationMs: number | undefined): Promise<number>; release(): Promise<void> };
+/** What a relayed write does with its admission (see relayWrite); settle and release as a run's. */
+export type WriteCharge = { noteTx(txHash: string): void; settle(gasWei: bigint): Promise<void>; release(): Promise<void>; abandon(): void };
 
-const FREE_RUN: RunCharge = { started: () => undefined, settle: () => 0, release: () => undefined };
-const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: () => undefined, release: () => undefined, abandon: () => undefined };
+const nothing = () => Promise.resolve();
+const FREE_RUN: RunCharge = { started: () => undefined, settle: () => Promise.resolve(0), release: nothing };
+const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: nothing, release: nothing, abandon: () => undefined };
 
 /**
  * Admits an action run billed to `payer` (payerOf the run's account) by reserving its worst case,
@@ -76,10 +79,9 @@ export async function admitRun(ctx: BillingCtx, payer: Payer, worstCaseMs: numbe
   return {
     started: () => r.noteStart(),
     settle: (durationMs) => {
-      if (durationMs === undefined) return (r.release(), 0);
+      if (durationMs === undefined) return r.release().then(() => 0);
       const charged = Math.min(seconds, runSeconds(durationMs));
-      r.settle(charged * unit, `${charged}s`);
-      return charged * unit;
+      return r.settle(charged * unit, `${charged}s`).then(() => charged * unit);
     },
     release: () => r.release(),
   };

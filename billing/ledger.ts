@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { Payer } from "./types";
+import { GroupCommit } from "./groupCommit";
 
 export type Batch = { id: string; customerId: string; cents: number; count: number; createdAt: number; attempts: number };
 /** "new"; "retry": an earlier attempt (prepared at `since`, ms) may have reached the provider; "done": credited already. */
@@ -35,6 +36,8 @@ const now = () => Date.now();
  */
 export class Ledger {
   readonly db: Database.Database;
+  /** Writes committed with the others of their turn of the event loop; every read here flushes them first. */
+  readonly commits: GroupCommit;
   private readonly stmts;
 
   constructor(file: string) {
@@ -48,6 +51,7 @@ export class Ledger {
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
     this.db.exec(SCHEMA);
+    this.commits = new GroupCommit(this.db);
     const db = this.db;
     this.stmts = {
       customer: db.prepare<[string], { customer_id: string; credit_cents: number; synced_at: number }>("SELECT customer_id, credit_cents, synced_at FROM customers WHERE payer = ?"),
@@ -75,6 +79,7 @@ export class Ledger {
   }
 
   customer(payer: Payer): { customerId: string; creditCents: number; syncedAt: number } | undefined {
+    this.commits.flush();
     const row = this.stmts.customer.get(payer.key);
     return row && { customerId: row.customer_id, creditCents: row.credit_cents, syncedAt: row.synced_at };
   }
@@ -85,6 +90,7 @@ export class Ledger {
 
   /** The customer's credit as the provider last answered it, and when (ms). */
   creditOf(customerId: string): { creditCents: number; syncedAt: number } | undefined {
+    this.commits.flush();
     const row = this.stmts.creditOf.get(customerId);
     return row && { creditCents: row.credit_cents, syncedAt: row.synced_at };
   }
@@ -96,6 +102,7 @@ export class Ledger {
 
   /** Debits not settled yet (what the cached credit does not reflect). */
   unsettledCents(customerId: string): number {
+    this.commits.flush();
     return this.stmts.unsettled.get(customerId)?.cents ?? 0;
   }
 
@@ -111,11 +118,13 @@ export class Ledger {
    * since: debits and reservations not yet batched (a charge missed, never one made twice).
    */
   durable(): void {
+    this.commits.flush();
     this.db.pragma("wal_checkpoint(PASSIVE)");
   }
 
   /** Puts every debit not in a batch yet into a new batch per customer (one transaction). */
-  readonly batchUnbatched = (): void =>
+  readonly batchUnbatched = (): void => {
+    this.commits.flush();
     this.db.transaction(() => {
       for (const { customer_id } of this.stmts.unbatchedCustomers.all()) {
         const id = `vesta-batch-${crypto.randomUUID()}`;
@@ -124,9 +133,11 @@ export class Ledger {
         this.stmts.insertBatch.run(id, customer_id, cents, count, now());
       }
     })();
+  };
 
   /** Batches not settled yet, oldest first (left by a failed send or by a process that died). */
   openBatches(): Batch[] {
+    this.commits.flush();
     return this.stmts.openBatches.all().map((b) => ({ id: b.id, customerId: b.customer_id, cents: b.cents, count: b.count, createdAt: b.created_at, attempts: b.attempts }));
   }
 
@@ -159,6 +170,7 @@ export class Ledger {
     })();
 
   close(): void {
+    this.commits.flush();
     this.db.close();
   }
 }

@@ -99,6 +99,7 @@ export class ReservationStore {
 
   /** Credit held by the customer's reservations. */
   reservedCents(customerId: string): number {
+    this.ledger.commits.flush();
     return this.stmts.sum.get(customerId)?.cents ?? 0;
   }
 
@@ -146,6 +147,7 @@ export class ReservationStore {
 
   /** Reservations handed to recovery, or held by another process not seen alive since `staleBefore` (ms). */
   orphans(owner: string, staleBefore: number): ReservationRow[] {
+    this.ledger.commits.flush();
     return this.stmts.orphans.all(owner, staleBefore).map(toRow);
   }
 }

@@ -22,16 +22,22 @@ export const HEARTBEAT_MS = 5_000;
 
 type Cached = { credit: number; pending: number; reserved: number; refreshedAt: number };
 
-/** Credit held for one piece of work until it ends: see Billing.reserve. Every method is safe to call late or twice. */
+/**
+ * Credit held for one piece of work until it ends: see Billing.reserve. Every method is safe to call
+ * late or twice (the first settle or release ends it; the rest do nothing).
+ */
 export type Reservation = {
   readonly cents: number;
-  /** Charges `cents` (never more than reserved) and frees the rest. */
-  settle(cents: number, detail: string): void;
-  /** Frees it all, charging nothing (the work did not happen). */
-  release(): void;
+  /** Charges `cents` (never more than reserved) and frees the rest; resolves once the debit is committed (never rejects: a failure is logged, recovery ends it). */
+  settle(cents: number, detail: string): Promise<void>;
+  /** Frees it all, charging nothing (the work did not happen); resolves once committed, as settle. */
+  release(): Promise<void>;
   /** A write's transaction hash, recorded before the transaction is broadcast (so recovery can find what it cost). */
   noteTx(txHash: string): void;
-  /** A run's start (it left the queue for a sandbox): recovery charges a run from its start, and releases one that never started. */
+  /**
+   * A run's start (it left the queue for a sandbox): recovery charges a run from its start, and
+   * releases one that never started. Committed with the other writes of this turn of the event loop.
+   */
   noteStart(): void;
   /** Leaves the outcome to recovery (a write whose receipt did not come in time). */
   abandon(): void;
@@ -43,7 +49,10 @@ export type Reservation = {
  * debits not settled yet minus the other reservations (one synchronous step, so concurrent
  * admissions see each other), and when it ends the reservation becomes the debit of what it cost;
  * the settler sends the debits in batches (periodically and at shutdown) and recovers, at start,
- * those a previous process left unsettled. Reservations of a process that died are ended by
+ * those a previous process left unsettled. A reservation, a run's start and the end of a
+ * reservation are committed with the other ledger writes of the same turn of the event loop
+ * (GroupCommit: one commit for all the requests of a turn); what they change in the cached figures
+ * is applied at once (so the next admission sees it) and undone if their commit fails. Reservations of a process that died are ended by
  * recovery (see recovery.ts): never left holding credit, never lost as a charge.
  */
 export class Billing {
@@ -162,8 +171,13 @@ export class Billing {
     if (available < cents) throw paymentRequired(available, cents, what, this.config.currency);
     const row = { id: `vesta-res-${crypto.randomUUID()}`, customerId, cents, unitCents: work.unitCents ?? 0, kind: work.kind, detail: work.detail, owner: this.owner };
     const c = this.cached(customerId); // loaded before the insert, which it must not count twice
-    this.reservations.insert(row);
-    c.reserved += cents;
+    c.reserved += cents; // the next admission sees it now; the row is committed with this turn's writes
+    try {
+      await this.ledger.commits.add(() => this.reservations.insert(row));
+    } catch (err) {
+      if (this.cache.get(customerId) === c) c.reserved -= cents;
+      throw err;
+    }
     return this.handle(row);
   }
 
@@ -177,21 +191,57 @@ export class Billing {
     return true;
   }
 
+  /**
+   * endReservation with this turn's other writes: the cached figures change at once (undone when the
+   * reservation had ended before, or the commit fails).
+   */
+  private endGrouped(r: Pick<ReservationRow, "id" | "customerId" | "kind" | "cents">, chargeCents: number, detail: string): Promise<void> {
+    const charge = Math.max(0, Math.min(r.cents, Math.ceil(chargeCents)));
+    const c = this.cached(r.customerId);
+    c.reserved -= r.cents;
+    c.pending += charge;
+    const undo = () => {
+      if (this.cache.get(r.customerId) !== c) return; // reloaded since: the ledger's figures hold
+      c.reserved += r.cents;
+      c.pending -= charge;
+    };
+    return this.ledger.commits.add(() => this.reservations.end(r, charge, detail)).then(
+      (ended) => void (ended || undo()),
+      (err) => {
+        undo();
+        throw err;
+      },
+    );
+  }
+
   private handle(row: Pick<ReservationRow, "id" | "customerId" | "kind" | "cents">): Reservation {
+    const warn = (what: string) => (err: unknown) =>
+      // e.g. the ledger closed at shutdown: the row stays, and the next process's recovery ends it
+      this.logger.warn({ err: (err as Error)?.message, reservation: row.id }, `billing: could not ${what} a reservation`);
     const safely = (what: string, fn: () => void) => {
       try {
         fn();
       } catch (err) {
-        // e.g. the ledger closed at shutdown: the row stays, and the next process's recovery ends it
-        this.logger.warn({ err: (err as Error).message, reservation: row.id }, `billing: could not ${what} a reservation`);
+        warn(what)(err);
+      }
+    };
+    let ended = false;
+    const end = (cents: number, detail: string, what: string): Promise<void> => {
+      if (ended) return Promise.resolve();
+      ended = true;
+      try {
+        return this.endGrouped(row, cents, detail).catch(warn(what));
+      } catch (err) {
+        warn(what)(err);
+        return Promise.resolve();
       }
     };
     return {
       cents: row.cents,
-      settle: (cents, detail) => safely("settle", () => void this.endReservation(row, cents, detail)),
-      release: () => safely("release", () => void this.endReservation(row, 0, "released")),
+      settle: (cents, detail) => end(cents, detail, "settle"),
+      release: () => end(0, "released", "release"),
       noteTx: (txHash) => safely("record the transaction of", () => this.reservations.noteTx(row.id, txHash)),
-      noteStart: () => safely("record the start of", () => this.reservations.noteStart(row.id)),
+      noteStart: () => void this.ledger.commits.add(() => this.reservations.noteStart(row.id)).catch(warn("record the start of")),
       abandon: () => safely("abandon", () => this.reservations.abandon(row.id)),
     };
   }

@@ -11,6 +11,10 @@ const CACHE_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_CODE_BYTES_PER_PAYER = 256 * 1024 * 1024;
 /** CIDs whose stored bytes this process has verified (and their length), least recently used dropped first. */
 const VERIFIED_CIDS = 100_000;
+/** Payers whose newest code this process remembers (least recently used dropped first). */
+const NEWEST_PAYERS = 100_000;
+/** A payer's newest code run or stored again within this long is not written again (it is its newest already). */
+export const REUSE_UNWRITTEN_MS = 60_000;
 
 export type CodeStoreOptions = {
   /** The most code bytes one payer keeps stored; past it, its least recently used code goes first. */
@@ -28,13 +32,18 @@ export type CodeStoreOptions = {
  *
  * Each payer (who is billed for the runs that stored the code) owns what it stored, at most
  * `bytesPerPayer` in all: storing past that drops its least recently used code (a CID another payer
- * also stored stays theirs). Rows stored before owners were kept belong to no one and stay.
+ * also stored stays theirs). Rows stored before owners were kept belong to no one and stay. A run
+ * of (or a store of) the code that is already its payer's most recently used, within
+ * REUSE_UNWRITTEN_MS of the last write, writes nothing: the order of the payer's code is already
+ * right, only its time is up to a minute old (a run of the same action over and over costs no commit).
  */
 export class CodeStore {
   private readonly db: Database.Database;
   private readonly stmts: ReturnType<typeof statements>;
   private readonly cache = new Lru<string, Uint8Array>(CACHE_BYTES, { weigh: (b) => b.byteLength });
   private readonly verified = new Lru<string, number>(VERIFIED_CIDS);
+  /** Each payer's most recently used code as last written here, and when. */
+  private readonly newest = new Lru<string, { cid: string; at: number }>(NEWEST_PAYERS);
   private readonly onMismatch: (cid: string, problem: string) => void;
 
   constructor(
@@ -77,6 +86,7 @@ export class CodeStore {
    * then drops that payer's least recently used code until it holds at most bytesPerPayer.
    */
   put(cid: string, bytes: Uint8Array, payer: string): void {
+    if (this.isNewest(cid, payer) && this.verified.get(cid) === bytes.byteLength) return; // stored, its payer's newest
     const dropped = this.db.transaction(() => {
       this.stmts.put.run(cid, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), Math.floor(Date.now() / 1000));
       this.stmts.own.run(payer, cid, bytes.byteLength, Date.now());
@@ -92,13 +102,23 @@ export class CodeStore {
       return gone;
     })();
     for (const c of dropped) this.forget(c);
+    this.newest.set(payer, { cid, at: Date.now() });
     this.verified.set(cid, bytes.byteLength);
     this.remember(cid, bytes);
   }
 
   /** `payer` ran `cid` again: its copy becomes its most recently used (nothing when the payer does not hold it). */
   touch(cid: string, payer: string): void {
-    this.stmts.touch.run(Date.now(), payer, cid);
+    if (this.isNewest(cid, payer)) return;
+    const at = Date.now();
+    this.stmts.touch.run(at, payer, cid);
+    this.newest.set(payer, { cid, at });
+  }
+
+  /** `cid` is `payer`'s most recently used code, written less than REUSE_UNWRITTEN_MS ago. */
+  private isNewest(cid: string, payer: string): boolean {
+    const last = this.newest.peek(payer);
+    return last !== undefined && last.cid === cid && Date.now() - last.at < REUSE_UNWRITTEN_MS;
   }
 
   /** What `payer` holds: its code bytes and how many CIDs. */

@@ -1,4 +1,5 @@
-import { getAddress, keccak256, SigningKey, toUtf8Bytes, ZeroAddress } from "ethers";
+import { getAddress, SigningKey, ZeroAddress } from "ethers";
+import { cidHash as hashOfCid } from "./cid";
 import type { IAccountConfig } from "../typechain-types";
 import { deriveWallet, paths, type DerivedWallet, type KeyProvider } from "./keys/provider";
 import { encrypt, decrypt } from "./encryption";
@@ -34,7 +35,7 @@ class Refused extends Error {}
  * cached for the run, so asking twice never derives twice.
  */
 export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLimits): Host {
-  const cidHash = keccak256(toUtf8Bytes(cid));
+  const cidHash = hashOfCid(cid);
   const deadline = Date.now() + limits.timeoutMs;
   const cache = new Map<string, Promise<unknown>>();
   const once = <T>(key: string, make: () => Promise<T>): Promise<T> => {

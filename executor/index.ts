@@ -1,10 +1,10 @@
 import path from "node:path";
-import { keccak256, toUtf8Bytes, ZeroAddress, type JsonRpcProvider } from "ethers";
+import { ZeroAddress, type JsonRpcProvider } from "ethers";
 import type { Logger } from "pino";
 import type { IAccountConfig } from "../typechain-types";
 import { jsonDeeperThan, tooDeepMessage } from "../protocol/json";
 import { actionBytes } from "./code";
-import { computeCid } from "./cid";
+import { cidHash, computeCid } from "./cid";
 import { CodeStore, DEFAULT_CODE_BYTES_PER_PAYER } from "./codeStore";
 import { RunRefused } from "./errors";
 import { createHost } from "./host";
@@ -116,7 +116,7 @@ export class Executor {
 
   /** Whether `who` may run action `cid` on its own (a group on which the key has execute lists it). */
   mayRun(who: Who, cid: string): Promise<boolean> {
-    return this.permissions.allowed(who, keccak256(toUtf8Bytes(cid)), ZeroAddress);
+    return this.permissions.allowed(who, cidHash(cid), ZeroAddress);
   }
 
   /** Checks everything a run needs that needs no code's CID (see the class); throws RunRefused. */

@@ -53,8 +53,8 @@ describe("billing, rule by rule", function () {
           calls.push(["reserve", payer, cents, what, work]);
           return {
             cents,
-            settle: (c: number, d: string) => void calls.push(["settle", c, d]),
-            release: () => void calls.push(["release"]),
+            settle: async (c: number, d: string) => void calls.push(["settle", c, d]),
+            release: async () => void calls.push(["release"]),
             noteTx: (h: string) => void calls.push(["noteTx", h]),
             noteStart: () => void calls.push(["noteStart"]),
             abandon: () => void calls.push(["abandon"]),
@@ -98,11 +98,11 @@ describe("billing, rule by rule", function () {
       const run = await admitRun(ctx, payer, 30_000);
       expect(calls.shift()).to.deep.equal(["reserve", payer, 90, "a run of up to 30 s (its time limit)", { kind: "run", detail: "up to 30s", unitCents: 3 }]);
       run.started();
-      expect(run.settle(1_500), "the cents charged (the run history records them)").to.equal(6);
+      expect(await run.settle(1_500), "the cents charged (the run history records them)").to.equal(6);
       expect(calls.splice(0)).to.deep.equal([["noteStart"], ["settle", 6, "2s"]]);
-      expect((await admitRun(ctx, payer, 30_000)).settle(45_000)).to.equal(90); // longer than reserved: capped
+      expect(await (await admitRun(ctx, payer, 30_000)).settle(45_000)).to.equal(90); // longer than reserved: capped
       expect(calls.splice(0).slice(1)).to.deep.equal([["settle", 90, "30s"]]);
-      expect((await admitRun(ctx, payer, 1_001)).settle(undefined)).to.equal(0);
+      expect(await (await admitRun(ctx, payer, 1_001)).settle(undefined)).to.equal(0);
       expect(calls.splice(0)).to.deep.equal([["reserve", payer, 6, "a run of up to 2 s (its time limit)", { kind: "run", detail: "up to 2s", unitCents: 3 }], ["release"]]);
       (await admitRun(ctx, payer, 1_000)).release();
       expect(calls.splice(0).slice(1)).to.deep.equal([["release"]]);
@@ -112,7 +112,7 @@ describe("billing, rule by rule", function () {
       for (const billing of [undefined, billingDouble({ secondCents: 0, writeCents: 1, gas: GAS }).billing]) {
         const run = await admitRun(ctxFor(billing).ctx, { key: "account:x", account: "x" }, 30_000);
         run.started();
-        expect(run.settle(1000)).to.equal(0);
+        expect(await run.settle(1000)).to.equal(0);
         run.release();
       }
       const { billing, calls } = billingDouble({ secondCents: 0, writeCents: 1, gas: GAS });
@@ -163,7 +163,7 @@ describe("billing, rule by rule", function () {
     function store() {
       const db = new Database(":memory:");
       const debits: [string, number, string, string][] = [];
-      const ledger = { debit: (c: string, cents: number, kind: string, detail: string) => void debits.push([c, cents, kind, detail]) } as unknown as Ledger;
+      const ledger = { debit: (c: string, cents: number, kind: string, detail: string) => void debits.push([c, cents, kind, detail]), commits: { flush: () => undefined } } as unknown as Ledger;
       return { db, debits, s: new ReservationStore(db, ledger) };
     }
     const row = (id: string, over: Partial<{ customerId: string; cents: number; owner: string; kind: "run" | "write" }> = {}) => ({
@@ -196,6 +196,7 @@ describe("billing, rule by rule", function () {
         debit: () => {
           throw new Error("disk full");
         },
+        commits: { flush: () => undefined },
       } as unknown as Ledger;
       const s = new ReservationStore(db, ledger);
       s.insert(row("r1"));
@@ -233,9 +234,9 @@ describe("billing, rule by rule", function () {
       db.exec(`CREATE TABLE reservations (id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, unit_cents INTEGER NOT NULL, kind TEXT NOT NULL,
         detail TEXT NOT NULL, owner TEXT NOT NULL, created_at INTEGER NOT NULL, alive_at INTEGER NOT NULL, tx_hash TEXT)`);
       db.prepare("INSERT INTO reservations VALUES ('old-run', 'c', 5, 1, 'run', 'd', '', 1000, 1000, NULL), ('old-write', 'c', 5, 0, 'write', 'd', '', 2000, 2000, NULL)").run();
-      const s = new ReservationStore(db, { debit() {} } as unknown as Ledger);
+      const s = new ReservationStore(db, { debit() {}, commits: { flush: () => undefined } } as unknown as Ledger);
       expect(s.orphans("me", 0).map((o) => [o.id, o.startedAt])).to.deep.equal([["old-run", 1000], ["old-write", null]]);
-      new ReservationStore(db, { debit() {} } as unknown as Ledger); // a second open changes nothing
+      new ReservationStore(db, { debit() {}, commits: { flush: () => undefined } } as unknown as Ledger); // a second open changes nothing
       expect(s.orphans("me", 0).map((o) => [o.id, o.startedAt])).to.deep.equal([["old-run", 1000], ["old-write", null]]);
     });
   });

@@ -4,7 +4,7 @@ import { expect } from "chai";
 import pino from "pino";
 import { keccak256, toUtf8Bytes } from "ethers";
 import { newAccount, startStack, type Stack } from "./helpers/relayer";
-import { computeCid } from "../executor/cid";
+import { cidHash, computeCid } from "../executor/cid";
 import { PermissionCache } from "../executor/permissions";
 import { hashKey } from "../relayer/http/auth";
 import { Lru } from "../protocol/lru";
@@ -94,5 +94,15 @@ describe("the permission cache: bounded, least recently used dropped first (issu
     expect(size.accounts).to.be.at.most(5001);
     // 100,000 small entries: tens of MB; a million kept would be ten times that.
     expect(heapMB() - heapBefore).to.be.below(120);
+  });
+});
+
+describe("hashes of keys and CIDs, remembered (issue 18: a run computed keccak256 three times in JavaScript)", function () {
+  it("answer keccak256 of the text, also from memory, for every key and CID, and never confuse two", function () {
+    const keys = Array.from({ length: 300 }, (_, i) => `key-${i}-${"é".repeat(i % 5)}`);
+    for (let pass = 0; pass < 2; pass++) {
+      for (const k of keys) expect(hashKey(k)).to.equal(BigInt(keccak256(toUtf8Bytes(k))));
+      for (const k of keys) expect(cidHash(`Qm${k}`)).to.equal(keccak256(toUtf8Bytes(`Qm${k}`)));
+    }
   });
 });

@@ -202,7 +202,7 @@ describe("run history store: retention, per-account cap, configuration", functio
   const A = 0xaan;
   const B = 0xbbn;
   const record = (h: RunHistory, account: bigint, i: number, startedAt: number): void =>
-    h.record({ id: `run_${account}_${i}`, accountHash: account, keyHash: 7n, cid: "QmX", status: "success", startedAt, durationMs: 5, costCents: 1, logs: `${i}`, error: null, requestId: null } satisfies RunRecord);
+    void h.record({ id: `run_${account}_${i}`, accountHash: account, keyHash: 7n, cid: "QmX", status: "success", startedAt, durationMs: 5, costCents: 1, logs: `${i}`, error: null, requestId: null } satisfies RunRecord);
   const ids = (h: RunHistory, account: bigint) => h.list(account, { limit: 100 }).runs.map((r) => r.run_id);
 
   it("keeps at most perAccount runs per account, dropping the account's oldest; other accounts keep theirs", function () {
@@ -215,16 +215,14 @@ describe("run history store: retention, per-account cap, configuration", functio
   });
 
   it("the cap counts what is kept: runs pruned past the retention leave room for as many new ones", async function () {
-    let now = 1_500_000_000_000;
-    const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 60_000, perAccount: 3 });
-    const at = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 60_000, perAccount: 3, now: () => now });
+    const now = 1_500_000_000_000;
+    const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 60_000, perAccount: 3, now: () => now });
     for (let i = 0; i < 3; i++) record(h, A, i, now - 120_000);
     record(h, A, 3, now);
-    expect(await at.prune()).to.equal(2); // the cap dropped run 0 already
+    expect(await h.prune()).to.equal(2); // the cap dropped run 0 already
     for (let i = 4; i < 6; i++) record(h, A, i, now);
-    expect(ids(at, A)).to.deep.equal(["run_170_5", "run_170_4", "run_170_3"]);
+    expect(ids(h, A)).to.deep.equal(["run_170_5", "run_170_4", "run_170_3"]);
     h.close();
-    at.close();
   });
 
   it("never lists a run past the retention, and prune() deletes those rows (in chunks); retention 0 records nothing", async function () {

@@ -126,7 +126,7 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], o
         await chargeFailedSend(ctx, charge, hash, err);
         throw err;
       }
-      charge.settle(mined.fee);
+      await charge.settle(mined.fee);
       return mined;
     });
   } finally {

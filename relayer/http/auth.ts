@@ -1,8 +1,10 @@
+import crypto from "node:crypto";
 import type { Request, RequestHandler } from "express";
 import { AppError, unauthorized } from "../errors";
 import { keyHash } from "../../protocol/usageKeySeal";
 import type { Ctx } from "../context";
 import { normalAddress } from "./authFailures";
+import { Lru } from "../../protocol/lru";
 
 export type Auth = {
   /** The key's on-chain hash: keccak256 of its UTF-8 bytes (account keys and usage keys alike). */
@@ -28,8 +30,19 @@ export function presentedKey(req: Request): string | undefined {
 /** The client's address as the per-client limits see it (`trust proxy` applied), in one form. */
 export const clientAddress = (req: Request): string => normalAddress(req.ip ?? "");
 
+/** Keys' hashes computed lately, by the SHA-256 of the key (native and ~20x cheaper than keccak in JavaScript; no key is kept). */
+const hashes = new Lru<string, bigint>(10_000);
+
 /** The hash of a key (keccak256 of its UTF-8 bytes): an account's apiKeyHash, or a usage key's hash. */
-export const hashKey = keyHash;
+export function hashKey(key: string): bigint {
+  const id = crypto.createHash("sha256").update(key).digest("base64");
+  let hash = hashes.get(id);
+  if (hash === undefined) {
+    hash = keyHash(key);
+    hashes.set(id, hash);
+  }
+  return hash;
+}
 
 /**
  * Resolves a presented key by its hash: an account key (of an account that has one) or a usage key

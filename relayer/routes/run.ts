@@ -102,7 +102,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
             },
           });
         } finally {
-          costCents = charge.settle(r?.durationMs); // undefined (never started, or refused): the reservation is released
+          costCents = await charge.settle(r?.durationMs); // undefined (never started, or refused): released; committed before the answer
         }
         recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId });
         const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };

@@ -3,6 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "pino";
 import { truncateUtf8 } from "../../protocol/text";
+import { GroupCommit } from "../../billing/groupCommit";
 import { hex32 } from "../../protocol/usageKeyShape";
 
 /** The most bytes (UTF-8) of a run's logs kept in its history (the first ones). */
@@ -96,6 +97,8 @@ const toRun = (r: Row): StoredRun => ({
 export class RunHistory {
   private readonly db: Database.Database;
   private readonly stmts;
+  /** A run's record is committed with the other writes of its turn (one WAL append for many runs under load). */
+  private readonly commits: GroupCommit;
   private readonly lists = new Map<string, Database.Statement>();
   private readonly now: () => number;
 
@@ -111,6 +114,7 @@ export class RunHistory {
     this.db.exec(SCHEMA);
     this.now = opts.now ?? Date.now;
     this.stmts = statements(this.db);
+    this.commits = new GroupCommit(this.db);
   }
 
   /** Opens the history in `dataDir`. */
@@ -122,12 +126,15 @@ export class RunHistory {
     return this.opts.retentionMs > 0;
   }
 
-  /** Records a finished run (one transaction: the row, then the account's cap). Nothing when history is off. */
-  record(r: RunRecord): void {
-    if (!this.enabled) return;
+  /**
+   * Records a finished run (the row, then the account's cap, in one savepoint), committed at the end
+   * of the turn with the others; resolves once committed. Nothing when history is off.
+   */
+  record(r: RunRecord): Promise<void> {
+    if (!this.enabled) return Promise.resolve();
     const account = hex32(r.accountHash);
     const logs = truncateUtf8(r.logs, RUN_LOG_BYTES);
-    this.db.transaction(() => {
+    return this.commits.add(() => {
       this.stmts.insert.run({
         id: r.id,
         account,
@@ -148,7 +155,7 @@ export class RunHistory {
         this.stmts.dropOldest.run(account, n - this.opts.perAccount);
         this.stmts.setCount.run(this.opts.perAccount, account);
       }
-    })();
+    });
   }
 
   /**
@@ -156,6 +163,7 @@ export class RunHistory {
    * is null on the last page. The account is always a condition: no query reads another's rows.
    */
   list(accountHash: bigint, q: RunQuery): { runs: StoredRun[]; next_cursor: string | null } {
+    this.commits.flush(); // read your writes: a run answered a moment ago is listed
     const where = ["account = ?", "started_at >= ?"];
     const args: (string | number)[] = [hex32(accountHash), this.now() - this.opts.retentionMs];
     if (q.keyHash !== undefined) (where.push("key_hash = ?"), args.push(q.keyHash));
@@ -176,6 +184,7 @@ export class RunHistory {
    * early when `signal` aborts. Answers how many were deleted.
    */
   async prune(signal?: AbortSignal): Promise<number> {
+    this.commits.flush(); // runs recorded this turn are counted before any is deleted
     const before = this.enabled ? this.now() - this.opts.retentionMs : Number.MAX_SAFE_INTEGER;
     const chunk = this.db.transaction(() => {
       const gone = this.stmts.pruneOld.all(before, PRUNE_CHUNK);
@@ -210,6 +219,7 @@ export class RunHistory {
   }
 
   close(): void {
+    this.commits.flush();
     this.db.close();
   }
 }

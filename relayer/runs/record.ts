@@ -11,8 +11,10 @@ export const runErrorText = (r: RunResult): string => (r.error ? (r.error.stack 
  * happened and was charged whatever this does: a failure to record it is logged, never answered.
  */
 export function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string }): void {
+  const failed = (err: unknown) => ctx.logger.error({ err: (err as Error).message, cid: r.ipfsId }, "run history: a run could not be recorded");
   try {
-    ctx.runs.record({
+    // Not awaited: the answer does not wait for the history's commit (list_runs reads it all the same).
+    void ctx.runs.record({
       id: `run_${crypto.randomUUID()}`,
       accountHash: auth.accountHash,
       keyHash: auth.keyHash,
@@ -24,8 +26,8 @@ export function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string 
       logs: r.logs,
       error: r.hasError ? runErrorText(r) : null,
       requestId: at.requestId ?? null,
-    });
+    }).catch(failed);
   } catch (err) {
-    ctx.logger.error({ err: (err as Error).message, cid: r.ipfsId }, "run history: a run could not be recorded");
+    failed(err);
   }
 }

@@ -300,7 +300,7 @@ export class SandboxPool {
 
   /** The sandbox will run nothing more; a run already sent to it never started there: queue it again. */
   private onPoisoned(slot: Slot, diagnostic?: string): void {
-    this.logger?.info({ diagnostic }, "sandbox: replacing a sandbox whose QuickJS runtime could not be freed");
+    this.logger?.info({ diagnostic }, "sandbox: replacing a sandbox whose QuickJS module may be damaged (a run's handles or its copy could not be put back)");
     const current = slot.current;
     if (current) {
       clearTimeout(current.killTimer);

@@ -1,10 +1,23 @@
 /**
- * A fresh QuickJS runtime + context with the guest API installed, made by the sandbox process while it
- * waits for its next run, so a run does not wait for it. No code but the sandbox's own has run
- * in it; the run binds itself as the host and sets its limits when it starts.
+ * The context every run of a sandbox process gets: one QuickJS runtime and context with the guest
+ * API installed (guest-bindings.ts), built once when the process starts, before any action ran,
+ * then copied (snapshot.ts). After each run, once its result is sent, the memory is put back to
+ * that copy: the next run gets a context in which no code but the sandbox's own has run, and a
+ * runtime in the same state (its memory limit, interrupt handler, module loader, job queue,
+ * atoms, garbage: nothing of an earlier run survives). Putting back the copy costs a copy of a few
+ * hundred KB instead of making a runtime, a context and the guest prelude (~3x as long).
+ *
+ * What lives outside the WASM memory is kept in step: quickjs-emscripten's handles (a run's handles
+ * are freed before the copy is put back and never used after; the API's own were made before the
+ * copy, see GuestApi.endRun), its table of host functions (no host function, context or host
+ * reference may be made once the copy is taken: `seal` makes that throw), the runtime's interrupt
+ * handler as quickjs-emscripten remembers it (removed after each run), and its module loader (set
+ * once before the copy; it answers for the run bound at the time). The scratch runtimes a run
+ * makes to read its imports (module-graph.ts) are made and freed within the run.
  */
 import type { QuickJSContext, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten";
 import { installGuestApi, type GuestApi, type GuestHost, type GuestSources } from "./guest-bindings";
+import { heapTop, MemorySnapshot, staticEnd, type Allocator, type MemoryLayout } from "./snapshot";
 
 /** QuickJS stack limit; larger values let some recursions (JSON, nested arrays) exhaust V8's native stack first. */
 const STACK_BYTES = 256 * 1024;
@@ -25,38 +38,74 @@ export type FreshContext = {
   bind(host: GuestHost & ModuleHost): void;
 };
 
-export function freshContext(qjs: QuickJSWASMModule, sources: GuestSources): FreshContext {
-  const rt = qjs.newRuntime();
-  rt.setMaxStackSize(STACK_BYTES);
-  let bound: (GuestHost & ModuleHost) | undefined;
-  const host = (): GuestHost & ModuleHost => {
-    if (!bound) throw new Error("no run is bound to this context");
-    return bound;
-  };
-  const unbound = { error: new TypeError("import: no run is bound to this context") };
-  rt.setModuleLoader(
-    (name) => (bound ? bound.loadModule(name) : unbound),
-    (base, requested) => (bound ? bound.normalizeModule(base, requested) : unbound),
-  );
-  const ctx = rt.newContext();
-  const forward: GuestHost = {
-    call: (op, args) => host().call(op, args),
-    log: (line) => host().log(line),
-    setResponse: (json) => host().setResponse(json),
-    sleep: (id, ms) => host().sleep(id, ms),
-    cancel: (id) => host().cancel(id),
-    fail: (message, stack) => host().fail(message, stack),
-    ethers: (name, args) => host().ethers(name, args),
-    web: (name, args) => host().web(name, args),
-    subtle: (op, args) => host().subtle(op, args),
-    info: (what) => host().info(what),
-  };
-  try {
+export class WarmContext {
+  readonly fresh: FreshContext;
+  private readonly snapshot: MemorySnapshot;
+
+  /**
+   * Builds the runtime and context and copies the memory. `memory` is the QuickJS module's, which
+   * must have run nothing else since it started (its static data is measured now).
+   */
+  constructor(qjs: QuickJSWASMModule, sources: GuestSources, memory: WebAssembly.Memory, layout: MemoryLayout) {
+    const statics = staticEnd(memory, layout);
+    const rt = qjs.newRuntime();
+    rt.setMaxStackSize(STACK_BYTES);
+    let bound: (GuestHost & ModuleHost) | undefined;
+    const host = (): GuestHost & ModuleHost => {
+      if (!bound) throw new Error("no run is bound to this context");
+      return bound;
+    };
+    // Set once, before the copy (as every host function): it answers for the run bound at the time.
+    const unbound = { error: new TypeError("import: no run is bound to this context") };
+    rt.setModuleLoader(
+      (name) => (bound ? bound.loadModule(name) : unbound),
+      (base, requested) => (bound ? bound.normalizeModule(base, requested) : unbound),
+    );
+    const ctx = rt.newContext();
+    const forward: GuestHost = {
+      call: (op, args) => host().call(op, args),
+      log: (line) => host().log(line),
+      setResponse: (json) => host().setResponse(json),
+      sleep: (id, ms) => host().sleep(id, ms),
+      cancel: (id) => host().cancel(id),
+      fail: (message, stack) => host().fail(message, stack),
+      ethers: (name, args) => host().ethers(name, args),
+      web: (name, args) => host().web(name, args),
+      subtle: (op, args) => host().subtle(op, args),
+      info: (what) => host().info(what),
+    };
     const api = installGuestApi(ctx, forward, sources);
-    return { qjs, rt, ctx, api, bind: (run) => (bound = run) };
-  } catch (err) {
-    ctx.dispose();
-    rt.dispose();
-    throw err;
+    void ctx.global; // quickjs-emscripten makes this handle on first use: before the copy, not in a run
+    seal(rt, ctx);
+    this.fresh = { qjs, rt, ctx, api, bind: (run) => (bound = run) };
+    // quickjs-emscripten keeps its Emscripten module (with malloc and free) in a protected field.
+    const allocator = (qjs as unknown as { module: Allocator }).module;
+    this.snapshot = new MemorySnapshot(memory, layout, statics, heapTop(allocator, layout, memory));
   }
+
+  /** Bytes put back after each run. */
+  get snapshotBytes(): number {
+    return this.snapshot.size;
+  }
+
+  /**
+   * After a run whose handles are freed (ActionRun.release): forgets what the run made and puts
+   * the memory back. Never after a crash (a WASM trap may leave the stack pointer off its base):
+   * that process runs nothing more.
+   */
+  reset(): void {
+    const { rt, api } = this.fresh;
+    api.endRun();
+    rt.removeInterruptHandler();
+    this.snapshot.restore();
+  }
+}
+
+/** After this, making a host function, a host reference or a context throws (they would outlive the snapshot wrongly). */
+function seal(rt: QuickJSRuntime, ctx: QuickJSContext): void {
+  const refuse = (what: string) => () => {
+    throw new Error(`sandbox: ${what} cannot be made once the warm context is copied (context.ts)`);
+  };
+  Object.assign(ctx, { newFunction: refuse("a host function"), newFunctionWithOptions: refuse("a host function"), newConstructorFunction: refuse("a host function"), newHostRef: refuse("a host reference") });
+  Object.assign(rt, { newContext: refuse("a context") });
 }

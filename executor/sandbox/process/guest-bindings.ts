@@ -3,22 +3,25 @@
  * context. The raw bindings (call, log, setResponse, timers, ethers, web, subtle, info, load) live on an
  * object no global reaches; the globals (Lit, console, fetch, ethers, URL, crypto, ...: GLOBALS) are lazy: the guest
  * module defining each (guest/*.js) is compiled on first access only, so a run pays for what it
- * touches. Only strings and numbers cross the boundary (getString/getNumber in, new QuickJS values
+ * touches. The API is installed once per sandbox process, in the warm context whose memory every
+ * run starts from (context.ts): nothing here may make a host function or keep a handle made during
+ * a run past its end (GuestApi.endRun). Only strings and numbers cross the boundary (getString/getNumber in, new QuickJS values
  * out), so no handle to an object of this process, nor Node's Function constructor, ever exists in
  * the sandbox. Errors raised here become plain guest errors (name + message, no Node stack).
  */
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten";
 import { MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
 
 /** The guest modules' sources (guest/*.js), read once per process. */
-export type GuestSources = { track: string; globals: string; modules: ReadonlyMap<string, string> };
+export type GuestSources = { track: string; globals: string; random: string; modules: ReadonlyMap<string, string> };
 
-/** Reads the guest modules from `dir`, with whole-line comments dropped (QuickJS compiles them on every run). */
+/** Reads the guest modules from `dir`, with whole-line comments dropped (QuickJS compiles a module in every run that uses it). */
 export function readGuestSources(dir: string): GuestSources {
   const source = (name: string) => fs.readFileSync(path.join(dir, `${name}.js`), "utf8").replace(/^\s*\/\/.*\n/gm, "");
-  return { track: source("track"), globals: source("globals"), modules: new Map(GUEST_MODULES.map((name) => [name, source(name)])) };
+  return { track: source("track"), globals: source("globals"), random: source("random"), modules: new Map(GUEST_MODULES.map((name) => [name, source(name)])) };
 }
 /** Every guest module (guest/<name>.js). */
 const GUEST_MODULES = [
@@ -93,8 +96,10 @@ export interface GuestHost {
 export type GuestApi = {
   /** guest/track.js: track(mainOrPromise, paramsJson) → promise of the response JSON. */
   track: QuickJSHandle;
-  /** Frees the handles the API holds (before the context is disposed). */
-  dispose(): void;
+  /** () → the action's `main` when it is a function, else undefined (called after the action's script ran). */
+  findMain: QuickJSHandle;
+  /** Frees what the API made during a run (the guest modules it loaded) and forgets it: the next run starts from the snapshot. */
+  endRun(): void;
 };
 
 /** An exception raised inside QuickJS (e.g. out of memory while compiling a guest module). */
@@ -105,8 +110,6 @@ export class GuestException {
 type Impl = (...args: QuickJSHandle[]) => QuickJSHandle | void;
 
 export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: GuestSources): GuestApi {
-  const owned: QuickJSHandle[] = [];
-  const keep = (h: QuickJSHandle) => (owned.push(h), h);
   const unwrap = (r: VmCallResult<QuickJSHandle>): QuickJSHandle => {
     if ("error" in r && r.error) throw new GuestException(r.error);
     return (r as { value: QuickJSHandle }).value;
@@ -133,7 +136,8 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
       }
     };
 
-  const raw = keep(ctx.newObject());
+  // What is made here (raw, its functions, track, findMain) lives as long as the process: no run frees it.
+  const raw = ctx.newObject();
   const exportsOf = new Map<string, QuickJSHandle>();
   const load = (name: string): QuickJSHandle => {
     const cached = exportsOf.get(name);
@@ -142,7 +146,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     if (source === undefined) throw new TypeError("unknown guest module");
     const factory = unwrap(ctx.evalCode(source, `vesta:${name}`, { type: "global" }));
     try {
-      const exports = keep(unwrap(ctx.callFunction(factory, ctx.undefined, name === "lib" ? raw : load("lib"))));
+      const exports = unwrap(ctx.callFunction(factory, ctx.undefined, name === "lib" ? raw : load("lib")));
       exportsOf.set(name, exports);
       return exports;
     } finally {
@@ -162,9 +166,13 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     subtle: (op, args) => host.subtle(str(op, "op"), str(args, "args")),
     info: (what) => ctx.newString(host.info(str(what, "what"))),
     load: (name) => load(str(name, "name")).dup(),
+    // A 32-bit word from Node's CSPRNG, for the seed of the run's Math.random (guest/random.js).
+    seed: () => ctx.newNumber(crypto.randomBytes(4).readUInt32LE(0)),
   };
+  // Each function is held by a handle of its own: nothing a run does can free one (QuickJS would
+  // then drop it from quickjs-emscripten's table, which the next run's snapshot still refers to).
   for (const [name, impl] of Object.entries(fns)) {
-    ctx.newFunction(name, guard(impl)).consume((fn) => ctx.setProp(raw, name, fn));
+    ctx.setProp(raw, name, ctx.newFunction(name, guard(impl)));
   }
 
   // The lazy globals, defined by guest code (one script rather than two host functions per global).
@@ -181,9 +189,23 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     install.dispose();
   }
 
-  const track = keep(unwrap(ctx.evalCode(sources.track, "vesta:track", { type: "global" })));
+  // Math.random, seeded by each run when it is first called (the snapshot holds no seed).
+  const random = unwrap(ctx.evalCode(sources.random, "vesta:random", { type: "global" }));
+  try {
+    ctx.getProp(raw, "seed").consume((seed) => unwrap(ctx.callFunction(random, ctx.undefined, seed)).dispose());
+  } finally {
+    random.dispose();
+  }
+
+  const track = unwrap(ctx.evalCode(sources.track, "vesta:track", { type: "global" }));
+  // A function of the global scope sees the action's top-level `function main`, `const main` or `let main`.
+  const findMain = unwrap(ctx.evalCode('(() => (typeof main === "function" ? main : undefined))', "vesta:main", { type: "global" }));
   return {
     track,
-    dispose: () => owned.splice(0).forEach((h) => h.alive && h.dispose()),
+    findMain,
+    endRun: () => {
+      for (const exports of exportsOf.values()) exports.dispose();
+      exportsOf.clear();
+    },
   };
 }

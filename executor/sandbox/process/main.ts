@@ -2,17 +2,19 @@
  * A sandbox process (started by host/launchers.ts with an empty environment, no access to the
  * relayer's files, and its own user when the relayer runs as root): one warm QuickJS WASM module
  * (sync build) whose memory has a hard ceiling, running one action at a time; each run gets a
- * fresh runtime + context (see run.ts). Everything it needs from the relayer (keys, encryption,
+ * fresh context: the warm context's memory as it was before any run (context.ts), put back after
+ * the previous run's result was sent. Everything it needs from the relayer (keys, encryption,
  * fetch) is a host call over its port (port.ts); it holds no secret of its own.
  */
 import fs from "node:fs";
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from "quickjs-emscripten";
 import { boundError, codeText, paramsProblem } from "../wire/bounds";
 import { readToSandbox, type FromSandbox, type RunMessage } from "../wire/messages";
-import { freshContext, type FreshContext } from "./context";
+import { WarmContext } from "./context";
 import { readGuestSources } from "./guest-bindings";
 import { openHostPort } from "./port";
 import { ActionRun } from "./run";
+import { layoutOf } from "./snapshot";
 
 const PAGE_BYTES = 64 * 1024;
 /** Emscripten's INITIAL_MEMORY for this build (16 MB); the imported memory may not start smaller. */
@@ -34,11 +36,11 @@ const emscriptenModule: Parameters<typeof newVariant>[1]["emscriptenModule"] & {
 const wasm = fs.readFileSync(config.wasmFile);
 const wasmBinary = wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength);
 const quickjs = newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, wasmBinary, emscriptenModule }));
+// Built before anything else runs in the module (the snapshot measures its static data as it started).
+const warm = quickjs.then((qjs) => new WarmContext(qjs, guest, memory, layoutOf(wasm)));
 let current: { runId: number; run: ActionRun } | undefined;
 /** The last run whose result was sent (a failure after it may not send a second one). */
 let answered = 0;
-/** The context the next run will use, made while the process is idle. */
-let spare: FreshContext | undefined;
 /** The QuickJS module may be corrupt: run nothing more (the pool replaces this process). */
 let poisoned = false;
 
@@ -63,9 +65,8 @@ async function runAction(msg: RunMessage): Promise<void> {
     // The pool checks the same before sending: a refusal here means the two sides disagree.
     return post({ type: "done", runId, responseJson: null, logs: "", error: boundError(problem ?? { message: "bad code" }), wasmBytes: memory.buffer.byteLength, poisoned: false });
   }
-  const qjs = await quickjs;
-  const fresh = spare ?? freshContext(qjs, guest);
-  spare = undefined;
+  const context = await warm;
+  const fresh = context.fresh;
   const imports = msg.importBase !== undefined && msg.importEntry !== undefined ? { base: msg.importBase, entry: msg.importEntry } : undefined;
   const req = { code: code.text, ipfsId: msg.ipfsId, paramsJson: msg.paramsJson, limits, imports, headersJson: msg.headersJson };
   const run = new ActionRun(fresh, memory, req, (callId, op, argsJson) => post({ type: "call", runId, callId, op, argsJson }));
@@ -75,10 +76,10 @@ async function runAction(msg: RunMessage): Promise<void> {
   post({ type: "done", runId, ...result, wasmBytes: memory.buffer.byteLength, poisoned: crashed, ...(diagnostic ? { diagnostic } : {}) });
   answered = runId;
   diagnostic = undefined;
-  // Freeing the run's QuickJS runtime and making the next one happen after the answer is sent.
+  // Freeing the run's handles and putting the memory back happen after the answer is sent.
   poisoned = crashed || !run.release();
   if (poisoned && !crashed) post({ type: "poisoned", ...(diagnostic ? { diagnostic } : {}) });
-  if (!poisoned) spare = freshContext(qjs, guest);
+  if (!poisoned) context.reset();
 }
 
 port.onMessage((raw: unknown) => {
@@ -96,7 +97,4 @@ port.onMessage((raw: unknown) => {
   } else if (msg.type === "answer" && current?.runId === msg.runId) current.run.answer(msg.callId, msg);
 });
 
-void quickjs.then((qjs) => {
-  spare = freshContext(qjs, guest);
-  post({ type: "ready" });
-});
+void warm.then(() => post({ type: "ready" }));

@@ -1,6 +1,7 @@
 /**
- * One action run inside the sandbox process: a fresh QuickJS runtime + context (nothing survives between
- * runs), limits, the guest API, and the loop that drives promises until the action settles.
+ * One action run inside the sandbox process: a fresh QuickJS context (the warm context's memory as
+ * it was before any run, context.ts), limits, the guest API, and the loop that drives promises
+ * until the action settles.
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
 import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "../wire/bounds";
@@ -108,7 +109,7 @@ export class ActionRun implements GuestHost, ModuleHost {
     const state = ctx.getPromiseState(target);
     if (state.type === "fulfilled" && state.notAPromise) {
       target.dispose();
-      const lookup = ctx.evalCode('typeof main === "function" ? main : undefined', "vesta:main", { type: "global" });
+      const lookup = ctx.callFunction(this.fresh.api.findMain, ctx.undefined);
       if (lookup.error) return this.finishThrown(lookup.error);
       target = lookup.value;
       if (ctx.typeof(target) === "undefined") return target.dispose();
@@ -239,6 +240,8 @@ export class ActionRun implements GuestHost, ModuleHost {
    * must not reach the main thread).
    */
   call(op: string, argsJson: string): QuickJSHandle {
+    // Nothing of a run that is over may reach the host (its result is sent; a later message would be another run's).
+    if (this.finished) throw new Error("the run is over");
     this.checkCall(op, argsJson);
     const deferred = this.ctx.newPromise();
     const callId = this.nextCallId();
@@ -408,8 +411,9 @@ export class ActionRun implements GuestHost, ModuleHost {
   }
 
   /**
-   * Frees every handle, the context and the runtime, after the result is sent (never after a
-   * crash); false when QuickJS could not be freed cleanly (e.g. it leaked an object).
+   * Frees every handle the run made, after the result is sent (never after a crash), before the
+   * warm context's memory is put back (context.ts): none may be used or freed after that; false
+   * when QuickJS could not free them.
    */
   release(): boolean {
     try {
@@ -419,10 +423,7 @@ export class ActionRun implements GuestHost, ModuleHost {
       this.internal.clear();
       for (const deferred of this.local) deferred.dispose();
       this.local.clear();
-      this.fresh.api.dispose();
       this.settled?.dispose();
-      this.ctx.dispose();
-      this.fresh.rt.dispose();
       return true;
     } catch {
       return false;
