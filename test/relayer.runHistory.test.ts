@@ -214,6 +214,25 @@ describe("run history store: retention, per-account cap, configuration", functio
     h.close();
   });
 
+  it("past a cap of 100 or more, trims in batches of 1 % of it: never more than the cap and 1 %, and back to the cap", function () {
+    const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 3600_000, perAccount: 200 });
+    for (let i = 0; i < 202; i++) record(h, A, i, Date.now());
+    expect(h.list(A, { limit: 100, cursor: undefined }).runs).to.have.length(100);
+    const count = () => {
+      let n = 0;
+      for (let cursor: number | undefined, page; (page = h.list(A, { limit: 100, cursor })).runs.length; cursor = Number(page.next_cursor)) {
+        n += page.runs.length;
+        if (!page.next_cursor) break;
+      }
+      return n;
+    };
+    expect(count()).to.equal(202); // within 1 %
+    record(h, A, 202, Date.now());
+    expect(count()).to.equal(200); // past it: the oldest 3 dropped at once
+    expect(ids(h, A)[0]).to.equal("run_170_202");
+    h.close();
+  });
+
   it("the cap counts what is kept: runs pruned past the retention leave room for as many new ones", async function () {
     const now = 1_500_000_000_000;
     const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 60_000, perAccount: 3, now: () => now });
