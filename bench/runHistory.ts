@@ -6,17 +6,15 @@ import pino from "pino";
 import { call, newAccount, startStack, type Stack } from "../test/helpers/relayer";
 import { startRelayer } from "../relayer/server";
 import { RunHistory } from "../relayer/runs/history";
-import { measure, type LoadShape, type Stats } from "./relayer";
+import { compareOnOff } from "./relayer";
 
 const HELLO = `async function main(params) { return { hello: params.name }; }`;
-const SHAPE: LoadShape = { concurrency: 32, maxRequests: 2000, maxMs: 8000, warmup: 200 };
-const ROUNDS = 2;
 const TARGET = 0.9;
 
 /**
  * What the run history costs a run: hello-world action runs over HTTP with the history on (the
  * default) against the same relayer code with it off (VESTA_RUN_HISTORY_DAYS=0), on the same chain
- * and account, interleaved, best of ROUNDS; then the store alone: a record into an account at its
+ * and account, interleaved, best of 2; then the store alone: a record into an account at its
  * cap (10,000 runs) against one into a new account, each committed on its own.
  */
 export async function printRunHistoryBench() {
@@ -36,20 +34,7 @@ export async function printRunHistoryBench() {
       headers: { "x-api-key": apiKey, "content-type": "application/json" },
       body: JSON.stringify({ ipfs_id: first.body.ipfs_id, js_params: { name: "bench" } }),
     });
-    const targets = { off: request(`${off.url}/core/v1`), on: request(stack.api) };
-    const best: Partial<Record<keyof typeof targets, Stats>> = {};
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const name of ["off", "on"] as const) {
-        const s = await measure(targets[name], SHAPE);
-        if (!best[name] || s.rps > best[name].rps) best[name] = s;
-      }
-    }
-    const row = (name: string, s: Stats) => console.log(`${name.padEnd(20)} ${s.rps.toFixed(0).padStart(6)} req/s   p50 ${s.p50.toFixed(2)} ms   p99 ${s.p99.toFixed(2)} ms`);
-    console.log(`${SHAPE.concurrency} concurrent clients, ${SHAPE.maxRequests} requests (or ${SHAPE.maxMs / 1000} s), best of ${ROUNDS} interleaved runs:`);
-    row("history off", best.off!);
-    row("history on", best.on!);
-    const ratio = best.on!.rps / best.off!.rps;
-    console.log(`  ratio on/off ${ratio.toFixed(2)} (target >= ${TARGET}) ${ratio >= TARGET ? "ok" : "UNDER"}`);
+    await compareOnOff("history", { off: request(`${off.url}/core/v1`), on: request(stack.api) }, TARGET);
     const listed = await call(stack, "GET", "/list_runs?limit=1", { key: apiKey });
     console.log(`  runs recorded for the account: newest ${listed.body.runs[0]?.run_id ?? "none"}`);
     fs.rmSync(offDir, { recursive: true, force: true });
