@@ -42,44 +42,41 @@ export async function printRunHistoryBench() {
     await off?.close();
     await stack?.stop();
   }
-  storeBench();
+  await storeBench();
 }
 
 /**
- * Microseconds per record, each committed alone (list reads its writes), at a cap of 10,000: into a
+ * Microseconds per record, each committed alone, at a cap of 10,000: into a
  * new account, into one holding 9,000 runs (below the cap: what its size costs), and into one at its
  * cap (its oldest dropped in batches of 1 % of the cap).
  */
-export function storeBench() {
+export async function storeBench() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-bench-history-"));
-  const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 3600_000, perAccount: 10_000 });
+  const h = await RunHistory.open({ sqliteFile: path.join(dir, "runs.sqlite") }, { retentionMs: 3600_000, perAccount: 10_000 });
   const record = (account: bigint, i: number) =>
     h.record({ id: `run_${i}`, accountHash: account, keyHash: 7n, cid: "QmX", status: "success", startedAt: Date.now(), durationMs: 5, costCents: 1, logs: "x".repeat(200), error: null, requestId: null });
-  const fill = (account: bigint, n: number) => {
+  const fill = async (account: bigint, n: number) => {
     for (let i = 0; i < n; i++) void record(account, i);
-    h.list(account, { limit: 1 });
+    await h.flush();
   };
-  const timed = (account: bigint, n: number) => {
+  const timed = async (account: bigint, n: number) => {
     const t = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) {
-      void record(account, i);
-      h.list(account, { limit: 1 });
-    }
+    for (let i = 0; i < n; i++) await record(account, i); // each committed alone
     return Number(process.hrtime.bigint() - t) / n / 1000;
   };
-  fill(1n, 10_000);
-  fill(2n, 9_000);
+  await fill(1n, 10_000);
+  await fill(2n, 9_000);
   const results = { fresh: [] as number[], below: [] as number[], atCap: [] as number[] };
   for (let round = 0; round < 3; round++) {
-    results.fresh.push(timed(BigInt(100 + round), 300));
-    results.below.push(timed(2n, 300));
-    results.atCap.push(timed(1n, 300));
+    results.fresh.push(await timed(BigInt(100 + round), 300));
+    results.below.push(await timed(2n, 300));
+    results.atCap.push(await timed(1n, 300));
   }
   const best = (l: number[]) => Math.min(...l);
   const [fresh, below, atCap] = [best(results.fresh), best(results.below), best(results.atCap)];
   console.log(
     `store, a record and its commit (best of 3 interleaved): a new account ${fresh.toFixed(0)} us, 9,000 runs held ${below.toFixed(0)} us (${(below / fresh).toFixed(2)}), at the cap of 10,000 ${atCap.toFixed(0)} us (${(atCap / fresh).toFixed(2)}: the oldest dropped 100 at a time)`,
   );
-  h.close();
+  await h.close();
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -29,7 +29,8 @@ export async function printTriggersBench() {
   // process and its 2 cores, so draining runs during the measurement would charge their work to it.
   // (In production the triggers service is its own process.) The runs stay queued and drain afterwards.
   const h = await startHarness(
-    { TRIGGERS_CORE_URL: stack.relayer.url, TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: "1000000", TRIGGERS_WEBHOOK_RATE_PER_IP: "1000000" },
+    // no queue bound either: with the workers off every accepted run waits (TRIGGERS_MAX_QUEUED_PER_TRIGGER would refuse past 100)
+    { TRIGGERS_CORE_URL: stack.relayer.url, TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: "1000000", TRIGGERS_WEBHOOK_RATE_PER_IP: "1000000", TRIGGERS_MAX_QUEUED_PER_TRIGGER: "1000000" },
     { workers: false },
   );
   try {

@@ -1,9 +1,8 @@
-import fs from "node:fs";
-import path from "node:path";
-import Database from "better-sqlite3";
+import { Storage, toNumber, type StoreLocation } from "../storage";
 import { computeCid } from "./cid";
 import { decodeUtf8 } from "../protocol/text";
 import { Lru } from "../protocol/lru";
+import { CODE_SCHEMA, type CodeDb } from "./codeStoreSchema";
 
 /** Verified code kept in memory, by CID: at most this many bytes (least recently used dropped first), each at most a quarter. */
 const CACHE_BYTES = 32 * 1024 * 1024;
@@ -24,11 +23,12 @@ export type CodeStoreOptions = {
 };
 
 /**
- * Action code by CID, in a SQLite file, as the exact bytes that were hashed. Content-addressed: a
+ * Action code by CID, as the exact bytes that were hashed: in a SQLite file, or in PostgreSQL
+ * (DATABASE_URL) where every relayer replica reads what any of them stored. Content-addressed: a
  * CID is stored once, never changed, and what is read back is checked against its CID (and for
  * valid UTF-8) before it may run, once per process: a verified CID is remembered (bounded), so a
- * later read costs no hash. A row that fails (written by an older version, or altered on disk)
- * reads as missing.
+ * later read costs no hash. A row that fails (written by an older version, or altered in the
+ * database) reads as missing. Verified code is kept in memory too (bounded), in front of the database.
  *
  * Each payer (who is billed for the runs that stored the code) owns what it stored, at most
  * `bytesPerPayer` in all: storing past that drops its least recently used code (a CID another payer
@@ -38,36 +38,31 @@ export type CodeStoreOptions = {
  * right, only its time is up to a minute old (a run of the same action over and over costs no commit).
  */
 export class CodeStore {
-  private readonly db: Database.Database;
-  private readonly stmts: ReturnType<typeof statements>;
   private readonly cache = new Lru<string, Uint8Array>(CACHE_BYTES, { weigh: (b) => b.byteLength });
   private readonly verified = new Lru<string, number>(VERIFIED_CIDS);
   /** Each payer's most recently used code as last written here, and when. */
   private readonly newest = new Lru<string, { cid: string; at: number }>(NEWEST_PAYERS);
   private readonly onMismatch: (cid: string, problem: string) => void;
+  /** The last use time written (ms): each write is later than the one before, so two uses in one millisecond keep their order. */
+  private lastUse = 0;
 
-  constructor(
-    file: string,
+  private constructor(
+    private readonly s: Storage<CodeDb>,
     private readonly opts: CodeStoreOptions,
   ) {
-    if (file !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS action_code (cid TEXT PRIMARY KEY, code TEXT NOT NULL, stored_at INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS action_code_owner (payer TEXT NOT NULL, cid TEXT NOT NULL, bytes INTEGER NOT NULL, used_at INTEGER NOT NULL, PRIMARY KEY (payer, cid));
-      CREATE INDEX IF NOT EXISTS action_code_owner_lru ON action_code_owner (payer, used_at);
-      CREATE INDEX IF NOT EXISTS action_code_owner_cid ON action_code_owner (cid);
-    `);
-    this.stmts = statements(this.db);
     this.onMismatch = opts.onMismatch ?? (() => {});
+  }
+
+  /** Opens (and migrates) the store at `where`. */
+  static async open(where: StoreLocation, opts: CodeStoreOptions): Promise<CodeStore> {
+    return new CodeStore(await Storage.open<CodeDb>(where, CODE_SCHEMA), opts);
   }
 
   /** The bytes stored under `cid`, verified to hash to it; undefined when none (or none valid) is stored. */
   async get(cid: string): Promise<Uint8Array | undefined> {
     const hit = this.cache.get(cid);
     if (hit) return hit;
-    const row = this.stmts.get.get(cid);
+    const row = await this.s.db.selectFrom("action_code").select("code").where("cid", "=", cid).executeTakeFirst();
     if (!row) return undefined;
     // Rows written before code was kept as bytes are TEXT: their UTF-8 bytes are what was hashed.
     const bytes = typeof row.code === "string" ? Buffer.from(row.code, "utf8") : row.code;
@@ -83,24 +78,45 @@ export class CodeStore {
 
   /**
    * Stores `bytes` under `cid` (the caller computed the CID from these very bytes) as `payer`'s,
-   * then drops that payer's least recently used code until it holds at most bytesPerPayer.
+   * then drops that payer's least recently used code until it holds at most bytesPerPayer, in one
+   * transaction (one payer's stores take turns, across processes too).
    */
-  put(cid: string, bytes: Uint8Array, payer: string): void {
+  async put(cid: string, bytes: Uint8Array, payer: string): Promise<void> {
     if (this.isNewest(cid, payer) && this.verified.get(cid) === bytes.byteLength) return; // stored, its payer's newest
-    const dropped = this.db.transaction(() => {
-      this.stmts.put.run(cid, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), Math.floor(Date.now() / 1000));
-      this.stmts.own.run(payer, cid, bytes.byteLength, Date.now());
+    const usedAt = this.useTime();
+    const dropped = await this.s.transaction(async (trx) => {
+      await this.s.dialect.serialize(trx, `action_code:${payer}`);
+      const code = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      await trx.insertInto("action_code").values({ cid, code, stored_at: Math.floor(Date.now() / 1000) }).onConflict((oc) => oc.doNothing()).execute();
+      await trx
+        .insertInto("action_code_owner")
+        .values({ payer, cid, bytes: bytes.byteLength, used_at: usedAt })
+        .onConflict((oc) => oc.columns(["payer", "cid"]).doUpdateSet((eb) => ({ used_at: eb.ref("excluded.used_at") })))
+        .execute();
       const gone: string[] = [];
-      let held = this.stmts.held.get(payer)!.bytes;
+      let held = (await heldBy(trx, payer)).bytes;
       while (held > this.opts.bytesPerPayer) {
-        const oldest = this.stmts.oldest.get(payer, cid);
+        const oldest = await trx
+          .selectFrom("action_code_owner")
+          .select(["cid", "bytes"])
+          .where("payer", "=", payer)
+          .where("cid", "<>", cid)
+          .orderBy("used_at")
+          .orderBy("cid")
+          .limit(1)
+          .executeTakeFirst();
         if (!oldest) break;
-        this.stmts.disown.run(payer, oldest.cid);
-        if (this.stmts.deleteOrphan.run(oldest.cid).changes > 0) gone.push(oldest.cid);
+        await trx.deleteFrom("action_code_owner").where("payer", "=", payer).where("cid", "=", oldest.cid).execute();
+        const orphan = await trx
+          .deleteFrom("action_code")
+          .where("cid", "=", oldest.cid)
+          .where((eb) => eb.not(eb.exists(eb.selectFrom("action_code_owner").select("payer").where("cid", "=", oldest.cid))))
+          .executeTakeFirst();
+        if (orphan.numDeletedRows > 0n) gone.push(oldest.cid);
         held -= oldest.bytes;
       }
       return gone;
-    })();
+    });
     for (const c of dropped) this.forget(c);
     this.newest.set(payer, { cid, at: Date.now() });
     this.verified.set(cid, bytes.byteLength);
@@ -108,11 +124,10 @@ export class CodeStore {
   }
 
   /** `payer` ran `cid` again: its copy becomes its most recently used (nothing when the payer does not hold it). */
-  touch(cid: string, payer: string): void {
+  async touch(cid: string, payer: string): Promise<void> {
     if (this.isNewest(cid, payer)) return;
-    const at = Date.now();
-    this.stmts.touch.run(at, payer, cid);
-    this.newest.set(payer, { cid, at });
+    await this.s.db.updateTable("action_code_owner").set({ used_at: this.useTime() }).where("payer", "=", payer).where("cid", "=", cid).execute();
+    this.newest.set(payer, { cid, at: Date.now() });
   }
 
   /** `cid` is `payer`'s most recently used code, written less than REUSE_UNWRITTEN_MS ago. */
@@ -121,9 +136,14 @@ export class CodeStore {
     return last !== undefined && last.cid === cid && Date.now() - last.at < REUSE_UNWRITTEN_MS;
   }
 
+  private useTime(): number {
+    this.lastUse = Math.max(Date.now(), this.lastUse + 1);
+    return this.lastUse;
+  }
+
   /** What `payer` holds: its code bytes and how many CIDs. */
-  heldBy(payer: string): { bytes: number; cids: number } {
-    return this.stmts.held.get(payer)!;
+  heldBy(payer: string): Promise<{ bytes: number; cids: number }> {
+    return heldBy(this.s.db, payer);
   }
 
   private remember(cid: string, bytes: Uint8Array): void {
@@ -135,24 +155,16 @@ export class CodeStore {
     this.verified.delete(cid);
   }
 
-  close(): void {
-    this.db.close();
+  close(): Promise<void> {
+    return this.s.close();
   }
 }
 
-function statements(db: Database.Database) {
-  return {
-    get: db.prepare<[string], { code: string | Buffer }>("SELECT code FROM action_code WHERE cid = ?"),
-    put: db.prepare<[string, Buffer, number]>("INSERT OR IGNORE INTO action_code (cid, code, stored_at) VALUES (?, ?, ?)"),
-    own: db.prepare<[string, string, number, number]>(
-      "INSERT INTO action_code_owner (payer, cid, bytes, used_at) VALUES (?, ?, ?, ?) ON CONFLICT (payer, cid) DO UPDATE SET used_at = excluded.used_at",
-    ),
-    touch: db.prepare<[number, string, string]>("UPDATE action_code_owner SET used_at = ? WHERE payer = ? AND cid = ?"),
-    held: db.prepare<[string], { bytes: number; cids: number }>("SELECT COALESCE(SUM(bytes), 0) AS bytes, COUNT(*) AS cids FROM action_code_owner WHERE payer = ?"),
-    oldest: db.prepare<[string, string], { cid: string; bytes: number }>(
-      "SELECT cid, bytes FROM action_code_owner WHERE payer = ? AND cid <> ? ORDER BY used_at, rowid LIMIT 1",
-    ),
-    disown: db.prepare<[string, string]>("DELETE FROM action_code_owner WHERE payer = ? AND cid = ?"),
-    deleteOrphan: db.prepare<[string]>("DELETE FROM action_code WHERE cid = ? AND NOT EXISTS (SELECT 1 FROM action_code_owner WHERE cid = action_code.cid)"),
-  };
+async function heldBy(db: Storage<CodeDb>["db"], payer: string): Promise<{ bytes: number; cids: number }> {
+  const r = await db
+    .selectFrom("action_code_owner")
+    .select((eb) => [eb.fn.sum<number>("bytes").as("bytes"), eb.fn.countAll<number>().as("cids")])
+    .where("payer", "=", payer)
+    .executeTakeFirstOrThrow();
+  return { bytes: toNumber(r.bytes), cids: toNumber(r.cids) };
 }

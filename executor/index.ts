@@ -28,6 +28,8 @@ export type ExecutorOptions = {
   provider: JsonRpcProvider;
   logger: Logger;
   dataDir: string;
+  /** PostgreSQL for the action code store (every replica reads what any stored); unset: `actions.sqlite` in dataDir. */
+  databaseUrl?: string;
   limits: RunLimits;
   /** Sandbox processes (default: the CPU count). */
   workers?: number;
@@ -81,7 +83,8 @@ export type PreparedRun = {
  */
 export class Executor {
   readonly permissions: PermissionCache;
-  readonly codes: CodeStore;
+  /** The action code store: opened by start(). */
+  codes!: CodeStore;
   private readonly pool: SandboxPool;
   private readonly walletCache = new Map<string, { apiKeyHash: bigint; derivationPath: bigint }>();
   private readonly modules: ModuleFetcher;
@@ -89,10 +92,6 @@ export class Executor {
   constructor(private readonly opts: ExecutorOptions) {
     makePrivateDir(opts.dataDir, opts.logger);
     this.permissions = new PermissionCache(opts.accountConfig, opts.provider, opts.logger, opts.permissionPollMs, undefined, opts.unknownKeyCacheMs);
-    this.codes = new CodeStore(path.join(opts.dataDir, "actions.sqlite"), {
-      bytesPerPayer: Math.max(opts.codeBytesPerPayer ?? DEFAULT_CODE_BYTES_PER_PAYER, opts.limits.maxCodeBytes),
-      onMismatch: (cid, problem) => opts.logger.error({ cid, problem }, "action code store: a stored action does not match its CID; treating it as missing"),
-    });
     const user = opts.sandboxUser ?? defaultSandboxUser();
     if (!user) opts.logger.warn({ uid: process.getuid?.() }, "the relayer does not run as root: sandbox processes run as its own user, kept from its files by Node's permission model only (see Security model in the README)");
     const network = opts.sandboxNetwork ?? probeNetwork(process.env.PATH, user);
@@ -104,8 +103,17 @@ export class Executor {
     this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user, memoryMb: opts.sandboxMemoryMb, network }) });
   }
 
-  start(signal: AbortSignal): Promise<void> {
-    return this.permissions.start(signal);
+  /** Opens the action code store (migrating it), then follows the chain's permission events until `signal`. */
+  async start(signal: AbortSignal): Promise<void> {
+    const { opts } = this;
+    this.codes = await CodeStore.open(
+      { databaseUrl: opts.databaseUrl, sqliteFile: path.join(opts.dataDir, "actions.sqlite") },
+      {
+        bytesPerPayer: Math.max(opts.codeBytesPerPayer ?? DEFAULT_CODE_BYTES_PER_PAYER, opts.limits.maxCodeBytes),
+        onMismatch: (cid, problem) => opts.logger.error({ cid, problem }, "action code store: a stored action does not match its CID; treating it as missing"),
+      },
+    );
+    await this.permissions.start(signal);
   }
 
   /** The CID of the action sent as `code` (checked against `ipfsId` when both are given) or named by `ipfsId`; stores and runs nothing. */
@@ -146,12 +154,12 @@ export class Executor {
         cid = await this.cidOfInline(run.inline, run.ipfsId);
         if (run.ipfsId === undefined) await this.permit(run.who, cid);
         code = run.inline;
-        this.codes.put(cid, code, payer); // permitted, paid for and queued: stored
+        await this.codes.put(cid, code, payer); // permitted, paid for and queued: stored
       } else {
         cid = run.ipfsId!;
         code = await this.codes.get(cid);
         if (code === undefined) throw new RunRefused("code_not_found", `no code is stored for ${cid}: send it once as \`code\``);
-        this.codes.touch(cid, payer);
+        await this.codes.touch(cid, payer);
       }
       const host = createHost(
         { keys: this.opts.keys, permissions: this.permissions, accountConfig: this.opts.accountConfig, walletCache: this.walletCache, fetchAllowPrivate: this.opts.fetchAllowPrivate ?? false, modules: this.modules, rpcUrls: this.opts.rpcUrls ?? NO_RPC_URLS },
@@ -216,6 +224,6 @@ export class Executor {
 
   async close(): Promise<void> {
     await this.pool.close();
-    this.codes.close();
+    await this.codes?.close();
   }
 }

@@ -51,6 +51,7 @@ const EnvSchema = z
     VESTA_ERC1271_GAS_LIMIT: z.coerce.number().int().min(30_000, "VESTA_ERC1271_GAS_LIMIT must be >= 30000").max(10_000_000, "VESTA_ERC1271_GAS_LIMIT is at most 10000000").default(DEFAULT_ERC1271.gasLimit),
     VESTA_ERC1271_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_ERC1271_TIMEOUT_MS must be >= 100").max(30_000, "VESTA_ERC1271_TIMEOUT_MS is at most 30000").default(DEFAULT_ERC1271.timeoutMs),
     VESTA_DATA_DIR: z.string().default(".vesta"),
+    DATABASE_URL: z.string().min(1).optional(),
     VESTA_EIP712_DOMAIN_NAME: z.string().min(1).max(128).default(DEFAULT_DOMAIN_NAME),
     VESTA_ACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(MAX_TIMEOUT_MS, `VESTA_ACTION_TIMEOUT_MS is at most ${MAX_TIMEOUT_MS} (15 min)`).default(DEFAULT_LIMITS.timeoutMs),
     VESTA_ACTION_MEMORY_MB: z.coerce.number().int().min(8).max(4096).default(DEFAULT_LIMITS.memoryBytes / 1024 / 1024),
@@ -154,6 +155,8 @@ export type RelayerConfig = {
   erc1271: { gasLimit: number; timeoutMs: number };
   logLevel: string;
   dataDir: string;
+  /** PostgreSQL for the off-chain stores (storage/); unset: SQLite files in dataDir. */
+  databaseUrl?: string;
   eip712DomainName: string;
   limits: RunLimits;
   sandboxWorkers?: number;
@@ -328,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     erc1271: { gasLimit: e.VESTA_ERC1271_GAS_LIMIT, timeoutMs: e.VESTA_ERC1271_TIMEOUT_MS },
     logLevel: e.VESTA_LOG_LEVEL,
     dataDir: e.VESTA_DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
     eip712DomainName: e.VESTA_EIP712_DOMAIN_NAME,
     limits: {
       memoryBytes: e.VESTA_ACTION_MEMORY_MB * 1024 * 1024,

@@ -37,6 +37,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     provider: chain.provider,
     logger,
     dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
     limits: config.limits,
     workers: config.sandboxWorkers,
     sandboxUser: config.sandboxUser,
@@ -51,10 +52,18 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     // Unset: development gives actions the relayer's own chain (the local chain under npm start); production none.
     rpcUrls: config.actionRpcUrls ?? new Map(config.mode === "development" ? [[chainName(chain.chainId), config.rpcUrl]] : []),
   });
-  await executor.start(abort.signal);
+  await executor.start(abort.signal).catch(async (err) => {
+    await executor.close(); // its sandbox processes, and the code store if it opened
+    chain.provider.destroy();
+    throw err;
+  });
+  const runs = await RunHistory.inDataDir(config.dataDir, config.databaseUrl, config.runHistory).catch(async (err) => {
+    await executor.close();
+    chain.provider.destroy();
+    throw err;
+  });
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
-  const runs = RunHistory.inDataDir(config.dataDir, config.runHistory);
   runs.start(abort.signal, logger); // and deletes what is past the retention
   const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, signal: abort.signal };
   billing?.start(abort.signal, (r) => recoveredWriteCost(ctx, r)); // and ends the reservations a stopped process left
@@ -80,7 +89,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await executor.close();
       await billing?.close(); // settles what is pending (bounded); the rest waits in the ledger for the next start
-      runs.close();
+      await runs.close(); // commits the runs recorded last
       chain.provider.destroy();
     },
   };

@@ -117,7 +117,7 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
   describe("the code store: a run of its payer's newest code writes nothing", function () {
     it("touch writes only when the order of the payer's code changes; eviction still drops the least recently used", async function () {
       const file = path.join(dir, "actions.sqlite");
-      const store = new CodeStore(file, { bytesPerPayer: 2000 });
+      const store = await CodeStore.open({ sqliteFile: file }, { bytesPerPayer: 2000 });
       const reader = new Database(file, { readonly: true });
       const usedAt = (cid: string) => reader.prepare<[string], { used_at: number }>("SELECT used_at FROM action_code_owner WHERE payer = 'p' AND cid = ?").get(cid)!.used_at;
       const changes = () => (reader.prepare("PRAGMA data_version").get() as { data_version: number }).data_version;
@@ -126,23 +126,23 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
         return { bytes, cid: await computeCid(bytes) };
       };
       const [a, b, c] = [await code(1), await code(2), await code(3)];
-      store.put(a.cid, a.bytes, "p");
+      await store.put(a.cid, a.bytes, "p");
       const version = changes();
       for (let i = 0; i < 50; i++) {
-        store.touch(a.cid, "p"); // a is p's newest: nothing to write
-        store.put(a.cid, a.bytes, "p"); // the same code sent inline again: nothing to write
+        await store.touch(a.cid, "p"); // a is p's newest: nothing to write
+        await store.put(a.cid, a.bytes, "p"); // the same code sent inline again: nothing to write
       }
       expect(changes(), "no commit for 50 runs of the newest code").to.equal(version);
-      store.put(b.cid, b.bytes, "p");
+      await store.put(b.cid, b.bytes, "p");
       const before = usedAt(a.cid);
       await new Promise((r) => setTimeout(r, 5));
-      store.touch(a.cid, "p"); // b was stored since: a becomes p's newest again, written
+      await store.touch(a.cid, "p"); // b was stored since: a becomes p's newest again, written
       expect(usedAt(a.cid)).to.be.above(before);
-      store.put(c.cid, c.bytes, "p"); // past 2000 bytes: b, the least recently used, goes
+      await store.put(c.cid, c.bytes, "p"); // past 2000 bytes: b, the least recently used, goes
       expect(await store.get(b.cid)).to.equal(undefined);
       expect(await store.get(a.cid)).to.not.equal(undefined);
       reader.close();
-      store.close();
+      await store.close();
     });
   });
 });

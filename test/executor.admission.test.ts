@@ -114,7 +114,7 @@ describe("run admission: each refusal before the work it spares (issue 15, red t
     expectError(await run(broke, { code: fresh }), 402, "payment_required");
     expect(work).to.deep.equal({ hashes: 0, reads: 0 });
     expect(await storedRows()).to.deep.equal(stored);
-    expect(stack.relayer.ctx.executor.codes.heldBy(payerOf(broke))).to.deep.equal({ bytes: 0, cids: 0 });
+    expect(await stack.relayer.ctx.executor.codes.heldBy(payerOf(broke))).to.deep.equal({ bytes: 0, cids: 0 });
     expect(await balance(broke)).to.equal(0);
   });
 

@@ -1,11 +1,6 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import os from "node:os";
-import path from "node:path";
-import fs from "node:fs";
-import Database from "better-sqlite3";
 import { computeCid } from "../executor/cid";
-import { CodeStore } from "../executor/codeStore";
 
 // The IPFS libraries are ESM-only; a real dynamic import (not compiled to require) loads them.
 const esm = new Function("m", "return import(m)") as (m: string) => Promise<any>;
@@ -96,90 +91,6 @@ describe("computeCid (CIDv0 as `ipfs add` gives)", function () {
         }),
         { numRuns: 300 },
       );
-    });
-  });
-
-  describe("the code store: what runs by ipfs_id is what its CID names", function () {
-    let dir: string;
-    beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-codes-"))));
-    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-    it("keeps the exact bytes (BOM, NUL, CR) and reads them back", async function () {
-      const bytes = Buffer.from("\uFEFFasync function main() { return '\u0000\r' }\r\n", "utf8");
-      const cid = await computeCid(bytes);
-      const store = new CodeStore(path.join(dir, "actions.sqlite"), { bytesPerPayer: 1024 * 1024 });
-      store.put(cid, bytes, "account:a");
-      store.close();
-      const again = new CodeStore(path.join(dir, "actions.sqlite"), { bytesPerPayer: 1024 * 1024 });
-      expect(Buffer.from((await again.get(cid))!).equals(bytes)).to.equal(true);
-      again.close();
-    });
-
-    /** A code store whose file already holds `rows` (cid → TEXT or BLOB), as written behind its back. */
-    function storeWith(rows: [string, string | Buffer][], onMismatch?: (cid: string, problem: string) => void): CodeStore {
-      const file = path.join(dir, "actions.sqlite");
-      new CodeStore(file, { bytesPerPayer: 1024 * 1024 }).close();
-      const db = new Database(file);
-      for (const [cid, code] of rows) db.prepare("INSERT INTO action_code (cid, code, stored_at) VALUES (?, ?, 0)").run(cid, code);
-      db.close();
-      return new CodeStore(file, { bytesPerPayer: 1024 * 1024, onMismatch });
-    }
-
-    it("reads a row that does not hash to its CID, or is not UTF-8, as missing, and says so", async function () {
-      const cid = await computeCid("async function main() { return 'audited' }");
-      const other = await computeCid("x");
-      const problems: string[] = [];
-      const store = storeWith(
-        [
-          [cid, "async function main() { return 'swapped' }"],
-          [other, Buffer.from([0x78, 0xff])],
-        ],
-        (c, p) => problems.push(`${c}: ${p}`),
-      );
-      expect(await store.get(cid)).to.equal(undefined);
-      expect(await store.get(other)).to.equal(undefined);
-      expect(problems).to.deep.equal([`${cid}: the stored code hashes to ${await computeCid("async function main() { return 'swapped' }")}`, `${other}: the stored code is not valid UTF-8`]);
-      store.close();
-    });
-
-    it("keeps each payer within its bytes, dropping its least recently used code first; a CID another payer holds stays", async function () {
-      const store = new CodeStore(path.join(dir, "actions.sqlite"), { bytesPerPayer: 2000 });
-      const codes = await Promise.all(
-        [1, 2, 3, 4].map(async (n) => {
-          const bytes = Buffer.from(`async function main() { return ${n} }\n//${"x".repeat(900)}`, "utf8"); // ~937 bytes: two fit
-          return { bytes, cid: await computeCid(bytes) };
-        }),
-      );
-      const [a, b, c, d] = codes;
-      store.put(a.cid, a.bytes, "account:attacker");
-      store.put(b.cid, b.bytes, "account:attacker");
-      store.put(b.cid, b.bytes, "wallet:0xOther"); // the same code, stored by another payer too
-      store.touch(a.cid, "account:attacker"); // a was run again: b is now the attacker's least recently used
-      store.put(c.cid, c.bytes, "account:attacker"); // past 2000 bytes: b leaves the attacker's (stays the other's)
-      store.put(d.cid, d.bytes, "account:attacker"); // and now a goes (no one else holds it: deleted)
-      expect(store.heldBy("account:attacker")).to.deep.equal({ bytes: c.bytes.length + d.bytes.length, cids: 2 });
-      expect(store.heldBy("wallet:0xOther")).to.deep.equal({ bytes: b.bytes.length, cids: 1 });
-      const kept = await Promise.all(codes.map(async (x) => (await store.get(x.cid)) !== undefined));
-      expect(kept).to.deep.equal([false, true, true, true]);
-      store.close();
-      // An account that stores one new action after another keeps a fixed amount, and the file only that.
-      const again = new CodeStore(path.join(dir, "actions.sqlite"), { bytesPerPayer: 3000 });
-      for (let n = 0; n < 200; n++) {
-        const bytes = Buffer.from(`async function main() { return "${n}" }\n//${"y".repeat(500)}`, "utf8");
-        again.put(await computeCid(bytes), bytes, "account:flood");
-      }
-      expect(again.heldBy("account:flood").bytes).to.be.at.most(3000);
-      again.close();
-      const db = new Database(path.join(dir, "actions.sqlite"), { readonly: true });
-      expect(db.prepare("SELECT COUNT(*) AS n FROM action_code").get()).to.deep.equal({ n: 3 + 5 }); // b, c, d; and the flood's last five (about 540 bytes each)
-      db.close();
-    });
-
-    it("reads rows an older version stored as text by their UTF-8 bytes", async function () {
-      const code = "async function main() { return '✓' }";
-      const store = storeWith([[await computeCid(code), code]]);
-      expect(Buffer.from((await store.get(await computeCid(code)))!).toString("utf8")).to.equal(code);
-      store.close();
     });
   });
 });

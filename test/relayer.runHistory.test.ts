@@ -12,7 +12,11 @@ import pino from "pino";
 import { computeCid } from "../executor/cid";
 import { hex32 } from "../protocol/usageKeyShape";
 import { loadConfig } from "../relayer/config";
-import { RunHistory, RUN_ERROR_BYTES, RUN_LOG_BYTES, type RunRecord } from "../relayer/runs/history";
+import { RunHistory, RUN_ERROR_BYTES, RUN_LOG_BYTES, type RunHistoryOptions, type RunRecord } from "../relayer/runs/history";
+import type { StoreLocation } from "../storage";
+import { dropTempDatabase, STORES, storeEnv, tempStore } from "./helpers/postgres";
+import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
+import { startRelayer, type RunningRelayer } from "../relayer/server";
 import { suiteStack } from "./helpers/relayerChecks";
 import { accountClient, addGroup, addUsageKey, expectError, failedRun, ok, type Client } from "./helpers/relayerWorkflow";
 
@@ -194,97 +198,145 @@ describe("run history: GET /core/v1/list_runs (issue 23)", function () {
   });
 });
 
-describe("run history store: retention, per-account cap, configuration", function () {
-  let dir: string;
-  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-runs-"))));
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+describe("run history on PostgreSQL: every relayer on one database lists the runs any of them recorded", function () {
+  this.timeout(180_000);
+  let stack: Stack | undefined;
+  let second: RunningRelayer | undefined;
+  let otherDir: string;
+  before(async function () {
+    stack = await startStack({ payerCount: 1, env: await storeEnv(this, "PostgreSQL") });
+    otherDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-replica-"));
+  });
+  after(async () => {
+    await second?.close();
+    await stack?.stop();
+    await dropTempDatabase(stack?.relayerConfig.databaseUrl);
+    if (otherDir) fs.rmSync(otherDir, { recursive: true, force: true });
+  });
+
+  it("a run through one replica is listed by the other; the account boundary holds there too", async function () {
+    const { apiKey } = await newAccount(stack!);
+    const ran = await call(stack!, "POST", "/lit_action", { key: apiKey, body: { code: HELLO, js_params: { who: "replica" } } });
+    expect(ran.status).to.equal(200);
+    second = await startRelayer({ ...stack!.relayerConfig, dataDir: otherDir, localRootSecretFile: path.join(otherDir, "root-secret") }, pino({ level: "silent" }));
+    const listed = async (key: string) => (await fetch(`${second!.url}/core/v1/list_runs`, { headers: { "x-api-key": key } })).json();
+    const page = await listed(apiKey);
+    expect(page.runs.map((r: { logs: string; ipfs_id: string }) => [r.logs, r.ipfs_id])).to.deep.equal([["hello replica", ran.body.ipfs_id]]);
+    const other = await newAccount(stack!);
+    expect(await listed(other.apiKey)).to.deep.equal({ runs: [], next_cursor: null });
+  });
+});
+
+for (const store of STORES)
+describe(`run history store: retention, per-account cap (${store})`, function () {
+  this.timeout(60_000);
+  let where: StoreLocation;
+  let drop: (() => Promise<void>) | undefined;
+  beforeEach(async function () {
+    ({ where, drop } = await tempStore(this, store, "runs.sqlite"));
+  });
+  afterEach(async () => drop?.());
+  const open = (opts: RunHistoryOptions) => RunHistory.open(where, opts);
 
   const A = 0xaan;
   const B = 0xbbn;
   const record = (h: RunHistory, account: bigint, i: number, startedAt: number): void =>
     void h.record({ id: `run_${account}_${i}`, accountHash: account, keyHash: 7n, cid: "QmX", status: "success", startedAt, durationMs: 5, costCents: 1, logs: `${i}`, error: null, requestId: null } satisfies RunRecord);
-  const ids = (h: RunHistory, account: bigint) => h.list(account, { limit: 100 }).runs.map((r) => r.run_id);
+  const ids = async (h: RunHistory, account: bigint) => (await h.list(account, { limit: 100 })).runs.map((r) => r.run_id);
+  /** Every run of `account` listed, page by page. */
+  async function all(h: RunHistory, account: bigint): Promise<number> {
+    let n = 0;
+    for (let cursor: number | undefined; ; ) {
+      const page = await h.list(account, { limit: 100, cursor });
+      n += page.runs.length;
+      if (!page.next_cursor) return n;
+      cursor = Number(page.next_cursor);
+    }
+  }
 
-  it("keeps at most perAccount runs per account, dropping the account's oldest; other accounts keep theirs", function () {
-    const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 3600_000, perAccount: 3 });
+  it("keeps at most perAccount runs per account, dropping the account's oldest; other accounts keep theirs", async function () {
+    const h = await open({ retentionMs: 3600_000, perAccount: 3 });
     for (let i = 0; i < 4; i++) record(h, B, i, Date.now());
     for (let i = 0; i < 10; i++) record(h, A, i, Date.now());
-    expect(ids(h, A)).to.deep.equal(["run_170_9", "run_170_8", "run_170_7"]);
-    expect(ids(h, B)).to.deep.equal(["run_187_3", "run_187_2", "run_187_1"]);
-    h.close();
+    expect(await ids(h, A)).to.deep.equal(["run_170_9", "run_170_8", "run_170_7"]);
+    expect(await ids(h, B)).to.deep.equal(["run_187_3", "run_187_2", "run_187_1"]);
+    for (let i = 10; i < 12; i++) {
+      record(h, A, i, Date.now());
+      await h.flush(); // each in its own commit too
+    }
+    expect(await ids(h, A)).to.deep.equal(["run_170_11", "run_170_10", "run_170_9"]);
+    await h.close();
   });
 
-  it("past a cap of 100 or more, trims in batches of 1 % of it: never more than the cap and 1 %, and back to the cap", function () {
-    const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 3600_000, perAccount: 200 });
-    for (let i = 0; i < 202; i++) record(h, A, i, Date.now());
-    expect(h.list(A, { limit: 100, cursor: undefined }).runs).to.have.length(100);
-    const count = () => {
-      let n = 0;
-      for (let cursor: number | undefined, page; (page = h.list(A, { limit: 100, cursor })).runs.length; cursor = Number(page.next_cursor)) {
-        n += page.runs.length;
-        if (!page.next_cursor) break;
-      }
-      return n;
-    };
-    expect(count()).to.equal(202); // within 1 %
+  it("past a cap of 100 or more, trims in batches of 1 % of it: never more than the cap and 1 %, and back to the cap", async function () {
+    const h = await open({ retentionMs: 3600_000, perAccount: 200 });
+    for (let i = 0; i < 202; i++) {
+      record(h, A, i, Date.now());
+      if (i % 50 === 0) await h.flush();
+    }
+    expect(await all(h, A)).to.equal(202); // within 1 %
     record(h, A, 202, Date.now());
-    expect(count()).to.equal(200); // past it: the oldest 3 dropped at once
-    expect(ids(h, A)[0]).to.equal("run_170_202");
-    h.close();
+    expect(await all(h, A)).to.equal(200); // past it: the oldest 3 dropped at once
+    expect((await ids(h, A))[0]).to.equal("run_170_202");
+    await h.close();
   });
 
   it("the cap counts what is kept: runs pruned past the retention leave room for as many new ones", async function () {
     const now = 1_500_000_000_000;
-    const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 60_000, perAccount: 3, now: () => now });
+    const h = await open({ retentionMs: 60_000, perAccount: 3, now: () => now });
     for (let i = 0; i < 3; i++) record(h, A, i, now - 120_000);
     record(h, A, 3, now);
     expect(await h.prune()).to.equal(2); // the cap dropped run 0 already
     for (let i = 4; i < 6; i++) record(h, A, i, now);
-    expect(ids(h, A)).to.deep.equal(["run_170_5", "run_170_4", "run_170_3"]);
-    h.close();
+    expect(await ids(h, A)).to.deep.equal(["run_170_5", "run_170_4", "run_170_3"]);
+    await h.close();
   });
 
-  it("never lists a run past the retention, and prune() deletes those rows (in chunks); retention 0 records nothing", async function () {
+  it("never lists a run past the retention, and prune() deletes those rows (in chunks of 5,000); retention 0 records nothing", async function () {
     let now = 1_000_000_000_000;
-    const file = path.join(dir, "runs.sqlite");
-    const h = new RunHistory(file, { retentionMs: 60_000, perAccount: 100_000, now: () => now });
-    for (let i = 0; i < 6_500; i++) record(h, A, i, now - (i < 6_000 ? 120_000 : 0)); // 6,000 old (more than one chunk of 5,000), 500 recent
-    expect(h.list(A, { limit: 100 }).runs).to.have.length(100);
-    const abort = new AbortController();
-    const first = h.prune(abort.signal); // the first chunk is deleted at once; then the loop yields, sees the abort and stops
-    abort.abort();
-    expect(await first).to.equal(5_000);
-    expect(await h.prune()).to.equal(1_000);
+    const h = await open({ retentionMs: 60_000, perAccount: 100_000, now: () => now });
+    for (let i = 0; i < 6_500; i++) record(h, A, i, now - (i < 6_000 ? 120_000 : 0)); // 6,000 old (more than one chunk), 500 recent
+    expect((await h.list(A, { limit: 100 })).runs).to.have.length(100);
+    const aborted = new AbortController();
+    aborted.abort();
+    expect(await h.prune(aborted.signal), "stopped before its first chunk").to.equal(0);
+    expect(await h.prune()).to.equal(6_000);
     now += 30_000;
     expect(await h.prune()).to.equal(0);
-    let seen = 0;
-    for (let cursor: number | undefined, page; (page = h.list(A, { limit: 100, cursor })).runs.length; cursor = Number(page.next_cursor)) {
-      seen += page.runs.length;
-      if (!page.next_cursor) break;
-    }
-    expect(seen).to.equal(500);
+    expect(await all(h, A)).to.equal(500);
     now += 60_000; // all past the retention: listed no more, before any prune
-    expect(h.list(A, { limit: 100 })).to.deep.equal({ runs: [], next_cursor: null });
-    h.close();
-    const off = new RunHistory(file, { retentionMs: 0, perAccount: 100 });
+    expect(await h.list(A, { limit: 100 })).to.deep.equal({ runs: [], next_cursor: null });
+    await h.close();
+    const off = await open({ retentionMs: 0, perAccount: 100 });
     record(off, B, 1, Date.now());
     expect(await off.prune(), "history off: what was kept goes").to.equal(500);
-    expect(ids(off, B)).to.deep.equal([]);
-    off.close();
+    expect(await ids(off, B)).to.deep.equal([]);
+    await off.close();
+  });
+
+  it("keeps any text the action logged (NUL and lone surrogates become U+FFFD on both databases)", async function () {
+    const h = await open({ retentionMs: 3600_000, perAccount: 10 });
+    await h.record({ id: "run_text", accountHash: A, keyHash: 7n, cid: "QmX", status: "failed", startedAt: Date.now(), durationMs: 1, costCents: 0, logs: "a\u0000b\ud800c é", error: "E\u0000", requestId: null });
+    const [r] = (await h.list(A, { limit: 1 })).runs;
+    expect([r.logs, r.error, r.logs_truncated]).to.deep.equal(["a\ufffdb\ufffdc é", "E\ufffd", false]);
+    await h.close();
   });
 
   it("start() prunes at once and stops on the signal", async function () {
     const now = 2_000_000_000_000;
-    const h = new RunHistory(path.join(dir, "runs.sqlite"), { retentionMs: 1000, perAccount: 10, now: () => now });
+    const h = await open({ retentionMs: 1000, perAccount: 10, now: () => now });
     record(h, A, 1, now - 5000);
     record(h, A, 2, now);
     const abort = new AbortController();
     h.start(abort.signal, pino({ level: "silent" }));
+    for (let t = 0; t < 200 && (await ids(h, A)).length > 1; t++) await new Promise((r) => setTimeout(r, 25));
     abort.abort();
-    expect(ids(h, A)).to.deep.equal(["run_170_2"]);
-    h.close();
+    expect(await ids(h, A)).to.deep.equal(["run_170_2"]);
+    await h.close();
   });
+});
 
+describe("run history: configuration", function () {
   it("VESTA_RUN_HISTORY_DAYS and VESTA_RUN_HISTORY_PER_ACCOUNT: defaults 30 days and 10,000; bad values stop the boot naming them", function () {
     const base = { VESTA_MODE: "development", VESTA_RPC_URL: "http://127.0.0.1:8545", VESTA_ACCOUNT_CONFIG_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3", VESTA_PAYER_KEYS: "0x" + "11".repeat(32) };
     expect(loadConfig(base).runHistory).to.deep.equal({ retentionMs: 30 * 24 * 3600_000, perAccount: 10_000 });

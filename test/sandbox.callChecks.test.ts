@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { countCall, toHostCall, type CallCounts } from "../executor/sandbox/host/call-checks";
 import { MAX_CID_CHARS, MAX_CRYPTO_MESSAGE_CHARS, MAX_HOST_CALLS_PER_RUN } from "../executor/sandbox/wire/bounds";
 import { DEFAULT_LIMITS, type HostCall, type RunLimits } from "../executor/sandbox/types";
+import { MAX_MODULE_URL_CHARS, MAX_MODULES_PER_RUN } from "../executor/sandbox/imports";
 
 /**
  * The one gate between an action and the Host (host/call-checks.ts), rule by rule: what each call
@@ -43,6 +44,25 @@ describe("host call checks (host/call-checks.ts)", function () {
       expect(counts).to.deep.equal({ total: 2, keys: 0, fetches: 2, imports: 0 });
       expect(countCall(call("getPrivateKey"), counts, limits)).to.equal(undefined);
       expect(counts).to.deep.equal({ total: 3, keys: 1, fetches: 2, imports: 0 });
+    });
+
+    it("counts an imported module as a fetch and as an import: maxFetches first, then MAX_MODULES_PER_RUN", function () {
+      const counts = fresh();
+      expect(countCall(call("import"), counts, limits)).to.equal(undefined);
+      expect(counts).to.deep.equal({ total: 1, keys: 0, fetches: 1, imports: 1 });
+      expect(countCall(call("fetch"), counts, limits)).to.equal(undefined);
+      expect(countCall(call("import"), counts, limits), "the fetch budget is shared").to.equal("maxFetches");
+      expect(counts).to.deep.equal({ total: 2, keys: 0, fetches: 2, imports: 1 });
+      const roomy = { ...limits, maxFetches: MAX_MODULES_PER_RUN + 10 };
+      const near = { total: 0, keys: 0, fetches: 0, imports: MAX_MODULES_PER_RUN - 1 };
+      expect(countCall(call("import"), near, roomy)).to.equal(undefined);
+      expect(near).to.deep.equal({ total: 1, keys: 0, fetches: 1, imports: MAX_MODULES_PER_RUN });
+      expect(countCall(call("import"), near, roomy)).to.equal("maxImports");
+      expect(near, "a refused import is not counted").to.deep.equal({ total: 1, keys: 0, fetches: 1, imports: MAX_MODULES_PER_RUN });
+      expect(countCall(call("fetch"), near, roomy), "only imports stop at MAX_MODULES_PER_RUN").to.equal(undefined);
+      expect(near).to.deep.equal({ total: 2, keys: 0, fetches: 2, imports: MAX_MODULES_PER_RUN });
+      expect(countCall(call("getRpcUrl"), near, roomy), "getRpcUrl is neither a key request nor a fetch").to.equal(undefined);
+      expect(near).to.deep.equal({ total: 3, keys: 0, fetches: 2, imports: MAX_MODULES_PER_RUN });
     });
 
     it("stops every call at MAX_HOST_CALLS_PER_RUN, before the per-kind limits", function () {
@@ -116,6 +136,45 @@ describe("host call checks (host/call-checks.ts)", function () {
       expect(thrown(() => ok({ k: "v".repeat(8192) }))).to.deep.equal(["TypeError", "bad fetch header k"]);
       expect(thrown(() => ok({ n: 1 }))).to.deep.equal(["TypeError", "bad fetch header n"]);
       expect(thrown(() => ok({ ["N".repeat(100)]: 1 }))).to.deep.equal(["TypeError", `bad fetch header ${"N".repeat(64)}`]);
+    });
+
+    it("fetch bodyBase64: base64 of at most 4*ceil(maxFetchBytes/3) characters, never beside a text body", function () {
+      const ok = (args: Record<string, unknown>) => toHostCall("fetch", { method: "POST", url: "https://example.com/", ...args }, IPFS, limits) as FetchCall;
+      const max = 4 * Math.ceil(100 / 3); // 136
+      const b64 = `${"A".repeat(max - 2)}==`;
+      expect(ok({ bodyBase64: b64 })).to.deep.equal({ op: "fetch", url: "https://example.com/", method: "POST", headers: {}, bodyBase64: b64 });
+      expect(ok({ bodyBase64: "" }).bodyBase64).to.equal("");
+      expect(thrown(() => ok({ bodyBase64: "A".repeat(max + 1) }))).to.deep.equal(["RangeError", `bodyBase64 is longer than ${max} characters`]);
+      expect(thrown(() => ok({ bodyBase64: 5 }))).to.deep.equal(["TypeError", "bodyBase64 must be a string"]);
+      for (const bad of ["QUJD!", "QUJD===", "=QUJD", "QU JD", "QUJD\n", "QUJD=A"]) expect(thrown(() => ok({ bodyBase64: bad })), bad).to.deep.equal(["TypeError", "fetch: bodyBase64 is not base64"]);
+      expect(thrown(() => ok({ body: "x", bodyBase64: "eA==" }))).to.deep.equal(["TypeError", "fetch: a body is text or base64, not both"]);
+      expect(thrown(() => ok({ body: "", bodyBase64: "" })), "an empty body counts as a body").to.deep.equal(["TypeError", "fetch: a body is text or base64, not both"]);
+      expect("bodyBase64" in ok({ body: "x" })).to.equal(false);
+    });
+
+    it("import: a URL of at most MAX_MODULE_URL_CHARS, and at most 8 well-formed integrity pins", function () {
+      const pin = `sha384-${"A".repeat(64)}`;
+      const url = "https://cdn.example/npm/zod@3.22.4/+esm";
+      expect(toHostCall("import", { url, extra: 1 }, IPFS, limits)).to.deep.equal({ op: "import", url, integrity: [] });
+      expect(toHostCall("import", { url, integrity: [pin] }, IPFS, limits)).to.deep.equal({ op: "import", url, integrity: [pin] });
+      expect(toHostCall("import", { url, integrity: null }, IPFS, limits), "null: no pins, as undefined").to.deep.equal({ op: "import", url, integrity: [] });
+      const eight = Array.from({ length: 8 }, () => pin);
+      expect(toHostCall("import", { url, integrity: eight }, IPFS, limits)).to.deep.equal({ op: "import", url, integrity: eight });
+      const refusal = ["TypeError", "import: integrity must be a list of at most 8 pins (sha384-<base64>)"];
+      for (const integrity of [[...eight, pin], pin, {}, [[pin]], [pin, 7], [pin, "sha384-short"], ["md5-AAAA"], [`sha384-${"A".repeat(63)}`]]) {
+        expect(thrown(() => toHostCall("import", { url, integrity }, IPFS, limits)), JSON.stringify(integrity)).to.deep.equal(refusal);
+      }
+      const long = `https://e/${"a".repeat(MAX_MODULE_URL_CHARS - 10)}`;
+      expect((toHostCall("import", { url: long }, IPFS, limits) as Extract<HostCall, { op: "import" }>).url).to.equal(long);
+      expect(thrown(() => toHostCall("import", { url: `${long}a` }, IPFS, limits))).to.deep.equal(["RangeError", `url is longer than ${MAX_MODULE_URL_CHARS} characters`]);
+      expect(thrown(() => toHostCall("import", {}, IPFS, limits))).to.deep.equal(["TypeError", "url must be a string"]);
+    });
+
+    it("getRpcUrl: a chain name of at most 64 characters, nothing else passed on", function () {
+      expect(toHostCall("getRpcUrl", { chain: "local", url: "x" }, IPFS, limits)).to.deep.equal({ op: "getRpcUrl", chain: "local" });
+      expect(toHostCall("getRpcUrl", { chain: "c".repeat(64) }, IPFS, limits)).to.deep.equal({ op: "getRpcUrl", chain: "c".repeat(64) });
+      expect(thrown(() => toHostCall("getRpcUrl", { chain: "c".repeat(65) }, IPFS, limits))).to.deep.equal(["RangeError", "chain is longer than 64 characters"]);
+      expect(thrown(() => toHostCall("getRpcUrl", {}, IPFS, limits))).to.deep.equal(["TypeError", "chain must be a string"]);
     });
 
     it("an unknown operation is refused, its name cut to 64 characters", function () {

@@ -9,6 +9,8 @@ import { buildTypedData, DEFAULT_DOMAIN_NAME, PRIMARY_TYPES, STRUCT_FIELDS, type
 import { buildSiweMessage, type SiwePurpose } from "../protocol/siwe";
 import { recoverSigner } from "../protocol/ecdsa";
 import { SignedRequestError, verifySigned, type SignedProof } from "../relayer/signed";
+import { isValidContractSignature } from "../relayer/signed/erc1271";
+import type { Provider } from "ethers";
 
 const CHAIN_ID = 31337n;
 const NOW = 1_800_000_000;
@@ -220,6 +222,25 @@ describe("signed requests, unit by unit (relayer/signed)", function () {
       } finally {
         require.cache[id] = loaded;
       }
+    });
+  });
+
+  describe("ERC-1271 (relayer/signed/erc1271.ts): a node that fails is no verdict on the signature", function () {
+    const digest = `0x${"11".repeat(32)}`;
+    const contract = `0x${"22".repeat(20)}`;
+    const bounds = { gasLimit: 300_000, timeoutMs: 2_000 };
+    const failing = (err: Error & { code?: string }) => ({ getCode: async () => "0x6001", call: async () => Promise.reject(err) }) as unknown as Provider;
+
+    it("an RPC node that cannot be reached is thrown (the caller answers 503), never read as an invalid signature", async function () {
+      const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:8545"), { code: "ECONNREFUSED" });
+      let thrown: unknown;
+      await isValidContractSignature(failing(refused), contract, digest, "0x00", bounds).catch((e) => (thrown = e));
+      expect(thrown).to.equal(refused);
+    });
+
+    it("a contract that reverts is exactly false", async function () {
+      const reverted = Object.assign(new Error("execution reverted"), { code: "CALL_EXCEPTION" });
+      expect(await isValidContractSignature(failing(reverted), contract, digest, "0x00", bounds)).to.equal(false);
     });
   });
 

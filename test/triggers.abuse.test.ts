@@ -5,7 +5,7 @@ import type { Server } from "node:http";
 import { scanChains } from "../triggers/kinds/chainEvent";
 import { mailboxOf } from "../triggers/api/auth";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
-import { tempPostgres, type TempPostgres } from "./helpers/postgres";
+import { STORES, tempDatabase, type TempDatabase } from "./helpers/postgres";
 
 const CODE = `async function main(params) { return params; }`;
 const KEY = "usage-key-secret-123";
@@ -36,16 +36,16 @@ describe("mailboxOf (the per-address sign-in limit's key)", function () {
   });
 });
 
-for (const store of ["SQLite", "PostgreSQL"] as const)
+for (const store of STORES)
   describe(`triggers service: what an anonymous caller or a free user can make it store or poll (${store})`, function () {
     this.timeout(60_000);
     let core: Awaited<ReturnType<typeof fakeCore>>;
     let chain: Awaited<ReturnType<typeof fakeChain>>;
     let h: Harness;
     let token: string;
-    let pg: TempPostgres | undefined;
+    let pg: TempDatabase | undefined;
     before(async function () {
-      if (store === "PostgreSQL") pg = tempPostgres(this);
+      if (store === "PostgreSQL") pg = await tempDatabase(this);
       core = await fakeCore((body) => ({ status: 200, body: { response: body.js_params.event ?? null, logs: "", has_error: false } }));
       chain = await fakeChain();
       h = await startHarness(
@@ -71,7 +71,7 @@ for (const store of ["SQLite", "PostgreSQL"] as const)
       await h?.stop();
       await core?.close();
       await chain?.close();
-      pg?.stop();
+      await pg?.stop();
     });
 
     const api = (p: string, init: Parameters<typeof http>[1] = {}) => http(`${h.svc.url}${p}`, { token, ...init });

@@ -5,24 +5,24 @@ import crypto from "node:crypto";
 import Database from "better-sqlite3";
 import { Client } from "pg";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
-import { tempPostgres, type TempPostgres } from "./helpers/postgres";
+import { STORES, storeEnv, tempDatabase, type TempDatabase } from "./helpers/postgres";
 import { loadTriggersConfig } from "../triggers/config";
 
 const CODE = `async function main(params) { return params; }`;
 const ok = (body: any) => ({ status: 200, body: { response: body.js_params, logs: "", has_error: false } });
 
 /** The suite runs on each store: SQLite, and PostgreSQL where one can be started (see helpers/postgres). */
-for (const store of ["SQLite", "PostgreSQL"] as const)
+for (const store of STORES)
 describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${store})`, function () {
   this.timeout(60_000);
   let core: Awaited<ReturnType<typeof fakeCore>>;
   let h: Harness;
   let token: string;
-  let pg: TempPostgres | undefined;
+  let pg: TempDatabase | undefined;
   let mode: "ok" | "503" | "400" | "throw" = "ok";
   before(async function () {
     if (store === "PostgreSQL") {
-      pg = tempPostgres(this);
+      pg = await tempDatabase(this);
     }
     core = await fakeCore((body) => {
       if (mode === "503") return { status: 503, body: { error: "down", code: "chain_unavailable", message: "down" } };
@@ -46,7 +46,7 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
   after(async () => {
     await h?.stop();
     await core?.close();
-    pg?.stop();
+    await pg?.stop();
   });
 
   /** The stored (sealed) usage key of trigger `id`, read from the store itself. */
@@ -267,13 +267,14 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
   });
 });
 
-describe("triggers webhook per-IP rate limit", function () {
+for (const store of STORES)
+describe(`triggers webhook per-IP rate limit (${store})`, function () {
   let core: Awaited<ReturnType<typeof fakeCore>>;
   let h: Harness;
   let token: string;
-  before(async () => {
+  before(async function () {
     core = await fakeCore((body) => ok(body));
-    h = await startHarness({ TRIGGERS_CORE_URL: core.url, TRIGGERS_WEBHOOK_RATE_PER_IP: "4", TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: "100", TRIGGERS_RATE_WINDOW_MS: "60000" });
+    h = await startHarness({ ...(await storeEnv(this, store)), TRIGGERS_CORE_URL: core.url, TRIGGERS_WEBHOOK_RATE_PER_IP: "4", TRIGGERS_WEBHOOK_RATE_PER_TRIGGER: "100", TRIGGERS_RATE_WINDOW_MS: "60000" });
     token = await approvedToken(h);
   });
   after(async () => {

@@ -5,6 +5,7 @@ import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { hashOf } from "./helpers/accountConfig";
 import { scanChains } from "../triggers/kinds/chainEvent";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
+import { STORES, storeEnv } from "./helpers/postgres";
 
 const ECHO = `async function main(params) { return params.event.decoded.arg3; }`;
 const GROUP_CREATED = "GroupCreated(uint256 indexed apiKeyHash, uint64 indexed groupId, uint256 actorKeyHash, string name, string description)";
@@ -14,7 +15,8 @@ const GROUP_CREATED = "GroupCreated(uint256 indexed apiKeyHash, uint64 indexed g
  * the chain, is killed with SIGKILL while logs are arriving, and a fresh process takes over from the
  * same data dir. Every log fires exactly once: none lost, none twice.
  */
-describe("triggers chain-event cursor across SIGKILL", function () {
+for (const store of STORES)
+describe(`triggers chain-event cursor across SIGKILL (${store})`, function () {
   this.timeout(120_000);
   let stack: Stack;
   before(async () => {
@@ -22,10 +24,10 @@ describe("triggers chain-event cursor across SIGKILL", function () {
   });
   after(async () => stack?.stop());
 
-  it("fires each log exactly once when the process following the chain is killed and restarted", async () => {
+  it("fires each log exactly once when the process following the chain is killed and restarted", async function () {
     const core = await fakeCore((body) => ({ status: 200, body: { response: body.js_params.event.decoded.arg3, logs: "", has_error: false } }));
     const h: Harness = await startHarness(
-      { TRIGGERS_CORE_URL: core.url, TRIGGERS_RPC_ETHEREUM: stack.rpcUrl, TRIGGERS_CHAIN_POLL_MS: "50", TRIGGERS_CONFIRMATIONS: "0" },
+      { ...(await storeEnv(this, store)), TRIGGERS_CORE_URL: core.url, TRIGGERS_RPC_ETHEREUM: stack.rpcUrl, TRIGGERS_CHAIN_POLL_MS: "50", TRIGGERS_CONFIRMATIONS: "0" },
       { pollers: false },
     );
     const { apiKey } = await newAccount(stack);

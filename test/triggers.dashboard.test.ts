@@ -2,6 +2,7 @@ import { expect } from "chai";
 import crypto from "node:crypto";
 import { loadTriggersConfig } from "../triggers/config";
 import { http, startHarness, type Harness } from "./helpers/triggers";
+import { STORES, storeEnv } from "./helpers/postgres";
 
 /** The core's origin: the dashboard is served by it at /dashboard/ (the default TRIGGERS_DASHBOARD_URL). */
 const DASHBOARD_ORIGIN = "http://127.0.0.1:8000";
@@ -13,12 +14,13 @@ const newToken = () => {
   return { token, challenge: crypto.createHash("sha256").update(token).digest("base64url") };
 };
 
-describe("triggers service: approval from the web dashboard (session, CORS, JSON approval, login redirects)", function () {
+for (const store of STORES)
+describe(`triggers service: approval from the web dashboard (session, CORS, JSON approval, login redirects) (${store})`, function () {
   this.timeout(60_000);
   let h: Harness;
   let cookie: string;
-  before(async () => {
-    h = await startHarness({ TRIGGERS_CORE_URL: `${DASHBOARD_ORIGIN}/core/v1` });
+  before(async function () {
+    h = await startHarness({ ...(await storeEnv(this, store)), TRIGGERS_CORE_URL: `${DASHBOARD_ORIGIN}/core/v1` });
     cookie = (await signIn("carol@example.com")).cookie;
   });
   after(async () => h?.stop());

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { spawn } from "node:child_process";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
+import { STORES, storeEnv } from "./helpers/postgres";
 
 const CODE = `async function main(params) { return params.event.i; }`;
 
@@ -16,11 +17,12 @@ async function gatedCore() {
 }
 
 /** Kill-and-restart of the run queue: no queued run is lost, none runs twice (in-flight runs are failed, not re-run). */
-describe("triggers service: durable run queue (spec 3, fake core)", function () {
+for (const store of STORES)
+describe(`triggers service: durable run queue (spec 3, fake core) (${store})`, function () {
   this.timeout(60_000);
-  it("keeps queued runs across a stop in the middle of a run, and runs each at most once", async () => {
+  it("keeps queued runs across a stop in the middle of a run, and runs each at most once", async function () {
     const { core, release } = await gatedCore();
-    const h: Harness = await startHarness({ TRIGGERS_CORE_URL: core.url, TRIGGERS_WORKERS: "1" });
+    const h: Harness = await startHarness({ ...(await storeEnv(this, store)), TRIGGERS_CORE_URL: core.url, TRIGGERS_WORKERS: "1" });
     try {
       const token = await approvedToken(h);
       const t = (await http(`${h.svc.url}/api/triggers`, { method: "POST", token, body: { name: "d", kind: "webhook", action_code: CODE, usage_api_key: "k", config: {} } })).body;
@@ -47,10 +49,10 @@ describe("triggers service: durable run queue (spec 3, fake core)", function () 
     }
   });
 
-  it("loses no queued run and runs none twice when the process is killed with SIGKILL", async () => {
+  it("loses no queued run and runs none twice when the process is killed with SIGKILL", async function () {
     const { core, release } = await gatedCore();
     const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const h: Harness = await startHarness({ TRIGGERS_CORE_URL: core.url, TRIGGERS_WORKERS: "1" });
+    const h: Harness = await startHarness({ ...(await storeEnv(this, store)), TRIGGERS_CORE_URL: core.url, TRIGGERS_WORKERS: "1" });
     const child = { proc: undefined as ReturnType<typeof spawn> | undefined };
     try {
       const token = await approvedToken(h);

@@ -5,13 +5,15 @@ import { hashOf } from "./helpers/accountConfig";
 import { scanChains } from "../triggers/kinds/chainEvent";
 import { scanSchedules } from "../triggers/kinds/schedule";
 import { approvedToken, http, startHarness, until, type Harness } from "./helpers/triggers";
+import { STORES, storeEnv } from "./helpers/postgres";
 
 const ECHO = `async function main(params) { console.log("fired"); return params; }`;
 const THROWS = `async function main(params) { throw new Error("action exploded " + params.source); }`;
 const GROUP_CREATED = "GroupCreated(uint256 indexed apiKeyHash, uint64 indexed groupId, uint256 actorKeyHash, string name, string description)";
 
 /** End to end against the real core service and the in-process chain (named `ethereum` for the service). */
-describe("triggers service end to end (spec 3, real core and chain)", function () {
+for (const store of STORES)
+describe(`triggers service end to end (spec 3, real core and chain) (${store})`, function () {
   this.timeout(120_000);
   let stack: Stack;
   let h: Harness;
@@ -19,11 +21,11 @@ describe("triggers service end to end (spec 3, real core and chain)", function (
   let apiKey: string;
   let usageKey: string;
   const clock = { t: Date.now() };
-  before(async () => {
+  before(async function () {
     stack = await startStack();
     ({ apiKey } = await newAccount(stack));
     ({ usageKey } = await usageKeyFor(stack, apiKey, [ECHO, THROWS]));
-    h = await startHarness({ TRIGGERS_CORE_URL: stack.relayer.url, TRIGGERS_RPC_ETHEREUM: stack.rpcUrl }, { pollers: false, now: () => clock.t });
+    h = await startHarness({ ...(await storeEnv(this, store)), TRIGGERS_CORE_URL: stack.relayer.url, TRIGGERS_RPC_ETHEREUM: stack.rpcUrl }, { pollers: false, now: () => clock.t });
     token = await approvedToken(h);
   });
   after(async () => {

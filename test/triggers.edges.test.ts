@@ -5,6 +5,7 @@ import { startStack, type Stack } from "./helpers/relayer";
 import { chainSecuredHash } from "./helpers/accountConfig";
 import { rpcProxy, type RpcFault, type RpcProxy } from "./helpers/rpcProxy";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
+import { STORES, storeEnv } from "./helpers/postgres";
 import { scanChains } from "../triggers/kinds/chainEvent";
 
 const CODE = `async function main(params) { return params; }`;
@@ -15,18 +16,19 @@ const GROUP_CREATED = "GroupCreated(uint256 indexed apiKeyHash, uint64 indexed g
  * that are not well-formed Unicode anywhere in a request, a chain RPC node that fails while a
  * chain-event trigger is saved, and chain events carrying strings that are not UTF-8.
  */
-describe("triggers service: text and chain failures at the edges", function () {
+for (const store of STORES)
+describe(`triggers service: text and chain failures at the edges (${store})`, function () {
   this.timeout(120_000);
   let stack: Stack;
   let proxy: RpcProxy;
   let core: Awaited<ReturnType<typeof fakeCore>>;
   let h: Harness;
   let token: string;
-  before(async () => {
+  before(async function () {
     stack = await startStack();
     proxy = await rpcProxy(stack.rpcUrl);
     core = await fakeCore((body) => ({ status: 200, body: { response: body.js_params, logs: "", has_error: false } }));
-    h = await startHarness({ TRIGGERS_CORE_URL: core.url, TRIGGERS_RPC_ETHEREUM: proxy.url, TRIGGERS_RPC_TIMEOUT_MS: "1000", TRIGGERS_CONFIRMATIONS: "0" }, { pollers: false });
+    h = await startHarness({ ...(await storeEnv(this, store)), TRIGGERS_CORE_URL: core.url, TRIGGERS_RPC_ETHEREUM: proxy.url, TRIGGERS_RPC_TIMEOUT_MS: "1000", TRIGGERS_CONFIRMATIONS: "0" }, { pollers: false });
     token = await approvedToken(h);
     await h.svc.ctx.providers.ethereum!.getBlockNumber(); // the provider knows its network before any fault
   });

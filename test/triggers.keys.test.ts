@@ -4,6 +4,7 @@ import { computeCid } from "../executor/cid";
 import { newId, seal } from "../triggers/crypto";
 import { call, newAccount, startStack, usageKeyFor, type Stack } from "./helpers/relayer";
 import { approvedToken, http, startHarness, until, type Harness } from "./helpers/triggers";
+import { STORES, storeEnv } from "./helpers/postgres";
 
 const ECHO = `async function main(params) { return { echoed: params.event }; }`;
 /** What an attacker holding a triggers token would like to run with the trigger's key. */
@@ -14,7 +15,8 @@ const STEAL = `async function main() { return await Lit.Actions.getLitActionPriv
  * the action": checked with the core (POST /core/v1/check_execute_permission) when a trigger is
  * saved and again before each run; against the real core service and chain.
  */
-describe("triggers hold scoped usage keys only (spec 3, real core)", function () {
+for (const store of STORES)
+describe(`triggers hold scoped usage keys only (spec 3, real core) (${store})`, function () {
   this.timeout(120_000);
   let stack: Stack;
   let h: Harness;
@@ -23,12 +25,12 @@ describe("triggers hold scoped usage keys only (spec 3, real core)", function ()
   let usageKey: string;
   let groupId: string;
   let stealKey: string;
-  before(async () => {
+  before(async function () {
     stack = await startStack({ payerCount: 1 });
     ({ apiKey } = await newAccount(stack));
     ({ usageKey, groupId } = await usageKeyFor(stack, apiKey, [ECHO]));
     ({ usageKey: stealKey } = await usageKeyFor(stack, apiKey, [STEAL]));
-    h = await startHarness({ TRIGGERS_CORE_URL: stack.relayer.url }, { pollers: false });
+    h = await startHarness({ ...(await storeEnv(this, store)), TRIGGERS_CORE_URL: stack.relayer.url }, { pollers: false });
     token = await approvedToken(h);
   });
   after(async () => {

@@ -3,23 +3,23 @@ import { Cron } from "croner";
 import { scanSchedules, validateSchedule } from "../triggers/kinds/schedule";
 import { newId } from "../triggers/crypto";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
-import { tempPostgres, type TempPostgres } from "./helpers/postgres";
+import { STORES, tempDatabase, type TempDatabase } from "./helpers/postgres";
 
 const CODE = `async function main(params) { return params; }`;
 const KEY = "usage-key-secret-123";
 
-for (const store of ["SQLite", "PostgreSQL"] as const)
+for (const store of STORES)
 describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
   this.timeout(60_000);
   let core: Awaited<ReturnType<typeof fakeCore>>;
   let h: Harness;
   let token: string;
-  let pg: TempPostgres | undefined;
+  let pg: TempDatabase | undefined;
   let reply: (body: any) => { status: number; body: unknown } = (body) => ({ status: 200, body: { response: body.js_params, logs: "", has_error: false } });
   const clock = { t: Date.parse("2030-01-01T00:00:00Z") };
   before(async function () {
     if (store === "PostgreSQL") {
-      pg = tempPostgres(this);
+      pg = await tempDatabase(this);
     }
     core = await fakeCore((body) => reply(body));
     h = await startHarness(
@@ -41,7 +41,7 @@ describe(`triggers service: limits on abuse (issue 15, ${store})`, function () {
   after(async () => {
     await h?.stop();
     await core?.close();
-    pg?.stop();
+    await pg?.stop();
   });
 
   const api = (p: string, init: Parameters<typeof http>[1] = {}) => http(`${h.svc.url}${p}`, { token, ...init });

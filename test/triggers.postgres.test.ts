@@ -1,21 +1,21 @@
 import { expect } from "chai";
-import { PostgresStore } from "../triggers/store/postgres";
+import { TriggersStore } from "../triggers/store/store";
 import { scanSchedules } from "../triggers/kinds/schedule";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
-import { tempPostgres, type TempPostgres } from "./helpers/postgres";
+import { tempDatabase, type TempDatabase } from "./helpers/postgres";
 
 const CODE = `async function main(params) { return params; }`;
 
 /** The same service on PostgreSQL (DATABASE_URL). Skipped where no PostgreSQL can be started. */
 describe("triggers service on PostgreSQL", function () {
   this.timeout(120_000);
-  let pg: TempPostgres | undefined;
+  let pg: TempDatabase | undefined;
   let core: Awaited<ReturnType<typeof fakeCore>>;
   let h: Harness;
   let token: string;
   const clock = { t: Date.parse("2030-01-01T00:00:00Z") };
   before(async function () {
-    pg = tempPostgres(this);
+    pg = await tempDatabase(this);
     core = await fakeCore((body) => ({ status: 200, body: { response: body.js_params, logs: "", has_error: false } }));
     h = await startHarness({ TRIGGERS_CORE_URL: core.url, DATABASE_URL: pg.url }, { pollers: false, now: () => clock.t });
     token = await approvedToken(h);
@@ -23,7 +23,7 @@ describe("triggers service on PostgreSQL", function () {
   after(async () => {
     await h?.stop();
     await core?.close();
-    pg?.stop();
+    await pg?.stop();
   });
   const api = (p: string, init: Parameters<typeof http>[1] = {}) => http(`${h.svc.url}${p}`, { token, ...init });
   const finished = (id: string, n: number) =>
@@ -54,12 +54,12 @@ describe("triggers service on PostgreSQL", function () {
   it("claims with SKIP LOCKED: two stores draining one queue never take the same run", async () => {
     const trg = (await api("/api/triggers", { method: "POST", body: { name: "q", kind: "webhook", action_code: CODE, usage_api_key: "k", config: {}, enabled: false } })).body;
     await h.svc.close(); // only the two stores below claim
-    const a = await PostgresStore.open(pg!.url);
-    const b = await PostgresStore.open(pg!.url);
+    const a = await TriggersStore.open({ databaseUrl: pg!.url, sqliteFile: "" });
+    const b = await TriggersStore.open({ databaseUrl: pg!.url, sqliteFile: "" });
     try {
       await a.enqueue(trg.id, Array.from({ length: 40 }, (_, i) => ({ id: `run_skip_${i}`, params: { i } })), Date.now());
       const taken: string[] = [];
-      const drain = async (s: PostgresStore) => {
+      const drain = async (s: TriggersStore) => {
         for (;;) {
           const run = await s.claim(Date.now());
           if (!run) return;

@@ -1,19 +1,21 @@
 import { expect } from "chai";
 import { scanSchedules } from "../triggers/kinds/schedule";
 import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
+import { STORES, storeEnv } from "./helpers/postgres";
 
 const CODE = `async function main(params) { return params; }`;
 
 /** The scheduler with a driven clock: the test calls scanSchedules instead of waiting for the 30 s scan. */
-describe("triggers service: schedule trigger (spec 3, fake core)", function () {
+for (const store of STORES)
+describe(`triggers service: schedule trigger (spec 3, fake core) (${store})`, function () {
   this.timeout(60_000);
   let core: Awaited<ReturnType<typeof fakeCore>>;
   let h: Harness;
   let token: string;
   const clock = { t: Date.parse("2030-01-01T00:00:00Z") };
-  before(async () => {
+  before(async function () {
     core = await fakeCore((body) => ({ status: 200, body: { response: body.js_params, logs: "", has_error: false } }));
-    h = await startHarness({ TRIGGERS_CORE_URL: core.url }, { pollers: false, now: () => clock.t });
+    h = await startHarness({ ...(await storeEnv(this, store)), TRIGGERS_CORE_URL: core.url }, { pollers: false, now: () => clock.t });
     token = await approvedToken(h);
   });
   after(async () => {

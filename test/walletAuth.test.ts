@@ -109,6 +109,7 @@ describe("X-Wallet-Auth (billing identity)", function () {
       ["no signature", b64({ typed_data: envelope.typed_data })],
       ["no typed_data", b64({ signature: envelope.signature })],
       ["another field", b64({ ...envelope, account: "0x1" })],
+      ["a lone surrogate in a string (nothing to hash or verify)", b64({ ...envelope, signature: `${envelope.signature}\ud800` })],
       ["nested past the JSON depth limit", b64({ ...envelope, typed_data: { ...envelope.typed_data, message: { ...envelope.typed_data.message, deep: JSON.parse("[".repeat(70) + "]".repeat(70)) } } })],
     ];
     expect(over.length).to.be.greaterThan(16 * 1024);
@@ -191,6 +192,22 @@ describe("X-Wallet-Auth (billing identity)", function () {
       }
       return calls;
     }
+
+    it("an RPC node that fails during isValidSignature is no verdict: the node's error goes on (503 at the edge), never 401 invalid_wallet_auth", async function () {
+      const provider = stack.relayer.ctx.chain.provider;
+      const original = provider.call.bind(provider);
+      const outage = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:8545"), { code: "ECONNREFUSED" });
+      provider.call = async () => Promise.reject(outage);
+      try {
+        const err = await identity({ "x-wallet-auth": burnerHeader() }).then(
+          () => expect.fail("accepted"),
+          (e: unknown) => e,
+        );
+        expect(err).to.equal(outage);
+      } finally {
+        provider.call = original;
+      }
+    });
 
     it("caps the gas of isValidSignature: a contract that burns all it is given is refused, having burnt at most the cap", async function () {
       const calls = await watchCalls(() => rejected(identity({ "x-wallet-auth": burnerHeader() }), 401, "invalid_wallet_auth", /does not prove/));

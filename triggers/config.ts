@@ -48,6 +48,7 @@ const EnvSchema = z.object({
   TRIGGERS_RPC_BSC: z.string().url().optional(),
   TRIGGERS_RPC_POLYGON: z.string().url().optional(),
   DATABASE_URL: z.string().optional(),
+  TRIGGERS_HEARTBEAT_MS: int(50, 600_000).default(10_000),
 });
 
 export type TriggersConfig = {
@@ -101,6 +102,11 @@ export type TriggersConfig = {
   /** Longest wait for one JSON-RPC answer of a chain (then 503 chain_unavailable, or the next poll). */
   rpcTimeoutMs: number;
   databaseUrl?: string;
+  /**
+   * PostgreSQL: how often each process says it is alive; a run claimed by a process not heard from
+   * for three of these is failed as interrupted (by any process, checked as often).
+   */
+  heartbeatMs: number;
 };
 
 /** `url` without query or fragment, its path ending in "/" (so that it is a prefix of the pages under it). */
@@ -159,5 +165,6 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
     rpc,
     rpcTimeoutMs: e.TRIGGERS_RPC_TIMEOUT_MS,
     databaseUrl: e.DATABASE_URL,
+    heartbeatMs: e.TRIGGERS_HEARTBEAT_MS,
   };
 }

@@ -15,8 +15,7 @@ import { webhookRoutes } from "./api/webhook";
 import { providersFor, scanChains } from "./kinds/chainEvent";
 import { scanSchedules } from "./kinds/schedule";
 import { startWorkers } from "./runner";
-import { SqliteStore } from "./store/sqlite";
-import { PostgresStore } from "./store/postgres";
+import { STALE_HEARTBEATS, TriggersStore } from "./store/store";
 import type { Store } from "./store/types";
 
 export type TriggersOptions = {
@@ -46,8 +45,7 @@ function every(ms: number, signal: AbortSignal, fn: () => Promise<unknown>, logg
 /** Opens the store, fails interrupted runs, starts workers, pollers and the HTTP API. `close` stops all of it. */
 export async function startTriggers(config: TriggersConfig, opts: TriggersOptions = {}): Promise<RunningTriggers> {
   const logger = opts.logger ?? pino({ level: config.logLevel });
-  const store =
-    opts.store ?? (config.databaseUrl ? await PostgresStore.open(config.databaseUrl) : new SqliteStore(path.join(config.dataDir, "triggers.sqlite")));
+  const store = opts.store ?? (await TriggersStore.open({ databaseUrl: config.databaseUrl, sqliteFile: path.join(config.dataDir, "triggers.sqlite") }, config.heartbeatMs));
   const abort = new AbortController();
   let url = "";
   const ctx: TriggersCtx = {
@@ -67,7 +65,7 @@ export async function startTriggers(config: TriggersConfig, opts: TriggersOption
   const workers = opts.workers === false ? { wake: () => {}, idle: async () => {} } : startWorkers(ctx);
   ctx.wake = workers.wake;
   // Several processes share a PostgreSQL queue: runs of a process that stopped heartbeating are failed by the others.
-  if (store instanceof PostgresStore) every(30_000, abort.signal, () => store.failInterrupted(ctx.now()), logger);
+  if (store.shared) every(STALE_HEARTBEATS * config.heartbeatMs, abort.signal, () => store.failInterrupted(ctx.now()), logger);
   if (opts.pollers !== false) {
     every(config.schedulerScanMs, abort.signal, () => scanSchedules(ctx), logger);
     every(config.chainPollMs, abort.signal, () => scanChains(ctx), logger);

@@ -9,6 +9,7 @@ import pino from "pino";
 import { computeCid } from "../../executor/cid";
 import { loadTriggersConfig } from "../../triggers/config";
 import { startTriggers, type RunningTriggers, type TriggersOptions } from "../../triggers/server";
+import { dropTempDatabase } from "./postgres";
 
 export type Harness = {
   dataDir: string;
@@ -19,7 +20,11 @@ export type Harness = {
   stop: () => Promise<void>;
 };
 
-/** The triggers service in-process on a free port, with a temp data dir, a captured mailer and a driven clock. */
+/**
+ * The triggers service in-process on a free port, with a temp data dir, a captured mailer and a
+ * driven clock; its store on SQLite in the data dir, or on PostgreSQL when `env` has DATABASE_URL
+ * (storeEnv in helpers/postgres gives each harness a fresh database, dropped by `stop`).
+ */
 export async function startHarness(env: Record<string, string>, opts: TriggersOptions = {}): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-triggers-"));
   const h: Harness = {
@@ -30,6 +35,7 @@ export async function startHarness(env: Record<string, string>, opts: TriggersOp
       TRIGGERS_QUEUE_POLL_MS: "20",
       TRIGGERS_RETRY_BASE_MS: "5",
       TRIGGERS_LOG_LEVEL: "silent",
+      TRIGGERS_HEARTBEAT_MS: "200", // on PostgreSQL, runs of a killed process are failed within a second or so
       // tests sign in many times from one address: the login mail limits have their own test
       TRIGGERS_LOGIN_RATE_PER_ADDRESS: "1000",
       TRIGGERS_LOGIN_RATE_PER_IP: "1000",
@@ -49,6 +55,7 @@ export async function startHarness(env: Record<string, string>, opts: TriggersOp
     stop: async () => {
       await h.svc?.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
+      await dropTempDatabase(h.env.DATABASE_URL); // a database of its own (storeEnv): dropped with it
     },
   };
   await h.start();

@@ -38,6 +38,8 @@ export type NewRun = { id: string; params: Record<string, unknown>; dedupeKey?: 
 
 /** Storage of the triggers service. Each method is atomic on its own. */
 export interface Store {
+  /** Several processes may work this store's queue (PostgreSQL): each looks for runs of stopped ones while serving. */
+  readonly shared?: boolean;
   // users, sessions, magic links, bearer tokens
   userByEmail(email: string, create: boolean): Promise<User | undefined>;
   userById(id: string): Promise<User | undefined>;

@@ -1,0 +1,3 @@
+export { Storage, type StoreLocation } from "./open";
+export { Dialect, fromJson, toNumber, type ColumnTypes, type DialectName } from "./dialect";
+export { migrate, hasColumn, MigrationError, type MigrationStep, type StoreSchema } from "./migrate";

@@ -1,0 +1,119 @@
+import fs from "node:fs";
+import path from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type Transaction } from "kysely";
+import pg from "pg";
+import { Dialect } from "./dialect";
+import { migrate, type StoreSchema } from "./migrate";
+
+/**
+ * Where a store lives: the PostgreSQL database at `databaseUrl` when it is set (every store of every
+ * process in one database, each in its own tables), else the SQLite file `sqliteFile` (one file
+ * per store, in the data directory).
+ */
+export type StoreLocation = {
+  databaseUrl?: string;
+  sqliteFile: string;
+  /**
+   * SQLite only: FULL (default) makes every commit durable against a power loss (an fsync each);
+   * NORMAL against a crash of the process only (the billing ledger, which fsyncs what matters itself).
+   */
+  synchronous?: "FULL" | "NORMAL";
+  /** PostgreSQL only: the most connections this store holds (default 10). */
+  poolSize?: number;
+};
+
+/** PostgreSQL type ids read differently from pg's defaults, so rows read the same on both databases. */
+const INT8 = 20;
+const NUMERIC = 1700;
+const JSON_OID = 114;
+const JSONB = 3802;
+/**
+ * BIGINT and NUMERIC (counts, sums) as JS numbers, as SQLite answers them: every such value a store
+ * keeps is an integer well within 2^53 (milliseconds, cents, bytes, sequence numbers). JSON and JSONB
+ * as their text, as SQLite's TEXT columns answer it: each store parses its JSON itself (fromJson).
+ */
+const getTypeParser = ((oid: number, format?: "text" | "binary") => {
+  if (oid === INT8 || oid === NUMERIC) return (v: string) => Number(v);
+  if (oid === JSON_OID || oid === JSONB) return (v: string) => v;
+  return pg.types.getTypeParser(oid, format as "text");
+}) as typeof pg.types.getTypeParser;
+
+/**
+ * SQLite's DDL is transactional (Kysely's adapter does not claim it): the steps of a migration run
+ * in one transaction with their records, as on PostgreSQL, so a failed step leaves nothing behind.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+/**
+ * Transactions take SQLite's write lock when they begin (BEGIN IMMEDIATE): another process on the
+ * same file waits for it (busy_timeout) instead of failing when a transaction that read first
+ * tries to write. Every transaction of the stores writes.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+}
+class VestaSqliteDialect extends SqliteDialect {
+  constructor(private readonly database: BetterSqlite3.Database) {
+    super({ database });
+  }
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.database });
+  }
+}
+
+/** A store's database: the Kysely instance (typed by the store's tables) and what differs between the databases. */
+export class Storage<DB> {
+  private constructor(
+    readonly db: Kysely<DB>,
+    readonly dialect: Dialect,
+  ) {}
+
+  /**
+   * Opens the store's database and brings its schema up to date (the migrations of `schema` that
+   * have not run there yet). A SQLite file made by an older version is picked up: each store's
+   * first step is that version's schema, created only where missing.
+   */
+  static async open<DB>(where: StoreLocation, schema: StoreSchema): Promise<Storage<DB>> {
+    const storage = where.databaseUrl ? Storage.postgres<DB>(where.databaseUrl, where.poolSize ?? 10) : Storage.sqlite<DB>(where.sqliteFile, where.synchronous ?? "FULL");
+    try {
+      await migrate(storage.db, storage.dialect, schema);
+    } catch (err) {
+      await storage.close().catch(() => {});
+      throw err;
+    }
+    return storage;
+  }
+
+  private static sqlite<DB>(file: string, synchronous: "FULL" | "NORMAL"): Storage<DB> {
+    if (file !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const database = new BetterSqlite3(file);
+    database.pragma("journal_mode = WAL");
+    database.pragma(`synchronous = ${synchronous}`);
+    database.pragma("busy_timeout = 5000");
+    return new Storage(new Kysely<DB>({ dialect: new VestaSqliteDialect(database) }), new Dialect("sqlite"));
+  }
+
+  private static postgres<DB>(url: string, max: number): Storage<DB> {
+    const pool = new pg.Pool({ connectionString: url, max, types: { getTypeParser } });
+    pool.on("error", () => {}); // an idle connection the server closed: the pool replaces it; queries report their own errors
+    return new Storage(new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), new Dialect("postgres"));
+  }
+
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(fn);
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}

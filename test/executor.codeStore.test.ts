@@ -1,0 +1,197 @@
+import { expect } from "chai";
+import os from "node:os";
+import path from "node:path";
+import fs from "node:fs";
+import { computeCid } from "../executor/cid";
+import { CodeStore } from "../executor/codeStore";
+import type { StoreLocation } from "../storage";
+import pino from "pino";
+import { startRelayer, type RunningRelayer } from "../relayer/server";
+import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
+import { dropTempDatabase, STORES, storeEnv, tempStore } from "./helpers/postgres";
+import { rawExec, rawQuery } from "./helpers/rawDb";
+import { ACTION_CODE_SQLITE_V0 } from "./helpers/legacySchemas";
+
+for (const store of STORES)
+describe(`the code store: what runs by ipfs_id is what its CID names (${store})`, function () {
+  this.timeout(60_000);
+  let dir: string;
+  let where: StoreLocation;
+  let drop: (() => Promise<void>) | undefined;
+  beforeEach(async function () {
+    ({ where, dir, drop } = await tempStore(this, store, "actions.sqlite"));
+  });
+  afterEach(async () => drop?.());
+  const open = (bytesPerPayer = 1024 * 1024, onMismatch?: (cid: string, problem: string) => void) => CodeStore.open(where, { bytesPerPayer, onMismatch });
+  /** A code row written behind the store's back: TEXT (as older versions wrote it, SQLite) or bytes. */
+  const sqlValue = (code: string | Buffer) =>
+    store === "PostgreSQL" ? `decode('${Buffer.from(code).toString("hex")}', 'hex')` : typeof code === "string" ? `'${code.replaceAll("'", "''")}'` : `X'${code.toString("hex")}'`;
+  const insertRaw = (rows: [string, string | Buffer][]) =>
+    rawExec(where, rows.map(([cid, code]) => `INSERT INTO action_code (cid, code, stored_at) VALUES ('${cid}', ${sqlValue(code)}, 0);`).join("\n"));
+
+  /** A code store whose database already holds `rows` (cid → TEXT or bytes), as written behind its back. */
+  async function storeWith(rows: [string, string | Buffer][], onMismatch?: (cid: string, problem: string) => void): Promise<CodeStore> {
+    await (await open()).close();
+    await insertRaw(rows);
+    return open(1024 * 1024, onMismatch);
+  }
+
+  it("keeps the exact bytes (BOM, NUL, CR) and reads them back", async function () {
+    const bytes = Buffer.from("\uFEFFasync function main() { return '\u0000\r' }\r\n", "utf8");
+    const cid = await computeCid(bytes);
+    const s = await open();
+    await s.put(cid, bytes, "account:a");
+    await s.close();
+    const again = await open();
+    expect(Buffer.from((await again.get(cid))!).equals(bytes)).to.equal(true);
+    await again.close();
+  });
+
+  it("code stored through one process is read by another on the same database (replicas share it)", async function () {
+    const [a, b] = [await open(), await open()];
+    try {
+      const bytes = Buffer.from("async function main() { return 'shared' }", "utf8");
+      const cid = await computeCid(bytes);
+      expect(await b.get(cid)).to.equal(undefined);
+      await a.put(cid, bytes, "account:a");
+      expect(Buffer.from((await b.get(cid))!).equals(bytes)).to.equal(true);
+      expect(await b.heldBy("account:a")).to.deep.equal({ bytes: bytes.length, cids: 1 });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("reads a row that does not hash to its CID, or is not UTF-8, as missing, and says so", async function () {
+    const cid = await computeCid("async function main() { return 'audited' }");
+    const other = await computeCid("x");
+    const problems: string[] = [];
+    const s = await storeWith(
+      [
+        [cid, "async function main() { return 'swapped' }"],
+        [other, Buffer.from([0x78, 0xff])],
+      ],
+      (c, p) => problems.push(`${c}: ${p}`),
+    );
+    expect(await s.get(cid)).to.equal(undefined);
+    expect(await s.get(other)).to.equal(undefined);
+    expect(problems).to.deep.equal([`${cid}: the stored code hashes to ${await computeCid("async function main() { return 'swapped' }")}`, `${other}: the stored code is not valid UTF-8`]);
+    await s.close();
+  });
+
+  it("keeps each payer within its bytes, dropping its least recently used code first; a CID another payer holds stays", async function () {
+    const s = await open(2000);
+    const codes = await Promise.all(
+      [1, 2, 3, 4].map(async (n) => {
+        const bytes = Buffer.from(`async function main() { return ${n} }\n//${"x".repeat(900)}`, "utf8"); // ~937 bytes: two fit
+        return { bytes, cid: await computeCid(bytes) };
+      }),
+    );
+    const [a, b, c, d] = codes;
+    await s.put(a.cid, a.bytes, "account:attacker");
+    await s.put(b.cid, b.bytes, "account:attacker");
+    await s.put(b.cid, b.bytes, "wallet:0xOther"); // the same code, stored by another payer too
+    await s.touch(a.cid, "account:attacker"); // a was run again: b is now the attacker's least recently used
+    await s.put(c.cid, c.bytes, "account:attacker"); // past 2000 bytes: b leaves the attacker's (stays the other's)
+    await s.put(d.cid, d.bytes, "account:attacker"); // and now a goes (no one else holds it: deleted)
+    expect(await s.heldBy("account:attacker")).to.deep.equal({ bytes: c.bytes.length + d.bytes.length, cids: 2 });
+    expect(await s.heldBy("wallet:0xOther")).to.deep.equal({ bytes: b.bytes.length, cids: 1 });
+    const kept = await Promise.all(codes.map(async (x) => (await s.get(x.cid)) !== undefined));
+    expect(kept).to.deep.equal([false, true, true, true]);
+    await s.close();
+    // An account that stores one new action after another keeps a fixed amount, and the database only that.
+    const again = await open(3000);
+    for (let n = 0; n < 200; n++) {
+      const bytes = Buffer.from(`async function main() { return "${n}" }\n//${"y".repeat(500)}`, "utf8");
+      await again.put(await computeCid(bytes), bytes, "account:flood");
+    }
+    expect((await again.heldBy("account:flood")).bytes).to.be.at.most(3000);
+    await again.close();
+    const [{ n }] = await rawQuery<{ n: unknown }>(where, "SELECT COUNT(*) AS n FROM action_code");
+    expect(Number(n)).to.equal(3 + 5); // b, c, d; and the flood's last five (about 540 bytes each)
+  });
+
+  it("a payer's stores raced against each other keep it within its bytes", async function () {
+    const s = await open(3000);
+    const other = store === "PostgreSQL" ? await open(3000) : s; // another process on the same database (a SQLite file has one)
+    const codes = await Promise.all(Array.from({ length: 24 }, async (_, n) => {
+      const bytes = Buffer.from(`async function main() { return "race ${n}" }\n//${"z".repeat(500)}`, "utf8");
+      return { bytes, cid: await computeCid(bytes) };
+    }));
+    await Promise.all(codes.map((c, i) => (i % 2 ? s : other).put(c.cid, c.bytes, "account:racer")));
+    const held = await s.heldBy("account:racer");
+    expect(held.bytes).to.be.at.most(3000);
+    expect(held.cids).to.equal(5); // as many as fit: none dropped twice, none kept over
+    await s.close();
+    if (other !== s) await other.close();
+  });
+
+  if (store === "SQLite")
+    it("picks up files of older versions: rows stored as text, and a file from before owners were kept", async function () {
+      const code = "async function main() { return '✓' }";
+      const cid = await computeCid(code);
+      await rawExec(where, `CREATE TABLE action_code (cid TEXT PRIMARY KEY, code TEXT NOT NULL, stored_at INTEGER NOT NULL);`);
+      await insertRaw([[cid, code]]);
+      const s = await open();
+      expect(Buffer.from((await s.get(cid))!).toString("utf8")).to.equal(code);
+      expect(await s.heldBy("account:a")).to.deep.equal({ bytes: 0, cids: 0 }); // the owners' table exists now
+      await s.close();
+      // and a file of the version just before migrations, with owners
+      const newer = path.join(dir, "v0.sqlite");
+      await rawExec({ sqliteFile: newer }, `${ACTION_CODE_SQLITE_V0}
+        INSERT INTO action_code VALUES ('${cid}', X'${Buffer.from(code).toString("hex")}', 1);
+        INSERT INTO action_code_owner VALUES ('account:a', '${cid}', ${Buffer.byteLength(code)}, 5);`);
+      const v0 = await CodeStore.open({ sqliteFile: newer }, { bytesPerPayer: 1024 });
+      expect(Buffer.from((await v0.get(cid))!).toString("utf8")).to.equal(code);
+      expect(await v0.heldBy("account:a")).to.deep.equal({ bytes: Buffer.byteLength(code), cids: 1 });
+      await v0.close();
+      for (const file of [where.sqliteFile, newer])
+        expect((await rawQuery<{ name: string }>({ sqliteFile: file }, "SELECT name FROM action_code_migrations")).map((r) => r.name)).to.deep.equal(["0001_initial"]);
+    });
+});
+
+/**
+ * The relayer's code store with DATABASE_URL: code one relayer stored runs by its CID through
+ * another relayer that has its own data directory (replicas share the store); without it each data
+ * directory has its own.
+ */
+for (const store of STORES)
+describe(`the relayer's action code across relayers (${store})`, function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  let second: RunningRelayer | undefined;
+  let otherDir: string;
+  before(async function () {
+    stack = await startStack({ payerCount: 1, env: await storeEnv(this, store) });
+    otherDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-replica-"));
+  });
+  after(async () => {
+    await second?.close();
+    await stack?.stop();
+    await dropTempDatabase(stack?.relayerConfig.databaseUrl);
+    fs.rmSync(otherDir, { recursive: true, force: true });
+  });
+
+  it(store === "PostgreSQL" ? "runs by ipfs_id through a second relayer the code stored through the first" : "keeps code in each relayer's data directory", async function () {
+    const { apiKey } = await newAccount(stack);
+    const code = `async function main() { return "stored once ${store}" }`;
+    const stored = await call(stack, "POST", "/lit_action", { key: apiKey, body: { code } });
+    expect([stored.status, stored.body.response]).to.deep.equal([200, `stored once ${store}`]);
+    second = await startRelayer({ ...stack.relayerConfig, dataDir: otherDir, localRootSecretFile: path.join(otherDir, "root-secret") }, pino({ level: "silent" }));
+    const r = await fetch(`${second.url}/core/v1/lit_action`, { method: "POST", headers: { "x-api-key": apiKey, "content-type": "application/json" }, body: JSON.stringify({ ipfs_id: stored.body.ipfs_id }) });
+    const body = await r.json();
+    if (store === "PostgreSQL") expect([r.status, body.response]).to.deep.equal([200, `stored once ${store}`]);
+    else expect([r.status, body.code]).to.deep.equal([404, "action_code_not_found"]);
+  });
+});
+
+describe("a relayer whose DATABASE_URL cannot be reached", function () {
+  this.timeout(120_000);
+  it("refuses to start, naming the store and the reason", async function () {
+    const err = await startStack({ payerCount: 1, env: { DATABASE_URL: "postgres://vesta@127.0.0.1:1/vesta" } }).then(
+      async (s) => (await s.stop(), undefined),
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).to.equal("the action_code store's database (postgres) cannot be opened: connect ECONNREFUSED 127.0.0.1:1");
+  });
+});
