@@ -21,8 +21,8 @@ export type BillingCtx = {
   };
 };
 
-/** Relayed writes that cost the account nothing: creating an account (unauthenticated; the account does not exist yet). */
-const FREE_WRITES = new Set(["newAccount"]);
+/** Relayed writes that cost the account nothing: creating an account (new_account, or an identity's first sign-in; the account does not exist yet). */
+const FREE_WRITES = new Set(["newAccount", "newChainSecuredAccount"]);
 
 export type AccountRecord = { managed: boolean; admin: string };
 

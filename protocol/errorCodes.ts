@@ -25,6 +25,10 @@ export const ERROR_CODES = {
   invalid_signature: { status: 401, meaning: "The signature does not prove the stated address (ECDSA recovery, or the contract's ERC-1271 answer)." },
   invalid_wallet_auth: { status: 401, meaning: "The X-Wallet-Auth header does not prove an admin wallet of the account." },
   invalid_login_link: { status: 401, meaning: "Triggers: the sign-in link is unknown, used or expired." },
+  invalid_session: { status: 401, meaning: "The identity session token is expired, altered, malformed or another node's: sign in again." },
+  invalid_id_token: { status: 401, meaning: "The OpenID Connect ID token does not hold: unknown issuer, another audience, expired, bad signature or algorithm; the message says which." },
+  invalid_nonce: { status: 401, meaning: "The ID token's nonce is missing, not one this node issued, expired, or used already (a nonce signs in once)." },
+  invalid_email_code: { status: 401, meaning: "The e-mail code is wrong, expired or used, or was sent to another address." },
   // 402: not paid for
   payment_required: { status: 402, meaning: "The balance, less the credit held by work under way, does not cover the operation; nothing was done." },
   // 403: known caller, not allowed
@@ -35,6 +39,7 @@ export const ERROR_CODES = {
   account_chain_secured: { status: 403, meaning: "The account is ChainSecured: its admin writes come from the admin wallet, and its old account key pays for nothing." },
   not_account_admin: { status: 403, meaning: "The signer is not the admin wallet of the account named." },
   not_pending_admin: { status: 403, meaning: "Only the proposed admin wallet can accept the account, from its own address." },
+  identity_not_owner: { status: 403, meaning: "The signed-in identity's wallet is no longer the account's admin (the account was handed over): it signs nothing for it." },
   payment_intent_not_yours: { status: 403, meaning: "The payment intent belongs to another account." },
   usage_key_not_permitted: { status: 403, meaning: "Triggers: the usage key may not execute the trigger's action." },
   // 404: no such thing
@@ -48,6 +53,7 @@ export const ERROR_CODES = {
   action_code_not_found: { status: 404, meaning: "No code is stored for that IPFS id: send the code once with `code`." },
   usage_key_not_found: { status: 404, meaning: "No such usage key in this account." },
   billing_not_configured: { status: 404, meaning: "Billing is off on this node." },
+  identity_method_off: { status: 404, meaning: "This sign-in method (OpenID Connect, e-mail code, passkey) is not configured on this node." },
   stripe_not_configured: { status: 404, meaning: "Card payments are not available on this node (local billing)." },
   free_credit_unavailable: { status: 404, meaning: "Free credit exists only on a development node with local billing." },
   payment_intent_not_found: { status: 404, meaning: "The payment provider knows no such payment intent." },
@@ -80,6 +86,7 @@ export const ERROR_CODES = {
   },
   // 429: slow down
   rate_limited: { status: 429, meaning: "Too many requests of this kind from this address; Retry-After says when to try again." },
+  too_many_attempts: { status: 429, meaning: "The e-mail code took as many wrong guesses as allowed and is void: ask for a new one." },
   run_queue_full: { status: 429, meaning: "The share of the sandbox of the account (or of its payer) and its queue are full; Retry-After says when to try again." },
   write_queue_full: { status: 429, meaning: "The relayed writes of this account, or billed to its payer, fill their share of the service's payer wallets and its queue (or the service's queue is full); nothing was sent; Retry-After says when to try again." },
   trigger_queue_full: { status: 429, meaning: "Triggers: the trigger has as many runs waiting as allowed; Retry-After says when to try again." },
@@ -90,6 +97,8 @@ export const ERROR_CODES = {
   payment_provider_unavailable: { status: 503, meaning: "The payment provider failed; nothing was done." },
   attestation_unavailable: { status: 503, meaning: "The attestation source (the TEE's guest agent) did not answer." },
   dashboard_not_built: { status: 503, meaning: "The dashboard is not built on this node." },
+  identity_busy: { status: 503, meaning: "The node holds as many pending sign-ins (codes, used nonces) as it keeps; nothing was done, try again shortly." },
+  issuer_unavailable: { status: 503, meaning: "The OpenID issuer's key set (JWKS) could not be fetched; nothing was done, try again." },
   core_unavailable: { status: 503, meaning: "Triggers: the core service could not answer now; nothing was saved." },
   chain_timeout: { status: 504, meaning: "The transaction was not mined in time; it may still land." },
 } as const satisfies Record<string, { status: number; meaning: string }>;

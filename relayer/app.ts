@@ -17,6 +17,7 @@ import { runRoutes } from "./routes/run";
 import { runHistoryRoutes } from "./routes/runHistory";
 import { actionCodeRoutes } from "./routes/actionCode";
 import { chainSecuredRoutes } from "./routes/chainSecured";
+import { identityRoutes } from "./routes/identity";
 import { billingRoutes, webhookRawBody, WEBHOOK_PATH } from "./routes/billing";
 import { attestationRoutes } from "../attestation/routes";
 import { dashboardRoutes } from "./dashboard";
@@ -44,6 +45,7 @@ export function apiRoutes(router: Router, ctx: Ctx) {
   runHistoryRoutes(router, registry, ctx);
   actionCodeRoutes(router, registry, ctx);
   chainSecuredRoutes(router, registry, ctx);
+  identityRoutes(router, registry, ctx);
   billingRoutes(router, registry, ctx);
   return openApiDocument(registry);
 }
@@ -77,6 +79,8 @@ export function createApp(ctx: Ctx): Express {
   v1.use(jsonBody({ limit: ctx.config.bodyLimit, maxDepth, anyValue: true, type: ["application/json", "application/*+json"] }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.
   v1.use(["/new_account", "/create_wallet_with_signature", "/add_usage_api_key_with_signature"], perClientLimit(ctx.config.newAccountRateLimitPerMinute, "account or wallet creations"));
+  // Identity sign-in (each request a nonce, a mail, a token check or a code guess): one per-client budget.
+  v1.use(["/identity/oidc", "/identity/email"], perClientLimit(ctx.config.identity.ratePerMinute, "sign-in requests"));
   // Every call that makes the service check a signature (EIP-712, and ERC-1271 calls into a contract
   // the caller chose) shares another: a refused signature costs the caller a request of its budget.
   const signatures = perClientLimit(ctx.config.signatureRateLimitPerMinute, "signed requests");

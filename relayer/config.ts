@@ -18,6 +18,7 @@ import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
 import { parseTrustProxy } from "../protocol/trustProxy";
 import { parseExempt } from "./http/authFailures";
 import { CHAIN_NAME } from "../protocol/chains";
+import { loadIdentityConfig, type IdentityConfig } from "./identity/config";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
@@ -185,6 +186,8 @@ export type RelayerConfig = {
   actionRpcUrls?: ReadonlyMap<string, string>;
   attestation: AttestationConfig;
   billing: BillingConfig;
+  /** Identity sign-in (OpenID Connect, e-mail codes) and its sessions (relayer/identity). */
+  identity: IdentityConfig;
   /** The built dashboard (served at /dashboard/), and the triggers service it approves clients of. */
   dashboard: { dir: string; triggersUrl?: string };
   /** The commit the service was built from (VESTA_COMMIT), for GET /core/v1/version. */
@@ -302,6 +305,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   if (mode === "production") problems.push(...productionProblems({ keyProvider, attestationSource, fetchAllowPrivate }));
   const billing = loadBillingConfig(env, mode);
   problems.push(...billing.problems);
+  const identity = loadIdentityConfig(env, mode);
+  problems.push(...identity.problems);
   if (problems.length) throw new Error(`bad relayer environment (VESTA_MODE=${mode}${env.VESTA_MODE ? "" : ", the default"}):\n  - ${problems.join("\n  - ")}`);
   return {
     mode,
@@ -372,6 +377,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     actionRpcUrls: typeof actionRpcUrls === "string" ? undefined : actionRpcUrls,
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
+    identity: identity.config,
     dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },
     commit: e.VESTA_COMMIT,
   };

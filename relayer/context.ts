@@ -7,6 +7,7 @@ import type { Executor } from "../executor";
 import type { Billing } from "../billing/service";
 import type { AuthFailureLimit } from "./http/authFailures";
 import type { RunHistory } from "./runs/history";
+import type { Identity } from "./identity/service";
 
 /** What every route and service receives. */
 export type Ctx = {
@@ -22,5 +23,7 @@ export type Ctx = {
   runs: RunHistory;
   /** Per client address: failed authentications, and lookups of keys not known yet. */
   authFailures: AuthFailureLimit;
+  /** Identity sign-in (OpenID Connect, e-mail codes) and the sessions of identity-owned accounts. */
+  identity: Identity;
   signal: AbortSignal;
 };

@@ -15,6 +15,7 @@ import type { RelayerConfig } from "./config";
 import type { Ctx } from "./context";
 import { NATIVE_SECP256K1 } from "../protocol/ecdsa";
 import { chainName } from "../protocol/chains";
+import { Identity } from "./identity/service";
 
 export type RunningRelayer = { url: string; ctx: Ctx; close: () => Promise<void> };
 
@@ -65,7 +66,8 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
   runs.start(abort.signal, logger); // and deletes what is past the retention
-  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, signal: abort.signal };
+  const identity = new Identity(keys, config.identity, `${chain.chainId}:${config.accountConfigAddress}`, logger);
+  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, identity, signal: abort.signal };
   billing?.start(abort.signal, (r) => recoveredWriteCost(ctx, r)); // and ends the reservations a stopped process left
   if (!NATIVE_SECP256K1) logger.warn("the secp256k1 native binding did not load: signatures are recovered in JavaScript, about 15x slower (signed requests, key derivation)");
   if (config.mode === "development") logger.warn({ keyProvider: config.keyProvider, billing: config.billing.mode }, "VESTA_MODE=development: development conveniences are on (never run this configuration in production)");

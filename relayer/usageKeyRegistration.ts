@@ -9,6 +9,7 @@ import type { Ctx } from "./context";
 import { relayWrite } from "./chain/relay";
 import { decodeRevert, revertOf } from "./chain/revert";
 import { keyHash, usageKeySeal } from "../protocol/usageKeySeal";
+import type { DerivedWallet } from "../executor/keys/provider";
 
 /**
  * Reserves the usage key `usageApiKey` (just minted, never shown) for `account`: one relayed write,
@@ -23,14 +24,14 @@ export const authorizeUsageKey = (ctx: Ctx, account: bigint, usageApiKey: string
  * other rule, so any other refusal (a group that does not exist, an expiration in the past) is
  * answered before anything is sent or charged; then the reservation, then the registration.
  */
-export async function registerMintedUsageKey(ctx: Ctx, account: bigint, usageApiKey: string, setUsageApiKeyArgs: unknown[]) {
+export async function registerMintedUsageKey(ctx: Ctx, account: bigint, usageApiKey: string, setUsageApiKeyArgs: unknown[], owner: { signer?: DerivedWallet } = {}) {
   const contract = ctx.chain.accountConfig;
   const data = contract.interface.encodeFunctionData("setUsageApiKey", setUsageApiKeyArgs as never);
   try {
-    await ctx.chain.provider.estimateGas({ to: await contract.getAddress(), data, from: ctx.payers.addresses()[0] });
+    await ctx.chain.provider.estimateGas({ to: await contract.getAddress(), data, from: owner.signer?.address ?? ctx.payers.addresses()[0] });
   } catch (err) {
     if (revertOf(contract.interface, err)?.name !== "UsageApiKeyNotAuthorized") throw decodeRevert(contract.interface, err);
   }
   await authorizeUsageKey(ctx, account, usageApiKey, { stepOf: "setUsageApiKey" });
-  return relayWrite(ctx, "setUsageApiKey", setUsageApiKeyArgs);
+  return relayWrite(ctx, "setUsageApiKey", setUsageApiKeyArgs, owner); // an identity's own account: its wallet registers it
 }

@@ -8,6 +8,8 @@ import { ethers } from "hardhat";
 import { computeCid } from "../executor/cid";
 import { hex32 } from "../protocol/usageKeyShape";
 import { suiteStack } from "./helpers/relayerChecks";
+import { call, startStack, type Stack } from "./helpers/relayer";
+import { hashOf } from "./helpers/accountConfig";
 import {
   accountClient,
   addGroup,
@@ -149,5 +151,33 @@ describe("usage keys by hash: update, remove, rotate (issue 23)", function () {
       await ethers.provider.send("evm_mine", []);
       await expectRejected(stack(), [owner], () => byHash(owner, "/rotate_usage_api_key", key), 400, "invalid_request", "expiration");
     });
+  });
+});
+
+describe("usage keys by hash on an identity-owned account (issue 21's sessions)", function () {
+  this.timeout(180_000);
+  let stack: Stack;
+  const mails = new Map<string, string>();
+  before(async () => {
+    stack = await startStack({ env: { VESTA_EMAIL_CODES: "log" } });
+    stack.relayer.ctx.identity.email!.mailer = (email, code) => void mails.set(email, code);
+  });
+  after(async () => stack?.stop());
+
+  it("rotate and remove by hash with the session: written by the identity wallet (the account's admin), the old keys refused", async function () {
+    await call(stack, "POST", "/identity/email/send_code", { body: { email: "carol@example.com" } });
+    const signedIn = await call(stack, "POST", "/identity/email/sign_in", { body: { email: "carol@example.com", code: mails.get("carol@example.com") } });
+    expect(signedIn.status, JSON.stringify(signedIn.body)).to.equal(200);
+    const { session_token: token, admin_wallet_address: wallet } = signedIn.body;
+    const as = (path: string, body: unknown) => call(stack, "POST", path, { key: token, bearer: true, body });
+    const works = async (key: string) => (await call(stack, "GET", "/list_runs", { key })).status === 200;
+    const key = (await as("/add_usage_api_key", { name: "k" })).body.usage_api_key as string;
+    const rotated = await as("/rotate_usage_api_key", { api_key_hash: hex32(hashOf(key)) });
+    expect(rotated.status, JSON.stringify(rotated.body)).to.equal(200);
+    expect([await works(key), await works(rotated.body.usage_api_key)]).to.deep.equal([false, true]);
+    const removed = await stack.config.queryFilter(stack.config.filters.UsageApiKeyRemoved());
+    expect((await ethers.provider.getTransaction(removed[removed.length - 1].transactionHash))!.from).to.equal(wallet);
+    expect((await as("/remove_usage_api_key_by_hash", { api_key_hash: rotated.body.api_key_hash })).status).to.equal(200);
+    expect(await works(rotated.body.usage_api_key)).to.equal(false);
   });
 });

@@ -43,6 +43,17 @@ export const paths = {
   pkpEncryption: (apiKeyHash: bigint, derivationPath: bigint) => `pkp-encryption/${hex32(apiKeyHash)}/${hex32(derivationPath)}`,
   /** An action's own identity key, from its CID. */
   action: (cid: string) => `action/${cid}`,
+  /**
+   * The owner wallet of a verified identity (relayer/identity/identity.ts): `identityId` is the
+   * SHA-256 (64 hex) of the identity's (method, issuer, subject), computed by the relayer from a
+   * verified proof, never taken from a request.
+   */
+  identityOwner: (identityId: string) => {
+    if (!/^[0-9a-f]{64}$/.test(identityId)) throw new Error("an identity id is 64 lower-case hex characters");
+    return `identity-owner/${identityId}`;
+  },
+  /** The relayer's MAC keys for identity sign-in (sessions, e-mail code hashes, OpenID nonces): never a wallet. */
+  identityMac: (purpose: "session" | "email-code" | "oidc-nonce") => `identity-mac/${purpose}/v1`,
 };
 
 export type KeyProviderOptions = { kind: "local" | "dstack"; localRootSecretFile: string; dstackEndpoint?: string };

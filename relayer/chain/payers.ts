@@ -106,6 +106,15 @@ export class PayerPool {
     }
   }
 
+  /**
+   * Sends `tx` from `wallet`, a wallet that is not a payer (an identity's owner wallet, see
+   * relayer/chain/ownerSend.ts), with the payers' send path (nonce from the chain, delivery checks,
+   * receipt). The caller sends one transaction of a wallet at a time.
+   */
+  sendFrom(wallet: Wallet, tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
+    return this.sendNow({ wallet: wallet.connect(this.provider), nonce: null, busy: true }, tx, decode, onSigned);
+  }
+
   private dispatch(): void {
     for (const payer of this.payers) {
       if (payer.busy) continue;

@@ -3,13 +3,16 @@ import type { IAccountConfig } from "../../typechain-types";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import type { ErrorCode } from "../../protocol/errors";
-import { decodeRevert } from "./revert";
+import { decodeRevert, revertOf } from "./revert";
+import { notOwner } from "../identity/service";
 import { TxNotSent, type WriteOwner } from "./payers";
 import { admitWrite, payerOf, precheckWrite, type WriteCharge } from "../../billing/charges";
 import { hex32 } from "../../protocol/usageKeyShape";
 import { writeCents } from "../../billing/pricing";
 import type { ReservationRow } from "../../billing/reservations";
 import type { WriteOutcome } from "../../billing/recovery";
+import type { DerivedWallet } from "../../executor/keys/provider";
+import { sendAsOwner, TOP_UP_GAS } from "./ownerSend";
 
 type WriteName = string;
 
@@ -92,12 +95,20 @@ async function writeOwner(ctx: Ctx, actingKeyHash: bigint): Promise<WriteOwner> 
  * billed as that write, for its gas only (the write itself charges the fixed price).
  * `owner` is given for a write that acts for no account yet (new_account and its step); otherwise
  * it is the acting key's (args[0]).
+ * `signer`: the write is the account owner's own, sent from its identity wallet (sendAsOwner: the
+ * payer tops the wallet up in the write's turn; both gas costs are charged), not from the payer.
  */
-export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], opts: { stepOf?: WriteName; owner?: WriteOwner } = {}): Promise<TransactionReceipt> {
+export async function relayWrite(
+  ctx: Ctx,
+  method: WriteName,
+  args: unknown[],
+  opts: { stepOf?: WriteName; owner?: WriteOwner; signer?: DerivedWallet } = {},
+): Promise<TransactionReceipt> {
   const contract = ctx.chain.accountConfig;
   const to = await contract.getAddress();
   const data = contract.interface.encodeFunctionData(method as never, args as never);
-  const from = ctx.payers.addresses()[0];
+  const signer = opts.signer;
+  const from = signer?.address ?? ctx.payers.addresses()[0];
   const billedAs = opts.stepOf ?? method;
   await precheckRelayedWrite(ctx, billedAs, args[0] as bigint); // 402 before anything is simulated (a step: as the write it prepares)
   const place = ctx.payers.admit(opts.owner ?? (await writeOwner(ctx, args[0] as bigint))); // 429 before anything is simulated
@@ -109,24 +120,32 @@ export async function relayWrite(ctx: Ctx, method: WriteName, args: unknown[], o
       try {
         gas = await ctx.chain.provider.estimateGas({ to, data, from });
       } catch (err) {
+        // An owner wallet the contract does not take as the admin (the account was handed over meanwhile): not the payers' fault.
+        if (signer && revertOf(contract.interface, err)?.name === "NotAuthorizedCaller") throw notOwner(args[0] as bigint);
         throw decodeRevert(contract.interface, err);
       }
       if (gas > MAX_TX_GAS) throw new AppError(413, "write_too_large", `this write needs ${gas} gas, more than one transaction may use (${MAX_TX_GAS}); nothing was sent: split it (shorter lists)`);
       const gasLimit = gasLimitOf(gas);
       const fees = await feesOf(ctx);
-      const charge = await admitWrite(ctx, billedAs, args[0] as bigint, gasLimit * fees.worstPrice, { gasOnly: opts.stepOf !== undefined }); // 402 before anything is sent
+      const worstGas = signer ? gasLimit + TOP_UP_GAS : gasLimit;
+      const charge = await admitWrite(ctx, billedAs, args[0] as bigint, worstGas * fees.worstPrice, { gasOnly: opts.stepOf !== undefined }); // 402 before anything is sent
       let hash: string | undefined;
       let mined: TransactionReceipt;
+      let topUpWei = 0n;
+      const decode = (err: unknown) => decodeRevert(contract.interface, err);
+      const onSigned = (signed: string) => {
+        hash = signed;
+        charge.noteTx(signed);
+      };
       try {
-        mined = await send({ to, data, gasLimit, ...fees.fields }, (err) => decodeRevert(contract.interface, err), (signed) => {
-          hash = signed;
-          charge.noteTx(signed);
-        });
+        const tx = { to, data, gasLimit, ...fees.fields };
+        if (signer) ({ receipt: mined, topUpWei } = await sendAsOwner(ctx, send, signer, tx, fees.worstPrice, decode, onSigned));
+        else mined = await send(tx, decode, onSigned);
       } catch (err) {
         await chargeFailedSend(ctx, charge, hash, err);
         throw err;
       }
-      await charge.settle(mined.fee);
+      await charge.settle(mined.fee + topUpWei);
       return mined;
     });
   } finally {

@@ -5,6 +5,9 @@ import { keyHash } from "../../protocol/usageKeySeal";
 import type { Ctx } from "../context";
 import { normalAddress } from "./authFailures";
 import { Lru } from "../../protocol/lru";
+import { looksLikeSession } from "../identity/session";
+import { notOwner, type IdentityAuth } from "../identity/service";
+import { accountRecord } from "../../billing/charges";
 
 export type Auth = {
   /** The key's on-chain hash: keccak256 of its UTF-8 bytes (account keys and usage keys alike). */
@@ -13,6 +16,11 @@ export type Auth = {
   accountHash: bigint;
   /** True for the account (master) key, false for a usage key. */
   isAccountKey: boolean;
+  /**
+   * Set for an identity session (relayer/identity): the account is the identity's own, and its
+   * admin writes are signed by the identity wallet (relayWrite's `signer`, see asOwner).
+   */
+  identity?: IdentityAuth;
 };
 
 /** Longest key value accepted (keys the service mints are 44 characters). */
@@ -71,6 +79,7 @@ export async function authenticate(ctx: Ctx, req: Request, need: "key" | "accoun
   const key = presentedKey(req);
   if (!key) throw unauthorized();
   if (key.length > MAX_KEY_LENGTH) throw unauthorized("the API key is malformed (too long)");
+  if (looksLikeSession(key)) return sessionAuth(ctx, key);
   const { keyHash, accountHash, isAccountKey, active } = await resolveKey(ctx, req, key);
   if (accountHash === 0n || !active) throw unauthorized("this API key is unknown, revoked or expired");
   if (need === "account" && !isAccountKey) throw new AppError(403, "owner_only", "only the account key can do this; a usage key cannot");
@@ -91,3 +100,20 @@ export function authenticateBeforeBody(ctx: Ctx): RequestHandler {
     }, next);
   };
 }
+
+/**
+ * An identity session as the owner's credential: the identity's own account, whose admin must
+ * still be the identity's wallet (403 identity_not_owner once it was handed over); 401 when the
+ * session does not hold or the identity has no account.
+ */
+async function sessionAuth(ctx: Ctx, token: string): Promise<Auth> {
+  const s = await ctx.identity.fromSession(token);
+  const exists = await ctx.executor.permissions.read(s.accountHash, "identity:exists", () => ctx.chain.accountConfig.accountExists(s.accountHash));
+  if (!exists) throw new AppError(401, "invalid_session", "this identity has no account on this node: sign in again");
+  if ((await accountRecord(ctx, s.accountHash)).admin !== s.wallet) throw notOwner(s.accountHash);
+  return { keyHash: s.accountHash, accountHash: s.accountHash, isAccountKey: true, identity: { identityId: s.identityId, wallet: s.wallet, method: s.method } };
+}
+
+/** relayWrite's options for a write of `auth`: an identity session's writes are signed by its owner wallet. */
+export const asOwner = async (ctx: Ctx, auth: Auth): Promise<{ signer?: Awaited<ReturnType<Ctx["identity"]["signer"]>> }> =>
+  auth.identity ? { signer: await ctx.identity.signer(auth.identity.identityId) } : {};

@@ -10,6 +10,7 @@ import { hex32 } from "../../protocol/usageKeyShape";
 import { accountRecord } from "../../billing/charges";
 import { TtlCache } from "../../protocol/ttlCache";
 import type { Ctx } from "../context";
+import type { IdentityAuth } from "../identity/service";
 
 /** A short identity of one signed envelope (typed data and signature), for caches of what was verified or used. */
 export const envelopeKey = (typedData: unknown, signature: unknown): string => crypto.createHash("sha256").update(JSON.stringify([typedData, signature])).digest("hex");
@@ -19,7 +20,7 @@ const VERIFIED_MAX = 10_000;
 const verifiedAuths = new WeakMap<Ctx, TtlCache<string>>();
 
 export type BillingIdentity =
-  | { via: "api_key"; accountHash: bigint; keyHash: bigint; isAccountKey: boolean }
+  | { via: "api_key"; accountHash: bigint; keyHash: bigint; isAccountKey: boolean; /** An identity session: the owner of its own account. */ identity?: IdentityAuth }
   | { via: "wallet"; accountHash: bigint; wallet: string };
 
 /** The decoded X-Wallet-Auth header, or undefined when it is not well-formed. */

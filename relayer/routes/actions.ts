@@ -2,6 +2,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, groupId, hash32, paging, success } from "../schemas/common";
 import { route } from "../http/route";
+import { asOwner } from "../http/auth";
 import { cachedRead, relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { cidHash, cidString } from "../schemas/cid";
 import { ListItem } from "./groups";
@@ -26,7 +27,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     response: z.object({ success: z.literal(true), hashed_cid: z.string() }),
     handler: async ({ auth, body }) => {
       const h = cidHash(body.action_ipfs_cid);
-      await relayWrite(ctx, "addAction", [auth.keyHash, body.name, body.description, h]);
+      await relayWrite(ctx, "addAction", [auth.keyHash, body.name, body.description, h], await asOwner(ctx, auth));
       return { success: true, hashed_cid: h };
     },
   });
@@ -41,7 +42,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     errors: [...WRITE_ERRORS, "action_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
-      await relayWrite(ctx, "removeAction", [auth.keyHash, body.hashed_cid]);
+      await relayWrite(ctx, "removeAction", [auth.keyHash, body.hashed_cid], await asOwner(ctx, auth));
       return { success: true };
     },
   });
@@ -56,7 +57,7 @@ export function actionRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
     errors: [...WRITE_ERRORS, "action_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
-      await relayWrite(ctx, "updateActionMetadata", [auth.keyHash, body.hashed_cid, 0n, body.name, body.description]);
+      await relayWrite(ctx, "updateActionMetadata", [auth.keyHash, body.hashed_cid, 0n, body.name, body.description], await asOwner(ctx, auth));
       return { success: true };
     },
   });

@@ -59,11 +59,13 @@ function payments(ctx: Ctx): Payments {
  * for the caller's account (payerOf). Reading it takes a credential that pays from it: the account
  * key of a managed account, a usage key of the account, or the admin wallet (X-Wallet-Auth). Adding
  * credit takes the owner: the account key while managed, else the admin wallet. The account key of
- * a converted (ChainSecured) account pays for nothing any more, so it reads and adds nothing.
+ * a converted (ChainSecured) account pays for nothing any more, so it reads and adds nothing. An
+ * identity session acts as its account's admin wallet.
  */
 async function customerFor(ctx: Ctx, identity: BillingIdentity, act: "read" | "add credit"): Promise<Payer> {
   if (identity.via === "api_key") {
-    if (identity.isAccountKey && !(await accountRecord(ctx, identity.accountHash)).managed) {
+    // An identity session is its account's owner (its wallet is the admin), like X-Wallet-Auth.
+    if (identity.isAccountKey && !identity.identity && !(await accountRecord(ctx, identity.accountHash)).managed) {
       throw new AppError(403, "account_chain_secured", "this account is ChainSecured: its old account key pays for nothing, so it neither reads nor funds a balance; the admin wallet signs X-Wallet-Auth");
     }
     if (act === "add credit" && !identity.isAccountKey) {

@@ -3,6 +3,7 @@ import type { Router } from "express";
 import { z, requiredName, description, groupId, address, hash32, paging, success, boundedList } from "../schemas/common";
 import { LIMITS } from "../../protocol/limits";
 import { route } from "../http/route";
+import { asOwner } from "../http/auth";
 import { cachedRead, eventArgs, relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { cidHash, cidString } from "../schemas/cid";
 import type { Ctx } from "../context";
@@ -62,7 +63,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
       .openapi("AddGroupResponse"),
     handler: async ({ auth, body }) => {
       await refuseAdminWallet(ctx, auth, body.pkp_ids_permitted);
-      const receipt = await relayWrite(ctx, "addGroup", [auth.keyHash, body.group_name, body.group_description, body.cid_hashes_permitted, body.pkp_ids_permitted]);
+      const receipt = await relayWrite(ctx, "addGroup", [auth.keyHash, body.group_name, body.group_description, body.cid_hashes_permitted, body.pkp_ids_permitted], await asOwner(ctx, auth));
       return { success: true, group_id: BigInt(eventArgs(ctx, receipt, "GroupCreated").groupId).toString() };
     },
   });
@@ -78,7 +79,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     response: success,
     handler: async ({ auth, body }) => {
       await refuseAdminWallet(ctx, auth, body.pkp_ids_permitted);
-      await relayWrite(ctx, "updateGroup", [auth.keyHash, body.group_id, body.name, body.description, body.cid_hashes_permitted, body.pkp_ids_permitted]);
+      await relayWrite(ctx, "updateGroup", [auth.keyHash, body.group_id, body.name, body.description, body.cid_hashes_permitted, body.pkp_ids_permitted], await asOwner(ctx, auth));
       return { success: true };
     },
   });
@@ -93,7 +94,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     errors: [...WRITE_ERRORS, "group_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
-      await relayWrite(ctx, "removeGroup", [auth.keyHash, body.group_id]);
+      await relayWrite(ctx, "removeGroup", [auth.keyHash, body.group_id], await asOwner(ctx, auth));
       return { success: true };
     },
   });
@@ -109,7 +110,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     response: success,
     handler: async ({ auth, body }) => {
       await refuseAdminWallet(ctx, auth, [body.pkp_id]);
-      await relayWrite(ctx, "addPkpToGroup", [auth.keyHash, body.group_id, body.pkp_id]);
+      await relayWrite(ctx, "addPkpToGroup", [auth.keyHash, body.group_id, body.pkp_id], await asOwner(ctx, auth));
       return { success: true };
     },
   });
@@ -124,7 +125,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     errors: [...WRITE_ERRORS, "group_not_found", "wallet_not_in_group"],
     response: success,
     handler: async ({ auth, body }) => {
-      await relayWrite(ctx, "removePkpFromGroup", [auth.keyHash, body.group_id, body.pkp_id]);
+      await relayWrite(ctx, "removePkpFromGroup", [auth.keyHash, body.group_id, body.pkp_id], await asOwner(ctx, auth));
       return { success: true };
     },
   });
@@ -140,7 +141,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     response: z.object({ success: z.literal(true), hashed_cid: z.string() }),
     handler: async ({ auth, body }) => {
       const h = cidHash(body.action_ipfs_cid);
-      await relayWrite(ctx, "addActionToGroup", [auth.keyHash, body.group_id, h]);
+      await relayWrite(ctx, "addActionToGroup", [auth.keyHash, body.group_id, h], await asOwner(ctx, auth));
       return { success: true, hashed_cid: h };
     },
   });
@@ -155,7 +156,7 @@ export function groupRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     errors: [...WRITE_ERRORS, "group_not_found", "action_not_in_group"],
     response: success,
     handler: async ({ auth, body }) => {
-      await relayWrite(ctx, "removeActionFromGroup", [auth.keyHash, body.group_id, body.hashed_cid]);
+      await relayWrite(ctx, "removeActionFromGroup", [auth.keyHash, body.group_id, body.hashed_cid], await asOwner(ctx, auth));
       return { success: true };
     },
   });

@@ -3,6 +3,7 @@ import type { Router } from "express";
 import { z, name, description, uint64, uintString, paging, success, boundedList, token } from "../schemas/common";
 import { LIMITS } from "../../protocol/limits";
 import { route } from "../http/route";
+import { asOwner } from "../http/auth";
 import { MAX_KEY_LENGTH } from "../http/auth";
 import { cachedRead, relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { notFound } from "../errors";
@@ -122,7 +123,7 @@ export async function updateUsageKey(ctx: Ctx, auth: Auth, h: bigint, body: Upda
     description: body.description ?? current.description,
     expiration: body.expiration ?? current.expiration,
     balance: body.balance ?? current.balance,
-  }));
+  }), await asOwner(ctx, auth));
 }
 
 export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
@@ -138,7 +139,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     response: z.object({ success: z.literal(true), usage_api_key: z.string() }),
     handler: async ({ auth, body }) => {
       const key = newSecretKey();
-      await registerMintedUsageKey(ctx, auth.accountHash, key, setArgs(auth, keyHash(key), body));
+      await registerMintedUsageKey(ctx, auth.accountHash, key, setArgs(auth, keyHash(key), body), await asOwner(ctx, auth));
       return { success: true, usage_api_key: key };
     },
   });
@@ -170,7 +171,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     response: success,
     handler: async ({ auth, body }) => {
       const h = await ownUsageKey(ctx, auth, body.usage_api_key);
-      await relayWrite(ctx, "updateUsageApiKeyMetadata", [auth.accountHash, h, body.name, body.description]);
+      await relayWrite(ctx, "updateUsageApiKeyMetadata", [auth.accountHash, h, body.name, body.description], await asOwner(ctx, auth));
       return { success: true };
     },
   });
@@ -186,7 +187,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     response: success,
     handler: async ({ auth, body }) => {
       const h = await ownUsageKey(ctx, auth, body.usage_api_key);
-      await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, h]);
+      await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, h], await asOwner(ctx, auth));
       return { success: true };
     },
   });

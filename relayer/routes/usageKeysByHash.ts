@@ -9,7 +9,7 @@ import { ownUsageKeyHash, updateFields, updateUsageKey } from "./usageKeys";
 import { registerMintedUsageKey } from "../usageKeyRegistration";
 import { keyHash } from "../../protocol/usageKeySeal";
 import { hex32 } from "../../protocol/usageKeyShape";
-import type { Auth } from "../http/auth";
+import { asOwner, type Auth } from "../http/auth";
 import type { Ctx } from "../context";
 
 /**
@@ -52,11 +52,12 @@ async function rotate(ctx: Ctx, auth: Auth, old: bigint): Promise<{ key: string;
   for (const l of [p.manageIpfsIdsInGroups, p.addPkpToGroups, p.removePkpFromGroups, p.executeInGroups]) lists.push(await existingGroups(ctx, auth.accountHash, l));
   const key = newSecretKey();
   const hash = keyHash(key);
-  await registerMintedUsageKey(ctx, auth.accountHash, key, [auth.accountHash, hash, k.expiration, k.balance, k.name, k.description, p.canCreateGroups, p.canDeleteGroups, p.canCreatePkps, ...lists]);
+  const owner = await asOwner(ctx, auth); // an identity session's writes are signed by its wallet
+  await registerMintedUsageKey(ctx, auth.accountHash, key, [auth.accountHash, hash, k.expiration, k.balance, k.name, k.description, p.canCreateGroups, p.canDeleteGroups, p.canCreatePkps, ...lists], owner);
   try {
-    await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, old]);
+    await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, old], owner);
   } catch (err) {
-    await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, hash]).catch((undo: Error) =>
+    await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, hash], owner).catch((undo: Error) =>
       ctx.logger.error({ err: undo.message, key_hash: hex32(hash) }, "rotate_usage_api_key: the replacement (never shown) could not be removed after the old key's removal failed"),
     );
     throw err;
@@ -92,7 +93,7 @@ export function usageKeyByHashRoutes(router: Router, registry: OpenAPIRegistry, 
     response: success,
     handler: async ({ auth, body }) => {
       const h = await ownUsageKeyHash(ctx, auth, BigInt(body.api_key_hash));
-      await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, h]);
+      await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, h], await asOwner(ctx, auth));
       return { success: true };
     },
   });

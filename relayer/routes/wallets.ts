@@ -2,6 +2,7 @@ import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
 import { z, name, description, groupId, paging } from "../schemas/common";
 import { route } from "../http/route";
+import { asOwner } from "../http/auth";
 import { cachedRead, precheckRelayedWrite, relayWrite, WRITE_ERRORS } from "../chain/relay";
 import { AppError } from "../errors";
 import { deriveWallet, paths, randomDerivationPath } from "../../executor/keys/provider";
@@ -39,7 +40,7 @@ export function walletRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx
       }
       const derivationPath = randomDerivationPath();
       const { address } = await deriveWallet(ctx.keys, paths.pkp(auth.accountHash, derivationPath));
-      await relayWrite(ctx, "registerWalletDerivation", [auth.keyHash, address, derivationPath, body.name, body.description]);
+      await relayWrite(ctx, "registerWalletDerivation", [auth.keyHash, address, derivationPath, body.name, body.description], await asOwner(ctx, auth));
       return { wallet_address: address };
     },
   });

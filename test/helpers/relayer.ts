@@ -60,6 +60,7 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
     VESTA_NEW_ACCOUNT_RATE_LIMIT: "10000",
     VESTA_SIGNATURE_RATE_LIMIT: "10000", // the limit's own tests set theirs
     VESTA_AUTH_FAILURE_RATE_LIMIT: "10000",
+    VESTA_IDENTITY_RATE_LIMIT: "10000",
     VESTA_CID_RATE_LIMIT: "10000",
     VESTA_CID_LARGE_RATE_LIMIT: "10000",
     VESTA_CID_LARGE_TOTAL_RATE_LIMIT: "10000",

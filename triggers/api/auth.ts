@@ -9,6 +9,7 @@ import { text } from "../../protocol/textSchema";
 import { challengeOf, newId, randomToken } from "../crypto";
 import type { TriggersCtx } from "../context";
 import type { User } from "../store/types";
+import { mailboxOf } from "../../protocol/mailbox";
 
 const SESSION_COOKIE = "vesta_triggers_session";
 const LINK_TTL_MS = 15 * 60_000;
@@ -130,15 +131,7 @@ export const requireBearer = (ctx: TriggersCtx): RequestHandler => async (req, _
 // `next`: any well-formed text (a control character in it is no reason to refuse a login): safeNext sends what is not ours to "/".
 const Login = z.object({ email: text({ kind: "label", maxChars: 320 }).email(), next: text({ kind: "code", maxChars: 2000 }).optional() });
 
-/**
- * The mailbox an address delivers to, for the per-address limit: lower-cased, without a subaddress
- * (`victim+1@x` and `VICTIM@x` reach `victim@x`), so tags cannot multiply one mailbox's budget.
- */
-export function mailboxOf(email: string): string {
-  const at = email.lastIndexOf("@");
-  const local = email.slice(0, at).replace(/\+.*$/, "");
-  return `${local}${email.slice(at)}`.toLowerCase();
-}
+export { mailboxOf };
 
 /**
  * Limits on sign-in mails (each request sends one): per client address, and per e-mail address

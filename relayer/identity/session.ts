@@ -1,0 +1,66 @@
+import { jwtVerify, SignJWT, errors as joseErrors } from "jose";
+import { AppError } from "../errors";
+import { paths, type KeyProvider } from "../../executor/keys/provider";
+import type { IdentityMethod } from "./identity";
+
+/** What a session token carries, once verified: the identity it is bound to and how it signed in. */
+export type IdentitySession = { identityId: string; method: IdentityMethod; expiresAt: number };
+
+const AUDIENCE = "vesta-identity-session";
+const ISSUER = "vesta";
+/** A session token is a compact JWS (HS256): base64url header "eyJ...", payload and MAC. API keys are base64 with no dot. */
+const SHAPE = /^eyJ[A-Za-z0-9_-]{10,200}\.[A-Za-z0-9_-]{10,1000}\.[A-Za-z0-9_-]{43}$/;
+
+export const looksLikeSession = (presented: string): boolean => SHAPE.test(presented);
+
+/**
+ * Short-lived sessions bound to one identity, issued right after a sign-in proof held. They are
+ * JWTs MACed (HS256, the only algorithm accepted) with a key the key provider derives (the TEE in
+ * production): no store, the same on every replica of one deployment, unforgeable without the TEE.
+ * A session is the "fresh authentication" behind admin writes: it lives `ttlSeconds`, then the
+ * identity signs in again.
+ */
+export class Sessions {
+  private key: Promise<Uint8Array> | undefined;
+
+  constructor(
+    private readonly keys: KeyProvider,
+    /** Binds tokens to one deployment (chain and contract): a token of another node's is refused. */
+    private readonly deployment: string,
+    readonly ttlSeconds: number,
+  ) {}
+
+  private macKey(): Promise<Uint8Array> {
+    this.key ??= this.keys.deriveSecret(paths.identityMac("session"));
+    return this.key;
+  }
+
+  async issue(identityId: string, method: IdentityMethod): Promise<{ token: string; expiresAt: number }> {
+    const now = Math.floor(Date.now() / 1000);
+    const expiresAt = now + this.ttlSeconds;
+    const token = await new SignJWT({ amr: method, dep: this.deployment })
+      .setProtectedHeader({ alg: "HS256", typ: "vesta-session+jwt" })
+      .setSubject(identityId)
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(expiresAt)
+      .sign(await this.macKey());
+    return { token, expiresAt };
+  }
+
+  /** The session `token` proves, or 401 invalid_session (expired, altered, another deployment's). */
+  async verify(token: string): Promise<IdentitySession> {
+    try {
+      const { payload } = await jwtVerify(token, await this.macKey(), { algorithms: ["HS256"], issuer: ISSUER, audience: AUDIENCE, typ: "vesta-session+jwt", requiredClaims: ["sub", "exp"] });
+      if (payload.dep !== this.deployment || typeof payload.sub !== "string" || !/^[0-9a-f]{64}$/.test(payload.sub) || typeof payload.amr !== "string") {
+        throw new AppError(401, "invalid_session", "this session token is not one of this node's");
+      }
+      return { identityId: payload.sub, method: payload.amr as IdentityMethod, expiresAt: payload.exp! };
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      if (err instanceof joseErrors.JWTExpired) throw new AppError(401, "invalid_session", "this session has expired: sign in again");
+      throw new AppError(401, "invalid_session", "this session token is invalid (altered, malformed or not this node's): sign in again");
+    }
+  }
+}

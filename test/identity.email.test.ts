@@ -1,0 +1,128 @@
+import { expect } from "chai";
+import { ethers } from "hardhat";
+import { call, startStack, type Stack } from "./helpers/relayer";
+import { expectError } from "./helpers/relayerChecks";
+import { verifiedIdentity } from "../relayer/identity/identity";
+import type { EmailCodes } from "../relayer/identity/emailCodes";
+
+describe("identity: e-mail code sign-in (issue 21)", function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  const mails: { email: string; code: string }[] = [];
+  before(async () => {
+    stack = await startStack({ env: { VESTA_EMAIL_CODES: "log", VESTA_EMAIL_CODES_PER_HOUR: "3" } });
+    codes().mailer = (email, code) => void mails.push({ email, code });
+  });
+  after(async () => stack?.stop());
+
+  const codes = (): EmailCodes => stack.relayer.ctx.identity.email!;
+  const send = (email: string) => call(stack, "POST", "/identity/email/send_code", { body: { email } });
+  const signIn = (email: string, code: string) => call(stack, "POST", "/identity/email/sign_in", { body: { email, code } });
+  /** Sends a code to `email` and returns it as the mailer received it. */
+  const codeFor = async (email: string): Promise<string> => {
+    const r = await send(email);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    const last = mails[mails.length - 1];
+    expect(last.email).to.equal(email.toLowerCase());
+    return last.code;
+  };
+  const accountOf = async (email: string) => {
+    const r = await stack.relayer.ctx.identity.resolve(verifiedIdentity("email", "email", email.toLowerCase()));
+    return { ...r, exists: await stack.config.accountExists(r.accountHash) };
+  };
+  const wrong = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, "0");
+
+  it("the right code signs in and creates the address's account; the code is kept only as an HMAC", async () => {
+    const code = await codeFor("Ann@Example.com");
+    const pending = [...(codes() as unknown as { pending: Map<string, object> }).pending.values()];
+    for (const p of pending) expect(JSON.stringify(p)).not.to.include(code);
+    expect(Object.keys(pending[0]).sort()).to.deep.equal(["attempts", "expiresAt", "hash"]);
+    const r = await signIn("ann@example.com", code);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    const mine = await accountOf("ann@example.com");
+    expect(r.body.account_created).to.equal(true);
+    expect(r.body.admin_wallet_address).to.equal(mine.wallet);
+    expect((await stack.config.getAccount(mine.accountHash)).adminWalletAddress).to.equal(mine.wallet);
+  });
+
+  it("a used code is refused the second time", async () => {
+    const code = await codeFor("bob@example.com");
+    expect((await signIn("bob@example.com", code)).status).to.equal(200);
+    await expectError(await signIn("bob@example.com", code), 401, "invalid_email_code", "never sent, expired or used");
+  });
+
+  it("a wrong code is refused, counts an attempt, and changes nothing", async () => {
+    const code = await codeFor("carol@example.com");
+    const block = await ethers.provider.getBlockNumber();
+    await expectError(await signIn("carol@example.com", wrong(code)), 401, "invalid_email_code", "wrong code (4 attempts left)");
+    expect((await accountOf("carol@example.com")).exists).to.equal(false);
+    expect(await ethers.provider.getBlockNumber()).to.equal(block);
+    expect((await signIn("carol@example.com", code)).status, "the right code still works").to.equal(200);
+  });
+
+  it("a code sent to one address does not sign in another", async () => {
+    const dan = await codeFor("dan@example.com");
+    await expectError(await signIn("erin@example.com", dan), 401, "invalid_email_code", "no code is pending");
+    const erin = await codeFor("erin@example.com");
+    if (erin !== dan) await expectError(await signIn("erin@example.com", dan), 401, "invalid_email_code", "wrong code");
+    expect((await accountOf("erin@example.com")).exists).to.equal(false);
+  });
+
+  it("an expired code is refused, and dropped", async () => {
+    const code = await codeFor("frank@example.com");
+    let refused: unknown;
+    await codes()
+      .verify("frank@example.com", code, Date.now() + 11 * 60_000)
+      .catch((e) => (refused = e));
+    expect(refused).to.include({ code: "invalid_email_code", status: 401 });
+    await expectError(await signIn("frank@example.com", code), 401, "invalid_email_code", "expired");
+    expect((await accountOf("frank@example.com")).exists).to.equal(false);
+  });
+
+  it("the fifth wrong code voids the code (429 too_many_attempts); the right one is refused after", async () => {
+    const code = await codeFor("gina@example.com");
+    for (let i = 0; i < 4; i++) await expectError(await signIn("gina@example.com", wrong(code)), 401, "invalid_email_code", "wrong code");
+    await expectError(await signIn("gina@example.com", wrong(code)), 429, "too_many_attempts", "void");
+    await expectError(await signIn("gina@example.com", code), 401, "invalid_email_code", "no code is pending");
+    expect((await accountOf("gina@example.com")).exists).to.equal(false);
+  });
+
+  it("at most VESTA_EMAIL_CODES_PER_HOUR codes reach one mailbox an hour, subaddresses and case included", async () => {
+    for (const e of ["hal@example.com", "hal+1@example.com", "HAL@example.com"]) await codeFor(e);
+    const before = mails.length;
+    await expectError(await send("hal+2@example.com"), 429, "rate_limited", "at most 3 an hour");
+    expect(mails.length, "no mail sent").to.equal(before);
+    expect((await codeFor("ivy@example.com")).length, "another mailbox is not held back").to.equal(6);
+  });
+
+  it("two checks of one right code at once: exactly one signs in", async () => {
+    const code = await codeFor("jay@example.com");
+    const replies = await Promise.all([signIn("jay@example.com", code), signIn("jay@example.com", code)]);
+    expect(replies.map((r) => r.status).sort()).to.deep.equal([200, 401]);
+  });
+
+  it("bad input is a 400 naming the field", async () => {
+    await expectError(await send("not-an-address"), 400, "invalid_request", "email");
+    await expectError(await call(stack, "POST", "/identity/email/sign_in", { body: { email: "a@example.com", code: "12a456" } }), 400, "invalid_request", "6 digits");
+  });
+});
+
+describe("identity: the per-client limit of sign-in requests (issue 21)", function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ env: { VESTA_EMAIL_CODES: "log", VESTA_IDENTITY_RATE_LIMIT: "4" } });
+    stack.relayer.ctx.identity.email!.mailer = () => undefined;
+  });
+  after(async () => stack?.stop());
+
+  it("past VESTA_IDENTITY_RATE_LIMIT sign-in requests a minute from one address: 429, nothing sent or checked", async () => {
+    const sent: string[] = [];
+    stack.relayer.ctx.identity.email!.mailer = (e) => void sent.push(e);
+    for (let i = 0; i < 3; i++) expect((await call(stack, "POST", "/identity/email/send_code", { body: { email: `k${i}@example.com` } })).status).to.equal(200);
+    await expectError(await call(stack, "POST", "/identity/email/sign_in", { body: { email: "k0@example.com", code: "000000" } }), 401, "invalid_email_code");
+    await expectError(await call(stack, "POST", "/identity/email/send_code", { body: { email: "k9@example.com" } }), 429, "rate_limited", "sign-in requests");
+    await expectError(await call(stack, "POST", "/identity/email/sign_in", { body: { email: "k1@example.com", code: "000000" } }), 429, "rate_limited", "sign-in requests");
+    expect(sent).to.deep.equal(["k0@example.com", "k1@example.com", "k2@example.com"]);
+  });
+});
