@@ -4,11 +4,9 @@ import { call, newAccount, startStack, type Stack } from "../test/helpers/relaye
 import { startStripeDouble } from "../test/helpers/stripeDouble";
 import { startRelayer } from "../relayer/server";
 import { loadBillingConfig } from "../billing/config";
-import { measure, type LoadShape, type Stats } from "./relayer";
+import { compareOnOff } from "./relayer";
 
 const HELLO = `async function main(params) { return { hello: params.name }; }`;
-const SHAPE: LoadShape = { concurrency: 32, maxRequests: 2000, maxMs: 8000, warmup: 200 };
-const ROUNDS = 2;
 const TARGET = 0.9;
 
 /**
@@ -37,23 +35,10 @@ export async function printBillingBench() {
       headers: { "x-api-key": apiKey, "content-type": "application/json" },
       body: JSON.stringify({ ipfs_id: first.body.ipfs_id, js_params: { name: "bench" } }),
     });
-    const targets = { off: request(`${off.url}/core/v1`), on: request(stack.api) };
-    const best: Partial<Record<keyof typeof targets, Stats>> = {};
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const name of ["off", "on"] as const) {
-        const s = await measure(targets[name], SHAPE);
-        if (!best[name] || s.rps > best[name].rps) best[name] = s;
-      }
-    }
+    await compareOnOff("billing", { off: request(`${off.url}/core/v1`), on: request(stack.api) }, TARGET);
     const billing = stack.relayer.ctx.billing!;
     await billing.settle();
     const balance = await call(stack, "GET", "/billing/balance", { key: apiKey });
-    const row = (name: string, s: Stats) => console.log(`${name.padEnd(26)} ${s.rps.toFixed(0).padStart(6)} req/s   p50 ${s.p50.toFixed(2)} ms   p99 ${s.p99.toFixed(2)} ms`);
-    console.log(`${SHAPE.concurrency} concurrent clients, ${SHAPE.maxRequests} requests (or ${SHAPE.maxMs / 1000} s), best of ${ROUNDS} interleaved runs:`);
-    row("billing off", best.off!);
-    row("billing on (Stripe mode)", best.on!);
-    const ratio = best.on!.rps / best.off!.rps;
-    console.log(`  ratio on/off ${ratio.toFixed(2)} (target >= ${TARGET}) ${ratio >= TARGET ? "ok" : "UNDER"}`);
     const settled = double.transactions.filter((t) => t.amount > 0);
     console.log(
       `  ${settled.reduce((n, t) => n + Number(t.metadata.vesta_debits), 0)} debits settled to Stripe in ${settled.length} balance transactions; balance now ${balance.body.balance_display}`,

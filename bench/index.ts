@@ -8,8 +8,9 @@ import { printBillingBench } from "./billing";
 import { printTriggersBench } from "./triggers";
 import { printWriteCostBench } from "./writeCosts";
 import { printFairnessBench } from "./fairness";
+import { printRunHistoryBench } from "./runHistory";
 
-/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,cpu,http,signatures,billing,writes,triggers,fairness picks some. */
+/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,cpu,http,signatures,billing,writes,triggers,fairness,history picks some. */
 const BENCHES: Record<string, () => Promise<void>> = {
   gas: printGasBench,
   relayer: printRelayerBench,
@@ -21,6 +22,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   writes: printWriteCostBench,
   triggers: printTriggersBench,
   fairness: printFairnessBench,
+  history: printRunHistoryBench,
 };
 
 async function main() {

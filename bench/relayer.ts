@@ -139,6 +139,30 @@ export async function measure(request: Request, shape: LoadShape = READ): Promis
   return { rps: sorted.length / r.seconds, p50: at(0.5), p99: at(0.99), count: sorted.length };
 }
 
+/** The load of the on/off benches: hello-world runs at 32 clients. */
+export const RUN_LOAD: LoadShape = { concurrency: 32, maxRequests: 2000, maxMs: 8000, warmup: 200 };
+
+/**
+ * The same request against a relayer with a feature off and one with it on, interleaved, best of
+ * `rounds`; prints both rows and the on/off ratio against `target`.
+ */
+export async function compareOnOff(label: string, targets: { off: Request; on: Request }, target: number, rounds = 2, shape = RUN_LOAD): Promise<number> {
+  const best: Partial<Record<"off" | "on", Stats>> = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const name of ["off", "on"] as const) {
+      const s = await measure(targets[name], shape);
+      if (!best[name] || s.rps > best[name].rps) best[name] = s;
+    }
+  }
+  const row = (name: string, s: Stats) => console.log(`${name.padEnd(26)} ${s.rps.toFixed(0).padStart(6)} req/s   p50 ${s.p50.toFixed(2)} ms   p99 ${s.p99.toFixed(2)} ms`);
+  console.log(`${shape.concurrency} concurrent clients, ${shape.maxRequests} requests (or ${shape.maxMs / 1000} s), best of ${rounds} interleaved runs:`);
+  row(`${label} off`, best.off!);
+  row(`${label} on`, best.on!);
+  const ratio = best.on!.rps / best.off!.rps;
+  console.log(`  ratio on/off ${ratio.toFixed(2)} (target >= ${target}) ${ratio >= target ? "ok" : "UNDER"}`);
+  return ratio;
+}
+
 /**
  * GET list_groups (an account with 3 groups) against a bare express endpoint answering the same JSON,
  * at the same load. A third row, one eth_call of resolveApiKey straight to the chain's JSON-RPC,

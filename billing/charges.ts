@@ -56,19 +56,19 @@ export async function payerOf(ctx: BillingCtx, accountHash: bigint): Promise<Pay
  * settle and release resolve once the debit is committed (they never reject): await them before
  * answering.
  */
-export type RunCharge = { started(): void; settle(durationMs: number | undefined): Promise<void>; release(): Promise<void> };
+export type RunCharge = { started(): void; settle(durationMs: number | undefined): Promise<number>; release(): Promise<void> };
 /** What a relayed write does with its admission (see relayWrite); settle and release as a run's. */
 export type WriteCharge = { noteTx(txHash: string): void; settle(gasWei: bigint): Promise<void>; release(): Promise<void>; abandon(): void };
 
 const nothing = () => Promise.resolve();
-const FREE_RUN: RunCharge = { started: () => undefined, settle: nothing, release: nothing };
+const FREE_RUN: RunCharge = { started: () => undefined, settle: () => Promise.resolve(0), release: nothing };
 const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: nothing, release: nothing, abandon: () => undefined };
 
 /**
  * Admits an action run billed to `payer` (payerOf the run's account) by reserving its worst case,
  * `worstCaseMs` (its time limit) at the per-second price (402 when the balance, less the credit
- * other work holds, does not cover it). `settle(durationMs)` charges each started second it held a worker (never more than reserved)
- * and frees the rest; `release()` (or settle(undefined)) frees it all.
+ * other work holds, does not cover it). `settle(durationMs)` charges each started second it held a worker (never more than reserved),
+ * frees the rest and answers the cents charged; `release()` (or settle(undefined), which answers 0) frees it all.
  */
 export async function admitRun(ctx: BillingCtx, payer: Payer, worstCaseMs: number): Promise<RunCharge> {
   const billing = ctx.billing;
@@ -79,9 +79,9 @@ export async function admitRun(ctx: BillingCtx, payer: Payer, worstCaseMs: numbe
   return {
     started: () => r.noteStart(),
     settle: (durationMs) => {
-      if (durationMs === undefined) return r.release();
+      if (durationMs === undefined) return r.release().then(() => 0);
       const charged = Math.min(seconds, runSeconds(durationMs));
-      return r.settle(charged * unit, `${charged}s`);
+      return r.settle(charged * unit, `${charged}s`).then(() => charged * unit);
     },
     release: () => r.release(),
   };

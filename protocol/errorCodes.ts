@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   account_key_not_allowed: { status: 400, meaning: "Triggers: an account key was given where a scoped usage key is required." },
   invalid_usage_key: { status: 400, meaning: "Triggers: the usage key is unknown, revoked or expired on the core service." },
   invalid_action: { status: 400, meaning: "Triggers: the core service refused to check the trigger's action." },
+  approval_mismatch: { status: 400, meaning: "Triggers: the approval's challenge and client name are not those of one authorization link (its ticket does not match them); nothing was approved." },
   // 401: who is calling is not established
   invalid_api_key: { status: 401, meaning: "No key, or an unknown, revoked, expired or malformed key (X-Api-Key or Authorization: Bearer)." },
   invalid_signature: { status: 401, meaning: "The signature does not prove the stated address (ECDSA recovery, or the contract's ERC-1271 answer)." },

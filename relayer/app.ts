@@ -9,10 +9,13 @@ import { newRegistry, openApiDocument } from "./openapi";
 import { configRoutes, versionRoutes } from "./routes/config";
 import { accountRoutes } from "./routes/accounts";
 import { usageKeyRoutes } from "./routes/usageKeys";
+import { usageKeyByHashRoutes } from "./routes/usageKeysByHash";
 import { groupRoutes } from "./routes/groups";
 import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
 import { runRoutes } from "./routes/run";
+import { runHistoryRoutes } from "./routes/runHistory";
+import { actionCodeRoutes } from "./routes/actionCode";
 import { chainSecuredRoutes } from "./routes/chainSecured";
 import { identityRoutes } from "./routes/identity";
 import { billingRoutes, webhookRawBody, WEBHOOK_PATH } from "./routes/billing";
@@ -34,10 +37,13 @@ export function apiRoutes(router: Router, ctx: Ctx) {
   versionRoutes(router, registry, ctx);
   accountRoutes(router, registry, ctx);
   usageKeyRoutes(router, registry, ctx);
+  usageKeyByHashRoutes(router, registry, ctx);
   groupRoutes(router, registry, ctx);
   walletRoutes(router, registry, ctx);
   actionRoutes(router, registry, ctx);
   runRoutes(router, registry, ctx);
+  runHistoryRoutes(router, registry, ctx);
+  actionCodeRoutes(router, registry, ctx);
   chainSecuredRoutes(router, registry, ctx);
   identityRoutes(router, registry, ctx);
   billingRoutes(router, registry, ctx);
@@ -67,6 +73,8 @@ export function createApp(ctx: Ctx): Express {
   v1.use(cidRoutes, perClientLimit(ctx.config.cidLargeRateLimitPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
   v1.use(cidRoutes, allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
   v1.use(cidRoutes, jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true }));
+  // Unauthenticated reads of up to the code limit each: per client, before the store is read.
+  v1.use("/get_action_code", perClientLimit(ctx.config.codeReadRateLimitPerMinute, "action code reads"));
   v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
   v1.use(jsonBody({ limit: ctx.config.bodyLimit, maxDepth, anyValue: true, type: ["application/json", "application/*+json"] }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.

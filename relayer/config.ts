@@ -47,6 +47,7 @@ const EnvSchema = z
     VESTA_CID_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
     VESTA_CID_LARGE_RATE_LIMIT: z.coerce.number().int().min(1).default(6),
     VESTA_CID_LARGE_TOTAL_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
+    VESTA_ACTION_CODE_RATE_LIMIT: z.coerce.number().int().min(1).default(120),
     VESTA_TRUST_PROXY: z.string().optional(),
     VESTA_ERC1271_GAS_LIMIT: z.coerce.number().int().min(30_000, "VESTA_ERC1271_GAS_LIMIT must be >= 30000").max(10_000_000, "VESTA_ERC1271_GAS_LIMIT is at most 10000000").default(DEFAULT_ERC1271.gasLimit),
     VESTA_ERC1271_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_ERC1271_TIMEOUT_MS must be >= 100").max(30_000, "VESTA_ERC1271_TIMEOUT_MS is at most 30000").default(DEFAULT_ERC1271.timeoutMs),
@@ -88,6 +89,8 @@ const EnvSchema = z
     VESTA_RUN_QUEUE_PER_ACCOUNT: z.coerce.number().int().min(0).max(100_000).optional(),
     VESTA_RUN_QUEUE_MAX: z.coerce.number().int().min(0).max(1_000_000).default(1024),
     VESTA_WRITE_QUEUE_PER_PAYER: z.coerce.number().int().min(0).max(100_000).default(64),
+    VESTA_RUN_HISTORY_DAYS: z.coerce.number().int("VESTA_RUN_HISTORY_DAYS must be an integer").min(0).max(3650, "VESTA_RUN_HISTORY_DAYS is at most 3650").default(30),
+    VESTA_RUN_HISTORY_PER_ACCOUNT: z.coerce.number().int("VESTA_RUN_HISTORY_PER_ACCOUNT must be an integer").min(1).max(1_000_000, "VESTA_RUN_HISTORY_PER_ACCOUNT is at most 1000000").default(10_000),
     VESTA_CODE_STORE_BYTES_PER_PAYER: z.coerce.number().int().min(1024).default(DEFAULT_CODE_BYTES_PER_PAYER),
     VESTA_PERMISSION_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
     VESTA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -145,6 +148,8 @@ export type RelayerConfig = {
   cidLargeRateLimitPerMinute: number;
   /** The same for bodies over 1 MiB from all clients together. */
   cidLargeTotalPerMinute: number;
+  /** Per client address and minute, on get_action_code (unauthenticated reads of stored code). */
+  codeReadRateLimitPerMinute: number;
   /** Express `trust proxy`: which proxies may name the client in X-Forwarded-For (false: none). */
   trustProxy: false | number | string;
   /** Bounds of an ERC-1271 isValidSignature call into a contract the caller chose. */
@@ -164,6 +169,8 @@ export type RelayerConfig = {
   sandboxNetwork: SandboxNetwork;
   /** Each payer's (account's, key's) share of the sandbox: runs at a time, runs waiting (see executor/sandbox/host/fair-queue.ts). */
   fairShare: Partial<FairShare>;
+  /** Run history (relayer/runs/history.ts): how long a run is kept (ms; 0 = none recorded), and the most kept per account. */
+  runHistory: { retentionMs: number; perAccount: number };
   /** The most action code one payer keeps stored (executor/codeStore.ts). */
   codeBytesPerPayer: number;
   /** Relayed writes one billing payer may keep waiting for the payer wallets (relayer/chain/payers.ts). */
@@ -324,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     cidRateLimitPerMinute: e.VESTA_CID_RATE_LIMIT,
     cidLargeRateLimitPerMinute: e.VESTA_CID_LARGE_RATE_LIMIT,
     cidLargeTotalPerMinute: e.VESTA_CID_LARGE_TOTAL_RATE_LIMIT,
+    codeReadRateLimitPerMinute: e.VESTA_ACTION_CODE_RATE_LIMIT,
     trustProxy: trustProxy.value,
     erc1271: { gasLimit: e.VESTA_ERC1271_GAS_LIMIT, timeoutMs: e.VESTA_ERC1271_TIMEOUT_MS },
     logLevel: e.VESTA_LOG_LEVEL,
@@ -354,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
       queuePerAccount: e.VESTA_RUN_QUEUE_PER_ACCOUNT,
       queueTotal: e.VESTA_RUN_QUEUE_MAX,
     },
+    runHistory: { retentionMs: e.VESTA_RUN_HISTORY_DAYS * 24 * 3600_000, perAccount: e.VESTA_RUN_HISTORY_PER_ACCOUNT },
     codeBytesPerPayer: e.VESTA_CODE_STORE_BYTES_PER_PAYER,
     writeQueuePerPayer: e.VESTA_WRITE_QUEUE_PER_PAYER,
     permissionPollMs: e.VESTA_PERMISSION_POLL_MS,

@@ -6,6 +6,7 @@ import type { KeyProvider } from "../executor/keys/provider";
 import type { Executor } from "../executor";
 import type { Billing } from "../billing/service";
 import type { AuthFailureLimit } from "./http/authFailures";
+import type { RunHistory } from "./runs/history";
 import type { Identity } from "./identity/service";
 
 /** What every route and service receives. */
@@ -18,6 +19,8 @@ export type Ctx = {
   executor: Executor;
   /** Credits and charges; absent when billing is off. */
   billing?: Billing;
+  /** Every action run's record, per account (list_runs). */
+  runs: RunHistory;
   /** Per client address: failed authentications, and lookups of keys not known yet. */
   authFailures: AuthFailureLimit;
   /** Identity sign-in (OpenID Connect, e-mail codes) and the sessions of identity-owned accounts. */

@@ -9,6 +9,7 @@ import { createKeyProvider } from "../executor/keys/provider";
 import { Executor } from "../executor";
 import { socketOpenToOthers } from "../executor/sandbox/host/isolation";
 import { Billing } from "../billing/service";
+import { RunHistory } from "./runs/history";
 import { recoveredWriteCost } from "./chain/relay";
 import type { RelayerConfig } from "./config";
 import type { Ctx } from "./context";
@@ -57,10 +58,16 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     chain.provider.destroy();
     throw err;
   });
+  const runs = await RunHistory.inDataDir(config.dataDir, config.databaseUrl, config.runHistory).catch(async (err) => {
+    await executor.close();
+    chain.provider.destroy();
+    throw err;
+  });
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
+  runs.start(abort.signal, logger); // and deletes what is past the retention
   const identity = new Identity(keys, config.identity, `${chain.chainId}:${config.accountConfigAddress}`, logger);
-  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, authFailures, identity, signal: abort.signal };
+  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, identity, signal: abort.signal };
   billing?.start(abort.signal, (r) => recoveredWriteCost(ctx, r)); // and ends the reservations a stopped process left
   if (!NATIVE_SECP256K1) logger.warn("the secp256k1 native binding did not load: signatures are recovered in JavaScript, about 15x slower (signed requests, key derivation)");
   if (config.mode === "development") logger.warn({ keyProvider: config.keyProvider, billing: config.billing.mode }, "VESTA_MODE=development: development conveniences are on (never run this configuration in production)");
@@ -84,6 +91,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await executor.close();
       await billing?.close(); // settles what is pending (bounded); the rest waits in the ledger for the next start
+      await runs.close(); // commits the runs recorded last
       chain.provider.destroy();
     },
   };

@@ -53,8 +53,8 @@ describe("billing, rule by rule", function () {
           calls.push(["reserve", payer, cents, what, work]);
           return {
             cents,
-            settle: (c: number, d: string) => void calls.push(["settle", c, d]),
-            release: () => void calls.push(["release"]),
+            settle: async (c: number, d: string) => void calls.push(["settle", c, d]),
+            release: async () => void calls.push(["release"]),
             noteTx: (h: string) => void calls.push(["noteTx", h]),
             noteStart: () => void calls.push(["noteStart"]),
             abandon: () => void calls.push(["abandon"]),
@@ -98,11 +98,11 @@ describe("billing, rule by rule", function () {
       const run = await admitRun(ctx, payer, 30_000);
       expect(calls.shift()).to.deep.equal(["reserve", payer, 90, "a run of up to 30 s (its time limit)", { kind: "run", detail: "up to 30s", unitCents: 3 }]);
       run.started();
-      run.settle(1_500);
+      expect(await run.settle(1_500), "the cents charged (the run history records them)").to.equal(6);
       expect(calls.splice(0)).to.deep.equal([["noteStart"], ["settle", 6, "2s"]]);
-      (await admitRun(ctx, payer, 30_000)).settle(45_000); // longer than reserved: capped
+      expect(await (await admitRun(ctx, payer, 30_000)).settle(45_000)).to.equal(90); // longer than reserved: capped
       expect(calls.splice(0).slice(1)).to.deep.equal([["settle", 90, "30s"]]);
-      (await admitRun(ctx, payer, 1_001)).settle(undefined);
+      expect(await (await admitRun(ctx, payer, 1_001)).settle(undefined)).to.equal(0);
       expect(calls.splice(0)).to.deep.equal([["reserve", payer, 6, "a run of up to 2 s (its time limit)", { kind: "run", detail: "up to 2s", unitCents: 3 }], ["release"]]);
       (await admitRun(ctx, payer, 1_000)).release();
       expect(calls.splice(0).slice(1)).to.deep.equal([["release"]]);
@@ -112,7 +112,7 @@ describe("billing, rule by rule", function () {
       for (const billing of [undefined, billingDouble({ secondCents: 0, writeCents: 1, gas: GAS }).billing]) {
         const run = await admitRun(ctxFor(billing).ctx, { key: "account:x", account: "x" }, 30_000);
         run.started();
-        run.settle(1000);
+        expect(await run.settle(1000)).to.equal(0);
         run.release();
       }
       const { billing, calls } = billingDouble({ secondCents: 0, writeCents: 1, gas: GAS });

@@ -14,7 +14,7 @@ import type { Page } from "playwright-core";
 import { call, chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { walletAuthHeaders } from "./helpers/wallets";
 import { requireChromium, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
-import { startHarness, http, type Harness } from "./helpers/triggers";
+import { dashboardApprovalLink, startHarness, http, signedIn, type Harness } from "./helpers/triggers";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
 import { computeCid } from "../executor/cid";
 
@@ -271,13 +271,18 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
     const token = crypto.randomBytes(32).toString("base64url");
     const challenge = crypto.createHash("sha256").update(token).digest("base64url");
     expect((await http(`${triggers.svc.url}/api/me`, { token })).status).to.equal(401);
-    const link = `${stack.relayer.url}/dashboard/#/triggers/authorize?challenge=${challenge}&name=my-agent&triggers=${encodeURIComponent(triggers.svc.url)}`;
+    // The dashboard link of the client's approval page (fetched by another, signed-in session: this browser has none yet).
+    const link = await dashboardApprovalLink(triggers, await signedIn(triggers, "linker@example.com"), challenge, "my-agent");
+    expect(link.startsWith(`${stack.relayer.url}/dashboard/#/triggers/authorize?challenge=${challenge}&name=my-agent&ticket=`)).to.equal(true);
     await page.goto(link);
+    expect(await page.getByTestId("triggers-client-name").innerText()).to.equal("my-agent");
+    expect(await page.getByTestId("triggers-challenge").innerText()).to.equal(challenge);
     await page.getByLabel("E-mail").fill("owner@example.com");
+    const mailed = triggers.links.length;
     await page.getByRole("button", { name: "Send me a sign-in link" }).click();
     await page.getByRole("status").waitFor();
-    expect(triggers.links).to.have.length(1);
-    await page.goto(triggers.links[0]); // the e-mailed link signs in and comes back here
+    expect(triggers.links).to.have.length(mailed + 1);
+    await page.goto(triggers.links[mailed]); // the e-mailed link signs in and comes back here
     expect(page.url()).to.equal(link);
     expect(await page.getByTestId("triggers-email").innerText()).to.equal("owner@example.com");
     await shot(page, "14-triggers-authorize");
@@ -292,6 +297,48 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
     await page.reload();
     await page.getByRole("button", { name: "Approve" }).click();
     expect(await alertText(page)).to.contain("already used");
+  });
+
+  it("approves the client of the link shown: switching the link in the same tab (only the #part changes) approves the new link's token, not the first's", async function () {
+    const { page, context } = b;
+    await context.clearCookies(); // signed out of the triggers service: this test signs in itself
+    const client = (name: string) => {
+      const token = crypto.randomBytes(32).toString("base64url");
+      return { name, token, challenge: crypto.createHash("sha256").update(token).digest("base64url") };
+    };
+    const [a, bee] = [client("agent-A"), client("agent-B")];
+    const approvalPage = (c: { challenge: string; name: string }) => `${triggers.svc.url}/authorize?challenge=${c.challenge}&name=${c.name}`;
+    // The client's link opens the triggers service's page; signed out, it asks for the e-mail first.
+    const n = triggers.links.length;
+    await page.goto(approvalPage(a));
+    await page.getByLabel("E-mail").fill("switch@example.com");
+    await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+    await page.getByText("Check your e-mail").waitFor();
+    await page.goto(triggers.links[n]); // back on the approval page of A, signed in
+    await page.getByRole("link", { name: "Approve in the dashboard" }).click();
+    await page.getByTestId("triggers-email").waitFor();
+    expect(await page.getByTestId("triggers-challenge").innerText()).to.equal(a.challenge);
+    expect(await page.getByTestId("triggers-client-name").innerText()).to.equal("agent-A");
+    // Client B's dashboard link, from its own approval page (another tab of the same browser).
+    const other = await context.newPage();
+    await other.goto(approvalPage(bee));
+    const linkB = (await other.getByRole("link", { name: "Approve in the dashboard" }).getAttribute("href"))!;
+    await other.close();
+    expect(linkB).to.contain(`challenge=${bee.challenge}`);
+    // Pasted into the first tab: only the part after # changes, so the page is not reloaded.
+    await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+    await page.evaluate((u) => void (window.location.href = u), linkB);
+    // The view shows what the new link asks: B's name and B's challenge.
+    await page.getByTestId("triggers-client-name").filter({ hasText: "agent-B" }).waitFor();
+    expect(await page.getByTestId("triggers-challenge").innerText()).to.equal(bee.challenge);
+    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).to.equal(true);
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByTestId("triggers-approved").waitFor();
+    const [meA, meB] = [await http(`${triggers.svc.url}/api/me`, { token: a.token }), await http(`${triggers.svc.url}/api/me`, { token: bee.token })];
+    expect([meB.status, meB.body.email]).to.deep.equal([200, "switch@example.com"]);
+    expect(meA.status).to.equal(401);
+    const tokens = await http(`${triggers.svc.url}/api/tokens`, { token: bee.token });
+    expect(tokens.body.map((t: { name: string }) => t.name)).to.deep.equal(["agent-B"]);
   });
 
   it("logs in with a wallet (injected EIP-1193 provider on a local chain account) and manages a wallet-owned account", async function () {

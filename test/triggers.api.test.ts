@@ -90,7 +90,7 @@ describe(`triggers service: API, auth and webhook runs (spec 3, fake core, ${sto
       const link = h.links[n];
       expect((await http(link)).status).to.equal(303);
       expect((await http(link)).status).to.equal(401);
-      const post = await http(`${h.svc.url}/authorize`, { method: "POST", raw: `challenge=${"a".repeat(43)}&csrf=x`, headers: { "content-type": "application/x-www-form-urlencoded" } });
+      const post = await http(`${h.svc.url}/authorize`, { method: "POST", raw: `challenge=${"a".repeat(43)}&ticket=x&csrf=x`, headers: { "content-type": "application/x-www-form-urlencoded" } });
       expect(post.status).to.equal(401);
     });
 

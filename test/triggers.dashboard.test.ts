@@ -36,6 +36,13 @@ describe(`triggers service: approval from the web dashboard (session, CORS, JSON
   }
 
   const authorize = (body: unknown, headers: Record<string, string>) => http(`${h.svc.url}/api/authorize`, { method: "POST", body, headers });
+  /** The ticket the approval page of this challenge and name carries (its form's hidden field; the dashboard link has the same). */
+  async function ticket(challenge: string, name?: string): Promise<string> {
+    const page = await http<string>(`${h.svc.url}/authorize?challenge=${challenge}${name === undefined ? "" : `&name=${encodeURIComponent(name)}`}`, { headers: { cookie } });
+    return /name="ticket" value="([^"]+)"/.exec(page.body)![1];
+  }
+  /** An approval request as one link carries it: challenge, name and that link's ticket. */
+  const linked = async (challenge: string, name?: string) => ({ challenge, ...(name === undefined ? {} : { name }), ticket: await ticket(challenge, name) });
   const me = (token: string) => http(`${h.svc.url}/api/me`, { token });
 
   it("defaults TRIGGERS_DASHBOARD_URL to the core's origin + /dashboard/ and refuses a URL that is not http(s)", () => {
@@ -93,14 +100,59 @@ describe(`triggers service: approval from the web dashboard (session, CORS, JSON
       for (const origin of [DASHBOARD_ORIGIN, h.svc.url]) {
         const { token, challenge } = newToken();
         expect((await me(token)).status).to.equal(401);
-        const r = await authorize({ challenge, name: "my cli" }, { origin, cookie });
+        const r = await authorize(await linked(challenge, "my cli"), { origin, cookie });
         expect([r.status, r.body]).to.deep.equal([200, { success: true, name: "my cli" }]);
         expect(r.headers.get("access-control-allow-origin")).to.equal(origin === DASHBOARD_ORIGIN ? DASHBOARD_ORIGIN : null);
         const who = await me(token);
         expect([who.status, who.body.email]).to.deep.equal([200, "carol@example.com"]);
       }
       const { challenge } = newToken();
-      expect((await authorize({ challenge }, { origin: DASHBOARD_ORIGIN, cookie })).body).to.deep.equal({ success: true, name: "client" });
+      expect((await authorize(await linked(challenge), { origin: DASHBOARD_ORIGIN, cookie })).body).to.deep.equal({ success: true, name: "client" });
+    });
+
+    it("400 approval_mismatch when the challenge and name are not one link's (its ticket): a token is never approved under another client's name", async () => {
+      const [a, b] = [newToken(), newToken()];
+      const [linkA, linkB] = [await linked(a.challenge, "agent-A"), await linked(b.challenge, "agent-B")];
+      const mixes = [
+        { challenge: a.challenge, name: "agent-B", ticket: linkB.ticket }, // A's challenge under B's name (the stale page)
+        { challenge: a.challenge, name: "agent-B", ticket: linkA.ticket },
+        { challenge: a.challenge, name: "agent-A", ticket: linkB.ticket },
+        { challenge: a.challenge, ticket: linkA.ticket }, // the name dropped
+        { challenge: a.challenge, name: "agent-A", ticket: linkA.ticket.slice(0, -1) + (linkA.ticket.endsWith("A") ? "B" : "A") },
+        { challenge: a.challenge, name: "agent-A", ticket: "é".repeat(linkA.ticket.length) }, // right length in characters, not in bytes
+      ];
+      for (const body of mixes) {
+        const r = await authorize(body, { origin: DASHBOARD_ORIGIN, cookie });
+        expect([r.status, r.body.code], JSON.stringify(body)).to.deep.equal([400, "approval_mismatch"]);
+      }
+      const noTicket = await authorize({ challenge: a.challenge, name: "agent-A" }, { origin: DASHBOARD_ORIGIN, cookie });
+      expect([noTicket.status, noTicket.body.code]).to.deep.equal([400, "invalid_request"]);
+      // The HTML form checks the same ticket.
+      const page = await http<string>(`${h.svc.url}/authorize?challenge=${b.challenge}&name=agent-B`, { headers: { cookie } });
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1];
+      const form = (fields: Record<string, string>) =>
+        http(`${h.svc.url}/authorize`, { method: "POST", raw: new URLSearchParams(fields).toString(), headers: { cookie, "content-type": "application/x-www-form-urlencoded" } });
+      const mixed = await form({ challenge: a.challenge, name: "agent-B", ticket: linkB.ticket, csrf });
+      expect([mixed.status, mixed.body.code]).to.deep.equal([400, "approval_mismatch"]);
+      // Nothing was approved; each link's own approval then works, under its own name.
+      expect([(await me(a.token)).status, (await me(b.token)).status]).to.deep.equal([401, 401]);
+      expect((await authorize(linkA, { origin: DASHBOARD_ORIGIN, cookie })).body).to.deep.equal({ success: true, name: "agent-A" });
+      expect((await form({ ...linkB, csrf })).status).to.equal(200);
+      const names = async (token: string) => ((await http(`${h.svc.url}/api/tokens`, { token })).body as { name: string }[]).map((t) => t.name);
+      expect((await names(a.token)).filter((n) => n.startsWith("agent-"))).to.deep.equal(["agent-A", "agent-B"]);
+    });
+
+    it("403 (not a 500) for a CSRF token of the right length in characters but not in bytes", async () => {
+      const { token, challenge } = newToken();
+      const page = await http<string>(`${h.svc.url}/authorize?challenge=${challenge}`, { headers: { cookie } });
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1];
+      const r = await http(`${h.svc.url}/authorize`, {
+        method: "POST",
+        raw: new URLSearchParams({ challenge, ticket: await ticket(challenge), csrf: "é".repeat(csrf.length) }).toString(),
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      });
+      expect([r.status, r.body.code]).to.deep.equal([403, "forbidden"]);
+      expect((await me(token)).status).to.equal(401);
     });
 
     it("403 for another or no Origin, 415 for a body that is not JSON; the token stays refused", async () => {
@@ -121,18 +173,18 @@ describe(`triggers service: approval from the web dashboard (session, CORS, JSON
 
     it("401 without a session, 400 for a bad body, 409 for a challenge used before", async () => {
       const { token, challenge } = newToken();
-      const anon = await authorize({ challenge }, { origin: DASHBOARD_ORIGIN });
+      const anon = await authorize(await linked(challenge), { origin: DASHBOARD_ORIGIN });
       expect([anon.status, anon.body.code]).to.deep.equal([401, "invalid_api_key"]);
       expect(anon.headers.get("access-control-allow-origin")).to.equal(DASHBOARD_ORIGIN);
       expect((await me(token)).status).to.equal(401);
-      for (const body of [{ challenge: "short" }, { name: "x" }, { challenge, name: "n".repeat(101) }, []]) {
+      for (const body of [{ challenge: "short", ticket: "t" }, { name: "x", ticket: "t" }, { challenge, ticket: "t".repeat(65) }, { challenge, name: "n".repeat(101) }, []]) {
         const r = await authorize(body, { origin: DASHBOARD_ORIGIN, cookie });
         expect([r.status, r.body.code], JSON.stringify(body)).to.deep.equal([400, "invalid_request"]);
       }
       const bad = await http(`${h.svc.url}/api/authorize`, { method: "POST", raw: "{", headers: { "content-type": "application/json", origin: DASHBOARD_ORIGIN, cookie } });
       expect([bad.status, bad.body.code]).to.deep.equal([400, "invalid_request"]);
-      expect((await authorize({ challenge }, { origin: DASHBOARD_ORIGIN, cookie })).status).to.equal(200);
-      const again = await authorize({ challenge }, { origin: DASHBOARD_ORIGIN, cookie });
+      expect((await authorize(await linked(challenge), { origin: DASHBOARD_ORIGIN, cookie })).status).to.equal(200);
+      const again = await authorize(await linked(challenge), { origin: DASHBOARD_ORIGIN, cookie });
       expect([again.status, again.body.code]).to.deep.equal([409, "already_exists"]);
     });
   });
@@ -172,12 +224,12 @@ describe(`triggers service: approval from the web dashboard (session, CORS, JSON
     const { token, challenge } = newToken();
     const page = await http(`${h.svc.url}/authorize?challenge=${challenge}&name=${encodeURIComponent("my cli & co")}`, { headers: { cookie } });
     expect(page.status).to.equal(200);
-    const expected = `${DASHBOARD}#/triggers/authorize?challenge=${challenge}&name=${encodeURIComponent("my cli & co")}&triggers=${encodeURIComponent(h.svc.url)}`;
+    const expected = `${DASHBOARD}#/triggers/authorize?challenge=${challenge}&name=${encodeURIComponent("my cli & co")}&ticket=${await ticket(challenge, "my cli & co")}&triggers=${encodeURIComponent(h.svc.url)}`;
     expect(page.body).to.contain(`<a href="${expected.replaceAll("&", "&#38;")}">Approve in the dashboard</a>`);
     const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1];
     const ok = await http(`${h.svc.url}/authorize`, {
       method: "POST",
-      raw: new URLSearchParams({ challenge, name: "my cli & co", csrf }).toString(),
+      raw: new URLSearchParams({ challenge, name: "my cli & co", ticket: await ticket(challenge, "my cli & co"), csrf }).toString(),
       headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
     });
     expect(ok.status).to.equal(200);

@@ -162,7 +162,8 @@ export function App() {
   if (error) return <Alert error={error} />;
   if (!config || restoring) return <p>Loading…</p>;
   const view = path === "triggers/authorize" ? (
-    <TriggersAuthorizeView config={config} query={query} />
+    // Keyed by the link: another link opened in this tab (only the #part changes) gets a fresh view, with nothing of the last one's.
+    <TriggersAuthorizeView key={query.toString()} config={config} query={query} />
   ) : !backend ? (
     <>
       <Alert error={restoreError} />

@@ -23,6 +23,8 @@ export type RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | und
   body?: B;
   query?: Q;
   response: z.ZodType;
+  /** The media type of the 200 answer (default application/json; a handler answering another one sends it itself). */
+  responseType?: string;
   /**
    * The error codes this route answers beyond those every route of its kind does (see
    * `errorCodesOf`); the OpenAPI document lists them under their catalogue status.
@@ -102,7 +104,7 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
         ...(spec.body && method === "post" ? { body: { content: { "application/json": { schema: spec.body } } } } : {}),
       },
       responses: {
-        200: { description: "OK", content: { "application/json": { schema: spec.response } } },
+        200: { description: "OK", content: { [spec.responseType ?? "application/json"]: { schema: spec.response } } },
         ...errorResponses(errorCodesOf(method, spec)),
       },
     };

@@ -9,6 +9,7 @@ import { actionCode } from "../../executor/code";
 import { admitRun, payerOf } from "../../billing/charges";
 import { actionCid } from "../schemas/cid";
 import type { Ctx } from "../context";
+import { recordRun, runErrorText } from "../runs/record";
 
 /** Action code: any well-formed text (its UTF-8 bytes are hashed and run); 400 invalid_code otherwise. The executor bounds its size. */
 const code = () => text({ kind: "code", errorCode: "invalid_code" });
@@ -89,17 +90,25 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
         // One billing step before the run: reserve its time limit (402 here), settle what it used.
         const charge = await admitRun(ctx, payer, ctx.config.limits.timeoutMs);
         let r: Awaited<ReturnType<typeof ctx.executor.execute>> | undefined;
+        let startedAt = Date.now();
+        let costCents = 0;
         try {
           // 429 when the payer's share is full, then 400/403/404 for the code, then the run; the reservation
           // records when the run leaves the queue (recovery charges started runs only)
-          r = await ctx.executor.execute(run, payer.key, { onStart: () => charge.started() });
+          r = await ctx.executor.execute(run, payer.key, {
+            onStart: () => {
+              startedAt = Date.now();
+              charge.started();
+            },
+          });
         } finally {
-          await charge.settle(r?.durationMs); // undefined (never started, or refused): released; committed before the answer
+          costCents = await charge.settle(r?.durationMs); // undefined (never started, or refused): released; committed before the answer
         }
+        recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId });
         const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };
         if (!r.hasError) return answer;
         // A failed run is a failed request, as on Chipotle (which answers 500; Vesta 422, a client error no client retries as a server fault): the run's answer stays in the body, beside the error body's fields.
-        const error = r.error ? (r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message) : "the action failed";
+        const error = runErrorText(r);
         res.status(statusOf("action_failed"));
         return { ...answer, error, code: "action_failed", message: error };
       },

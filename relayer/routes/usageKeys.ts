@@ -26,7 +26,7 @@ const groupList = (what: string) =>
 const safeUint = (what: string) => uintString(BigInt(Number.MAX_SAFE_INTEGER), what);
 
 /** The permission set of spec 1; omitted fields take their defaults (false, []). */
-const permissionFields = {
+export const permissionFields = {
   name: name.default(""),
   description: description.default(""),
   can_create_groups: z.boolean().default(false),
@@ -46,17 +46,19 @@ const AddBody = z.object(permissionFields).strict().openapi("AddUsageApiKeyReque
  * name, description, expiration and balance are not permissions and keep their current values when
  * omitted (an omitted expiration must never turn an expiring key into one that never expires).
  */
+export const updateFields = {
+  ...permissionFields,
+  name: name.optional(),
+  description: description.optional(),
+  expiration: uint64("expiration").optional().openapi({ type: "integer", description: "Unix seconds; 0 = never; omitted = unchanged." }),
+  balance: safeUint("balance").optional().openapi({ type: "integer", description: "Omitted = unchanged." }),
+};
 const UpdateBody = z
-  .object({
-    usage_api_key: usageKeyValue,
-    ...permissionFields,
-    name: name.optional(),
-    description: description.optional(),
-    expiration: uint64("expiration").optional().openapi({ type: "integer", description: "Unix seconds; 0 = never; omitted = unchanged." }),
-    balance: safeUint("balance").optional().openapi({ type: "integer", description: "Omitted = unchanged." }),
-  })
+  .object({ usage_api_key: usageKeyValue, ...updateFields })
   .strict()
   .openapi("UpdateUsageApiKeyRequest");
+/** What update_usage_api_key changes, whichever way the key is named. */
+export type UpdateInput = Omit<z.output<typeof UpdateBody>, "usage_api_key">;
 const MetadataBody = z
   .object({ usage_api_key: usageKeyValue, name, description: description.default("") })
   .strict()
@@ -88,10 +90,10 @@ const UsageKeyItem = z
 
 type PermissionInput = z.output<typeof AddBody>;
 
-/** The arguments of `setUsageApiKey` (Chipotle's signature) for `usageApiKey` of the caller's account. */
-const setArgs = (auth: Auth, usageApiKey: string, b: PermissionInput) => [
+/** The arguments of `setUsageApiKey` (Chipotle's signature) for the usage key `usageKeyHash` of the caller's account. */
+export const setArgs = (auth: Auth, usageKeyHash: bigint, b: PermissionInput) => [
   auth.accountHash,
-  keyHash(usageApiKey),
+  usageKeyHash,
   b.expiration,
   b.balance,
   b.name,
@@ -99,12 +101,29 @@ const setArgs = (auth: Auth, usageApiKey: string, b: PermissionInput) => [
   ...toPermissionArgs(b),
 ];
 
-/** The hash of a usage key of the caller's account, or 404. */
-async function ownUsageKey(ctx: Ctx, auth: Auth, usageApiKey: string): Promise<bigint> {
-  const h = keyHash(usageApiKey);
+/**
+ * `h` when it is the hash of a usage key registered to the caller's account (not removed), else 404
+ * (another account's key, the account key, a removed or unknown key: all alike, nothing told).
+ */
+export async function ownUsageKeyHash(ctx: Ctx, auth: Auth, h: bigint): Promise<bigint> {
   const [account, isAccountKey] = await ctx.chain.accountConfig.resolveApiKey(h);
   if (account !== auth.accountHash || isAccountKey) throw notFound("usage_key_not_found", "no such usage key in this account");
   return h;
+}
+
+/** The hash of the usage key `usageApiKey` of the caller's account, or 404. */
+const ownUsageKey = (ctx: Ctx, auth: Auth, usageApiKey: string) => ownUsageKeyHash(ctx, auth, keyHash(usageApiKey));
+
+/** Replaces the permission set of the caller's usage key `h`; name, description, expiration and balance keep their values when omitted. */
+export async function updateUsageKey(ctx: Ctx, auth: Auth, h: bigint, body: UpdateInput): Promise<void> {
+  const current = await ctx.chain.accountConfig.getUsageApiKey(h);
+  await relayWrite(ctx, "setUsageApiKey", setArgs(auth, h, {
+    ...body,
+    name: body.name ?? current.name,
+    description: body.description ?? current.description,
+    expiration: body.expiration ?? current.expiration,
+    balance: body.balance ?? current.balance,
+  }), await asOwner(ctx, auth));
 }
 
 export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
@@ -120,7 +139,7 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     response: z.object({ success: z.literal(true), usage_api_key: z.string() }),
     handler: async ({ auth, body }) => {
       const key = newSecretKey();
-      await registerMintedUsageKey(ctx, auth.accountHash, key, setArgs(auth, key, body), await asOwner(ctx, auth));
+      await registerMintedUsageKey(ctx, auth.accountHash, key, setArgs(auth, keyHash(key), body), await asOwner(ctx, auth));
       return { success: true, usage_api_key: key };
     },
   });
@@ -135,15 +154,8 @@ export function usageKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     errors: [...WRITE_ERRORS, "usage_key_not_found"],
     response: success,
     handler: async ({ auth, body }) => {
-      const h = await ownUsageKey(ctx, auth, body.usage_api_key);
-      const current = await ctx.chain.accountConfig.getUsageApiKey(h);
-      await relayWrite(ctx, "setUsageApiKey", setArgs(auth, body.usage_api_key, {
-        ...body,
-        name: body.name ?? current.name,
-        description: body.description ?? current.description,
-        expiration: body.expiration ?? current.expiration,
-        balance: body.balance ?? current.balance,
-      }), await asOwner(ctx, auth));
+      const { usage_api_key, ...change } = body;
+      await updateUsageKey(ctx, auth, await ownUsageKey(ctx, auth, usage_api_key), change);
       return { success: true };
     },
   });

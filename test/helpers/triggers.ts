@@ -97,14 +97,30 @@ export async function approvedTokenAt(base: string, email: string, linkAfterLogi
   const magic = await http(link);
   const cookie = magic.headers.get("set-cookie")!.split(";")[0];
   const pageRes = await http(`${base}${magic.headers.get("location")}`, { headers: { cookie } });
-  const csrf = /name="csrf" value="([^"]+)"/.exec(pageRes.body as string)![1];
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(pageRes.body as string)![1];
   const ok = await http(`${base}/authorize`, {
     method: "POST",
-    raw: new URLSearchParams({ challenge, name: "test", csrf }).toString(),
+    raw: new URLSearchParams({ challenge, name: "test", ticket: field("ticket"), csrf: field("csrf") }).toString(),
     headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
   });
   if (ok.status !== 200) throw new Error(`approve: ${ok.status} ${JSON.stringify(ok.body)}`);
   return token;
+}
+
+/** A session cookie of the triggers service at `h` for `email` (magic-link login over HTTP). */
+export async function signedIn(h: Harness, email: string): Promise<string> {
+  const n = h.links.length;
+  await http(`${h.svc.url}/auth/login`, { method: "POST", raw: new URLSearchParams({ email }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+  const magic = await http(h.links[n]);
+  return magic.headers.get("set-cookie")!.split(";")[0];
+}
+
+/** The dashboard link ("Approve in the dashboard") of the approval page of `challenge` and `name`, as the service renders it for a signed-in user. */
+export async function dashboardApprovalLink(h: Harness, cookie: string, challenge: string, name: string): Promise<string> {
+  const page = await http<string>(`${h.svc.url}/authorize?challenge=${challenge}&name=${encodeURIComponent(name)}`, { headers: { cookie } });
+  const href = /<a href="([^"]+)">Approve in the dashboard<\/a>/.exec(page.body)?.[1];
+  if (!href) throw new Error(`no dashboard link on the approval page: ${page.status} ${page.body}`);
+  return href.replaceAll("&#38;", "&");
 }
 
 /** Polls `fn` until it answers truthy (or throws after `ms`). */

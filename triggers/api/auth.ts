@@ -15,9 +15,12 @@ const SESSION_COOKIE = "vesta_triggers_session";
 const LINK_TTL_MS = 15 * 60_000;
 const SESSION_TTL_MS = 7 * 24 * 3600_000;
 const challenge = text({ kind: "label", maxChars: 64 }).regex(/^[A-Za-z0-9_-]{43}$/, "challenge must be base64url(sha256(token)): 43 characters");
-/** An authorization request: the token's challenge and the client's name. */
+/** An authorization request, as the client's link carries it: the token's challenge and the client's name. */
 const Approval = z.object({ challenge, name: text({ kind: "label", maxChars: 100 }).optional() });
 type Approval = z.infer<typeof Approval>;
+/** An approval: the request plus the ticket this service issued for exactly that challenge and name (ticketOf). */
+const Approve = Approval.extend({ ticket: text({ kind: "label", maxChars: 64 }) });
+type Approve = z.infer<typeof Approve>;
 /** The routes the dashboard calls from its own origin, with the session cookie. */
 const DASHBOARD_PATHS = ["/api/session", "/api/authorize", "/auth/login"];
 
@@ -46,6 +49,21 @@ const sessionUser = (ctx: TriggersCtx, req: Request) => {
 /** CSRF token for the approval form: bound to the session. */
 const csrfOf = (ctx: TriggersCtx, req: Request) => crypto.createHmac("sha256", ctx.secretKey).update(`csrf:${cookie(req, SESSION_COOKIE)}`).digest("base64url");
 
+/**
+ * The ticket of one authorization link: binds its challenge to the client name shown beside it. The
+ * approval page (and the dashboard link it gives) carries it, and an approval must send it back, so a
+ * page that mixes the challenge of one link with the name of another is refused instead of approving
+ * one client's token under another's name.
+ */
+const ticketOf = (ctx: TriggersCtx, q: Approval) =>
+  crypto.createHmac("sha256", ctx.secretKey).update(`approval:${q.challenge}\n${q.name ?? ""}`).digest("base64url");
+
+/** Constant-time equality of a sent secret with the expected one (lengths in bytes: a non-ASCII guess of the right length is refused, not thrown on). */
+function sameSecret(given: string, expected: string): boolean {
+  const [a, b] = [Buffer.from(given), Buffer.from(expected)];
+  return a.length === b.length && crypto.timingSafeEqual(a, b);
+}
+
 const urlOf = (s: string, base?: URL) => (URL.canParse(s, base) ? new URL(s, base) : undefined);
 
 /** Where a login may return to: a path on this service, or a page under the dashboard URL; anything else ("//host", "/\host", another site) → "/". */
@@ -60,7 +78,7 @@ function safeNext(ctx: TriggersCtx, next: unknown): string {
 
 /** The approval page in the dashboard, for the same request. */
 const dashboardLink = (ctx: TriggersCtx, q: Approval) =>
-  `${ctx.config.dashboardUrl}#/triggers/authorize?challenge=${encodeURIComponent(q.challenge)}&name=${encodeURIComponent(q.name ?? "")}&triggers=${encodeURIComponent(ctx.publicUrl())}`;
+  `${ctx.config.dashboardUrl}#/triggers/authorize?challenge=${encodeURIComponent(q.challenge)}&name=${encodeURIComponent(q.name ?? "")}&ticket=${ticketOf(ctx, q)}&triggers=${encodeURIComponent(ctx.publicUrl())}`;
 
 /** CORS for the dashboard's origin only, with credentials (the session cookie); answers its preflights. */
 const dashboardCors = (dashboardOrigin: string): RequestHandler => (req, res, next) => {
@@ -86,8 +104,14 @@ const jsonFromTrustedOrigin = (ctx: TriggersCtx, dashboardOrigin: string): Reque
   next();
 };
 
-/** Approves the token whose challenge is `q.challenge` for `user`; 409 when the challenge was used before. Answers the token's name. */
-async function approve(ctx: TriggersCtx, user: User, q: Approval): Promise<string> {
+/**
+ * Approves the token whose challenge is `q.challenge` for `user`, under the name its link carried:
+ * 400 approval_mismatch when the ticket is not that link's, 409 when the challenge was used before. Answers the token's name.
+ */
+async function approve(ctx: TriggersCtx, user: User, q: Approve): Promise<string> {
+  if (!sameSecret(q.ticket, ticketOf(ctx, q))) {
+    throw new AppError(400, "approval_mismatch", "this challenge and client name are not those of one authorization link: open the client's link again and approve what it shows");
+  }
   const name = q.name || "client";
   const added = await ctx.store.addToken({ id: newId("tok"), userId: user.id, challenge: q.challenge, name, createdAt: ctx.now(), revokedAt: null });
   if (!added) throw new AppError(409, "already_exists", "this challenge was already used; generate a new token");
@@ -177,17 +201,16 @@ export function authRoutes(ctx: TriggersCtx): Router {
     res.type("html").send(
       page("Authorize a client", `<p>Signed in as <b>${esc(user.email)}</b>. A client${q.name ? ` named <b>${esc(q.name)}</b>` : ""} asks for a token to manage your triggers.</p>
       <p>Challenge: <code>${esc(q.challenge)}</code></p>
-      <form method="post" action="/authorize"><input type="hidden" name="challenge" value="${esc(q.challenge)}"><input type="hidden" name="name" value="${esc(q.name ?? "")}">
+      <form method="post" action="/authorize"><input type="hidden" name="challenge" value="${esc(q.challenge)}"><input type="hidden" name="name" value="${esc(q.name ?? "")}"><input type="hidden" name="ticket" value="${ticketOf(ctx, q)}">
       <input type="hidden" name="csrf" value="${csrfOf(ctx, req)}"><button>Approve</button></form>
       <p><a href="${esc(dashboardLink(ctx, q))}">Approve in the dashboard</a></p>`),
     );
   });
   r.post("/authorize", form, async (req, res) => {
-    const b = parseOrThrow(Approval.extend({ csrf: text({ kind: "label", maxChars: 128 }) }), req.body, "body");
+    const b = parseOrThrow(Approve.extend({ csrf: text({ kind: "label", maxChars: 128 }) }), req.body, "body");
     const user = await sessionUser(ctx, req);
     if (!user) throw unauthorized("sign in first: open /auth/login");
-    const expected = csrfOf(ctx, req);
-    if (b.csrf.length !== expected.length || !crypto.timingSafeEqual(Buffer.from(b.csrf), Buffer.from(expected))) throw new AppError(403, "forbidden", "the approval form is stale; reload it");
+    if (!sameSecret(b.csrf, csrfOf(ctx, req))) throw new AppError(403, "forbidden", "the approval form is stale; reload it");
     await approve(ctx, user, b);
     res.type("html").send(page("Approved", "<p>The client is authorized. You can close this page.</p>"));
   });
@@ -198,7 +221,7 @@ export function authRoutes(ctx: TriggersCtx): Router {
     res.json({ user_id: user.id, email: user.email });
   });
   r.post("/api/authorize", cors, jsonFromTrustedOrigin(ctx, dashboardOrigin), ...json, async (req, res) => {
-    const b = parseOrThrow(Approval, req.body, "body");
+    const b = parseOrThrow(Approve, req.body, "body");
     const user = await sessionUser(ctx, req);
     if (!user) throw unauthorized("not signed in: sign in at /auth/login");
     res.json({ success: true, name: await approve(ctx, user, b) });

@@ -33,38 +33,56 @@ async function triggersCall<T>(base: string, path: string, body?: unknown): Prom
 
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
+/**
+ * What one authorization link asks to approve, read from the link itself on every render: the view
+ * keeps nothing of a link once another is opened in the same tab (App also remounts it per link).
+ */
+function approvalOf(query: URLSearchParams) {
+  const challenge = query.get("challenge") ?? "";
+  const ticket = query.get("ticket") ?? "";
+  return { challenge, name: query.get("name") ?? "", ticket, complete: CHALLENGE.test(challenge) && ticket !== "" };
+}
+
 export function TriggersAuthorizeView({ config, query }: { config: DashboardConfig; query: URLSearchParams }) {
   const base = (config.triggers_url ?? "").replace(/\/+$/, "");
   const asked = query.get("triggers")?.replace(/\/+$/, "");
-  const [challenge, setChallenge] = useState(query.get("challenge") ?? "");
-  const name = query.get("name") ?? "";
+  const request = approvalOf(query);
   const session = useLoad(() => (base ? triggersCall<{ email: string }>(base, "/api/session").catch((err) => (err.status === 401 ? null : Promise.reject(err))) : Promise.resolve(null)), [base]);
   const act = useAction();
   const [email, setEmail] = useState("");
   const [state, setState] = useState<"idle" | "sent" | "approved">("idle");
 
-  if (!base) return <Section title="Authorize a triggers client"><Alert error="this node has no triggers service configured (VESTA_TRIGGERS_URL)" /></Section>;
-  if (asked && asked !== base) return <Section title="Authorize a triggers client"><Alert error={`this link names the triggers service ${asked}, but this node's is ${base}: not approving`} /></Section>;
+  const title = "Authorize a triggers client";
+  if (!base) return <Section title={title}><Alert error="this node has no triggers service configured (VESTA_TRIGGERS_URL)" /></Section>;
+  if (asked && asked !== base) return <Section title={title}><Alert error={`this link names the triggers service ${asked}, but this node's is ${base}: not approving`} /></Section>;
+  if (!request.complete) {
+    return <Section title={title}><Alert error="this approval link is incomplete (it needs the client's challenge and its ticket): open the client's link at the triggers service and follow its “Approve in the dashboard” link" /></Section>;
+  }
 
   const login = () =>
     act.run(async () => {
       await triggersCall(base, "/auth/login", { email, next: window.location.href });
       setState("sent");
     });
+  // Exactly what is shown: the challenge, name and ticket of this render's link; the service refuses a mix of two links.
   const approve = () =>
     act.run(async () => {
-      if (!CHALLENGE.test(challenge.trim())) throw new Error("the challenge is 43 characters of base64url (from the client's authorization link)");
-      await triggersCall(base, "/api/authorize", { challenge: challenge.trim(), name: name || undefined });
+      await triggersCall(base, "/api/authorize", { challenge: request.challenge, name: request.name || undefined, ticket: request.ticket });
       setState("approved");
     });
 
   return (
-    <Section title="Authorize a triggers client">
+    <Section title={title}>
       <Alert error={session.error ?? act.error} />
       <p>
-        A client{name ? <> named <strong>{name}</strong></> : ""} asks for a token to manage your triggers at <span class="mono">{base}</span>. Approve only if you started it.
+        A client asks for a token to manage your triggers at <span class="mono">{base}</span>. Approve only if you started it and its challenge is the one it printed.
       </p>
-      <Field label="Challenge (from the client's link)" name="challenge" value={challenge} onInput={setChallenge} />
+      <dl data-testid="triggers-request">
+        <dt>Client name</dt>
+        <dd data-testid="triggers-client-name">{request.name || <em>none given (saved as “client”)</em>}</dd>
+        <dt>Challenge</dt>
+        <dd class="mono" data-testid="triggers-challenge">{request.challenge}</dd>
+      </dl>
       {session.data === undefined && !session.error && <p>Checking your triggers session…</p>}
       {session.data === null && state !== "sent" && (
         <Form onSubmit={() => login()}>
@@ -80,13 +98,13 @@ export function TriggersAuthorizeView({ config, query }: { config: DashboardConf
             Signed in to triggers as <strong data-testid="triggers-email">{session.data.email}</strong>.
           </p>
           <button type="button" class="primary" disabled={act.busy} onClick={approve}>
-            Approve
+            Approve {request.name ? `“${request.name}”` : "this client"}
           </button>
         </div>
       )}
       {state === "approved" && (
         <p class="ok" role="status" data-testid="triggers-approved">
-          Approved: the client can now use its token. You can close this page.
+          Approved {request.name ? `“${request.name}”` : "the client"} (challenge <span class="mono">{request.challenge}</span>): it can now use its token. You can close this page.
         </p>
       )}
     </Section>

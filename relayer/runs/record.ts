@@ -1,0 +1,33 @@
+import crypto from "node:crypto";
+import type { Ctx } from "../context";
+import type { Auth } from "../http/auth";
+import type { RunResult } from "../../executor/sandbox/types";
+
+/** The error of a failed run as its answer shows it: the message, then the JavaScript stack when it threw. */
+export const runErrorText = (r: RunResult): string => (r.error ? (r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message) : "the action failed");
+
+/**
+ * Records a run that ran (a refusal before the sandbox is no run) in the run history. The run
+ * happened and was charged whatever this does: a failure to record it is logged, never answered.
+ */
+export function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string }): void {
+  const failed = (err: unknown) => ctx.logger.error({ err: (err as Error).message, cid: r.ipfsId }, "run history: a run could not be recorded");
+  try {
+    // Not awaited: the answer does not wait for the history's commit (list_runs reads it all the same).
+    void ctx.runs.record({
+      id: `run_${crypto.randomUUID()}`,
+      accountHash: auth.accountHash,
+      keyHash: auth.keyHash,
+      cid: r.ipfsId,
+      status: r.hasError ? "failed" : "success",
+      startedAt: at.startedAt,
+      durationMs: r.durationMs ?? null,
+      costCents: at.costCents,
+      logs: r.logs,
+      error: r.hasError ? runErrorText(r) : null,
+      requestId: at.requestId ?? null,
+    }).catch(failed);
+  } catch (err) {
+    failed(err);
+  }
+}
