@@ -1,33 +1,12 @@
 import { expect } from "chai";
-import express from "express";
-import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
 import { scanChains } from "../triggers/kinds/chainEvent";
 import { mailboxOf } from "../triggers/api/auth";
-import { approvedToken, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
+import { approvedToken, fakeChain, fakeCore, http, startHarness, until, type Harness } from "./helpers/triggers";
 import { STORES, tempDatabase, type TempDatabase } from "./helpers/postgres";
 
 const CODE = `async function main(params) { return params; }`;
 const KEY = "usage-key-secret-123";
 const HEAD = 200_000;
-
-/** A stand-in chain JSON-RPC that counts its calls: head HEAD, no logs. */
-async function fakeChain() {
-  const calls: string[] = [];
-  const app = express();
-  app.post("/", express.json(), (req, res) => {
-    const one = (r: { id: unknown; method: string }) => {
-      calls.push(r.method);
-      const result = r.method === "eth_chainId" ? "0x1" : r.method === "eth_blockNumber" ? `0x${HEAD.toString(16)}` : r.method === "eth_getLogs" ? [] : null;
-      return { jsonrpc: "2.0", id: r.id, result };
-    };
-    res.json(Array.isArray(req.body) ? req.body.map(one) : one(req.body));
-  });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, "127.0.0.1", () => resolve(s));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
-}
 
 describe("mailboxOf (the per-address sign-in limit's key)", function () {
   it("is one key for an address, its case and its subaddresses", function () {
@@ -47,7 +26,7 @@ for (const store of STORES)
     before(async function () {
       if (store === "PostgreSQL") pg = await tempDatabase(this);
       core = await fakeCore((body) => ({ status: 200, body: { response: body.js_params.event ?? null, logs: "", has_error: false } }));
-      chain = await fakeChain();
+      chain = await fakeChain(HEAD);
       h = await startHarness(
         {
           TRIGGERS_CORE_URL: core.url,

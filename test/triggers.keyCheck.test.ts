@@ -85,6 +85,19 @@ describe("the triggers service's key check against the core, answer by answer", 
     expect((message as string).length).to.equal("the core service refused to check this action: ".length + 2000);
   });
 
+  it("an answer with no body at all (Content-Length: 0) is quoted as such, not a crash", async function () {
+    answer = (_req, _body, res) => {
+      res.writeHead(404, { "content-length": "0" });
+      res.end();
+    };
+    expect(await refusal("c")).to.deep.equal([400, "invalid_action", "the core service refused to check this action: 404 error: "]);
+    answer = (_req, _body, res) => {
+      res.writeHead(502, { "content-length": "0" });
+      res.end();
+    };
+    expect(await checkTriggerKey(ctx(), "uk", "c")).to.deep.equal({ transient: "the core service could not check the usage key now (502 error: )" });
+  });
+
   it("a 5xx, a 429, an unreachable core or one slower than the timeout is transient: 503 core_unavailable, nothing saved", async function () {
     const transient = async (c: TriggersCtx) => {
       const v = await checkTriggerKey(c, "uk", "c");

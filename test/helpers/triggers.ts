@@ -136,7 +136,7 @@ export async function until<T>(fn: () => Promise<T | undefined | false>, ms = 20
 
 type Answer = { status: number; body: unknown };
 /** The real core's answer for a usage key permitted to execute the action. */
-const permitted = async (_key: string, body: { code?: string; ipfs_id?: string }): Promise<Answer> => ({
+export const permitted = async (_key: string, body: { code?: string; ipfs_id?: string }): Promise<Answer> => ({
   status: 200,
   body: { key_kind: "usage", ipfs_id: body.code === undefined ? body.ipfs_id : await computeCid(body.code), can_execute: true },
 });
@@ -169,4 +169,28 @@ export async function fakeCore(reply: (body: any, n: number) => Promise<Answer> 
     checks,
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
+}
+
+/**
+ * A stand-in chain JSON-RPC that counts its calls: its head is `head` (settable), chain id 1, no
+ * logs. For tests of how a chain-event trigger is saved, not of what a chain sends (those use Hardhat).
+ */
+export async function fakeChain(head: number) {
+  const calls: string[] = [];
+  const chain = { head, calls, url: "", close: async () => {} };
+  const app = express();
+  app.post("/", express.json(), (req, res) => {
+    const one = (r: { id: unknown; method: string }) => {
+      calls.push(r.method);
+      const result = r.method === "eth_chainId" ? "0x1" : r.method === "eth_blockNumber" ? `0x${chain.head.toString(16)}` : r.method === "eth_getLogs" ? [] : null;
+      return { jsonrpc: "2.0", id: r.id, result };
+    };
+    res.json(Array.isArray(req.body) ? req.body.map(one) : one(req.body));
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  chain.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  chain.close = () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r())));
+  return chain;
 }
