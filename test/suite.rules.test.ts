@@ -74,6 +74,14 @@ describe("the test suite's own rules (green means ran)", function () {
     expect(r.out).to.contain("ERR_MOCHA_FORBIDDEN_EXCLUSIVITY");
   });
 
+  it("stops a throwaway PostgreSQL once, however often stop is called (a suite run again after a failed start still holds it)", function () {
+    this.timeout(60_000);
+    const { tempPostgres } = require("./helpers/postgres") as typeof import("./helpers/postgres");
+    const pg = tempPostgres(this);
+    pg.stop();
+    expect(() => pg.stop()).not.to.throw();
+  });
+
   it("finds PostgreSQL's programs where Debian puts them when they are not on PATH", function () {
     const { pgProgram } = require("./helpers/postgres") as typeof import("./helpers/postgres");
     const fake = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-pgbin-"));

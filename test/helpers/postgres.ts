@@ -49,7 +49,8 @@ export function startPostgres(): TempPostgres {
   const port = 30_000 + Math.floor(Math.random() * 20_000);
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[]) =>
-    execFileSync(asRoot ? "runuser" : cmd, asRoot ? ["-u", "postgres", "--", cmd, ...args] : args, { stdio: "pipe", timeout: 60_000 });
+    // cwd: a directory the postgres user may enter (the caller's may be private, e.g. a mutation-testing sandbox)
+    execFileSync(asRoot ? "runuser" : cmd, asRoot ? ["-u", "postgres", "--", cmd, ...args] : args, { stdio: "pipe", timeout: 60_000, cwd: os.tmpdir() });
   try {
     if (asRoot) execFileSync("chown", ["postgres", dir], { stdio: "pipe" });
     run(initdb, ["-D", path.join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync"]);
@@ -60,9 +61,13 @@ export function startPostgres(): TempPostgres {
     fs.rmSync(dir, { recursive: true, force: true });
     throw new Error(`could not start a throwaway cluster with ${initdb}: ${detail.slice(0, 500)}`);
   }
+  let stopped = false;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    // Once: a suite that runs again after a failed start still holds the cluster it stopped before.
     stop: () => {
+      if (stopped) return;
+      stopped = true;
       try {
         run(pgCtl, ["-D", path.join(dir, "data"), "-m", "immediate", "-w", "stop"]);
       } finally {
