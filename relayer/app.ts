@@ -54,6 +54,7 @@ export function apiRoutes(router: Router, ctx: Ctx) {
 export function createApp(ctx: Ctx): Express {
   const app = express();
   app.disable("x-powered-by");
+  app.disable("etag"); // no conditional requests on an API: hashing every answer is work for nothing
   app.set("trust proxy", ctx.config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless VESTA_TRUST_PROXY says
   app.use(requestContext(ctx.logger)); // X-Request-Id, X-Correlation-Id and the request's logger, on every answer
   // Header-authenticated routes (no cookie anywhere in the relayer): any origin may call them, as Chipotle allows.

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type Transaction } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDatabase, type Transaction } from "kysely";
 import pg from "pg";
 import { Dialect } from "./dialect";
 import { migrate, type StoreSchema } from "./migrate";
@@ -58,9 +58,41 @@ class ImmediateSqliteDriver extends SqliteDriver {
     await connection.executeQuery(CompiledQuery.raw("begin immediate"));
   }
 }
+/** How many distinct statements a SQLite store keeps prepared (queries with IN lists vary in text). */
+export const STATEMENT_CACHE_SIZE = 256;
+/**
+ * The database as Kysely's SQLite driver sees it, with each statement prepared once: the driver
+ * prepares the SQL text of every query anew, which costs more than running most of them. Statements
+ * are kept by their text, least recently used first out. Reusing one is safe: the driver runs one
+ * query at a time on its one connection, and SQLite re-prepares a statement itself when the schema
+ * changes.
+ */
+export function cachingStatements(database: BetterSqlite3.Database, size = STATEMENT_CACHE_SIZE): SqliteDatabase {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return {
+    prepare(sql: string) {
+      let stmt = statements.get(sql);
+      if (stmt) {
+        statements.delete(sql); // re-inserted below: the Map's order is the use order
+      } else {
+        stmt = database.prepare(sql);
+        if (statements.size >= size) statements.delete(statements.keys().next().value as string);
+      }
+      statements.set(sql, stmt);
+      return stmt;
+    },
+    close() {
+      statements.clear();
+      database.close();
+    },
+  };
+}
 class VestaSqliteDialect extends SqliteDialect {
-  constructor(private readonly database: BetterSqlite3.Database) {
-    super({ database });
+  private readonly database: SqliteDatabase;
+  constructor(database: BetterSqlite3.Database) {
+    const cached = cachingStatements(database);
+    super({ database: cached });
+    this.database = cached;
   }
   override createAdapter(): DialectAdapter {
     return new TransactionalDdlSqliteAdapter();

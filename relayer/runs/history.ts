@@ -15,6 +15,13 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 /** Rows deleted per transaction when pruning (each one short, so runs being recorded never wait long). */
 const PRUNE_CHUNK = 5_000;
 
+/**
+ * Runs recorded within this long of the first are committed together: under load one commit (one
+ * WAL append, one Kysely transaction) holds tens of runs instead of one or two a turn of the event
+ * loop. Nobody waits on it (an answer does not wait for its run's record), and list_runs commits
+ * what is pending before it reads.
+ */
+export const RECORD_EVERY_MS = 10;
 /** Rows per INSERT statement (12 values each: well within SQLite's 32,766 bound values). */
 const INSERT_ROWS = 500;
 
@@ -88,12 +95,11 @@ const toRun = (r: Selectable<RunsDb["runs"]>): StoredRun => ({
  * recorded): bounded in time (retentionMs; older rows are never listed and are deleted every
  * PRUNE_EVERY_MS) and in count (perAccount, and 1 % more between trims; past that the account's
  * oldest are dropped), each row bounded in size (logs RUN_LOG_BYTES, error RUN_ERROR_BYTES). The
- * runs recorded in one turn of the event loop are committed together (one commit for many runs
- * under load). Every query is built by Kysely with bound values.
+ * runs recorded within RECORD_EVERY_MS are committed together (one commit for many runs under load). Every query is built by Kysely with bound values.
  */
 export class RunHistory {
   private pending: Pending[] = [];
-  private scheduled = false;
+  private scheduled?: NodeJS.Timeout;
   /** The batches written so far, one after the other. */
   private writing: Promise<void> = Promise.resolve();
   private readonly now: () => number;
@@ -140,14 +146,15 @@ export class RunHistory {
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ row, resolve, reject });
       if (this.scheduled) return;
-      this.scheduled = true;
-      setImmediate(() => void this.flush());
+      this.scheduled = setTimeout(() => void this.flush().catch(() => undefined), RECORD_EVERY_MS); // each record's failure goes to its caller
+      this.scheduled.unref();
     });
   }
 
   /** Commits what was recorded so far (after the batches before it); resolves when it is committed. */
   flush(): Promise<void> {
-    this.scheduled = false;
+    clearTimeout(this.scheduled);
+    this.scheduled = undefined;
     const batch = this.pending;
     this.pending = [];
     if (batch.length > 0) {
