@@ -148,6 +148,8 @@ contract AccountConfig is AccountConfigStorage, IAccountConfigWrites, Ownable2St
         } else if (home != apiKeyHash) {
             revert KeyHashInUse(usageApiKeyHash);
         }
+        // Removed (registered once: its version moved on): revoked for good, so an update racing the removal cannot bring it back.
+        if (created && k.version != 0) revert UsageApiKeyNotFound(apiKeyHash, usageApiKeyHash);
         if (created) _accountUsageKeys[apiKeyHash].add(usageApiKeyHash);
 
         uint32 version = k.version + 1;

@@ -107,6 +107,26 @@ describe("usage keys by hash: update, remove, rotate (issue 23)", function () {
       await expectRejected(stack(), [owner], () => byHash(owner, "/update_usage_api_key_by_hash", key, { name: "back", ...ALL_PERMISSIONS }), 404, "usage_key_not_found");
       expect(await works(key)).to.equal(false);
     });
+    it("an update racing the removal never brings the key back: each pair ends with the key revoked, the update answered 200 or 404", async function () {
+      const owner = await accountClient(stack());
+      const keys = await Promise.all(Array.from({ length: 6 }, (_, i) => addUsageKey(stack(), owner, { name: `raced ${i}` })));
+      const outcomes = await Promise.all(
+        keys.map(async (key) => {
+          const [update, remove] = await Promise.all([
+            byHash(owner, "/update_usage_api_key_by_hash", key, { name: "back", ...ALL_PERMISSIONS }),
+            byHash(owner, "/remove_usage_api_key_by_hash", key),
+          ]);
+          return { update: update.status, remove: remove.status };
+        }),
+      );
+      for (const [i, o] of outcomes.entries()) {
+        expect(o.remove, `pair ${i}`).to.equal(200);
+        expect([200, 404], `pair ${i}: update ${o.update}`).to.include(o.update);
+        expect(await works(keys[i]), `pair ${i}: the key stays revoked`).to.equal(false);
+        expect((await stack().config.resolveApiKey(keys[i].hash)).active, `pair ${i}: on chain`).to.equal(false);
+        expect(await listedUsageKey(owner, keys[i])).to.equal(undefined);
+      }
+    });
   });
 
   describe("rotate_usage_api_key", function () {

@@ -60,8 +60,9 @@ interface IAccountConfigWrites is IAccountConfigBase {
     /// only. Chipotle's signature.
     /// @param apiKeyHash the account's hash (an account key, never a usage key).
     /// @param usageApiKeyHash keccak256 of the usage key's UTF-8 bytes. Unique across all accounts,
-    /// never the hash of an account (`KeyHashInUse`); a removed key can be added again by the
-    /// account that first registered it only (and needs no authorization then). A key new to the
+    /// never the hash of an account (`KeyHashInUse`). A removed key is revoked for good: it is never
+    /// registered again, by any account (`UsageApiKeyNotFound` for its own, so an update racing its
+    /// removal cannot bring it back). A key new to the
     /// contract is registered when an API payer authorized its seal for this account (authorized
     /// for another account: `KeyHashInUse`), or, with no authorization, when the admin wallet calls
     /// directly (a key it minted itself: first registration wins). A relayed one without
