@@ -56,7 +56,7 @@ export function createApp(ctx: Ctx): Express {
   app.disable("x-powered-by");
   app.set("trust proxy", ctx.config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless VESTA_TRUST_PROXY says
   app.use(ctx.metrics.middleware()); // requests by route template and status, latencies
-  app.use(requestContext(ctx.logger)); // X-Request-Id, X-Correlation-Id and the request's logger, on every answer
+  app.use(requestContext(ctx.logger, ["/core/v1"])); // X-Request-Id, X-Correlation-Id and the request's logger, on every answer
   // Header-authenticated routes (no cookie anywhere in the relayer): any origin may call them, as Chipotle allows.
   app.use(["/core/v1", "/health", "/ready", "/openapi.json", "/dstack/v1", "/info", "/attestation", "/evidences"], headerAuthCors);
   healthRoute(app, ctx); // /health and /ready, before the drain: a stopping relayer still tells it is stopping

@@ -1,7 +1,8 @@
 import { AuthFailureLimit } from "./http/authFailures";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
+import { serviceLogger } from "../protocol/ops/logger";
 import { createApp } from "./app";
 import { connectChain } from "./chain/client";
 import { PayerPool } from "./chain/payers";
@@ -23,7 +24,7 @@ import { Drain } from "../protocol/ops/drain";
 export type RunningRelayer = { url: string; ctx: Ctx; close: (opts?: { deadlineMs?: number }) => Promise<void> };
 
 /** Connects to the chain, builds the context and listens. `close` stops everything it started. */
-export async function startRelayer(config: RelayerConfig, logger: Logger = pino({ level: config.logLevel })): Promise<RunningRelayer> {
+export async function startRelayer(config: RelayerConfig, logger: Logger = serviceLogger(config.logLevel)): Promise<RunningRelayer> {
   const chain = await connectChain(config.rpcUrl, config.accountConfigAddress, config.rpcTimeoutMs);
   const payers = new PayerPool(config.payerKeys, chain.provider, logger, config.txTimeoutMs, config.receiptPollMs, config.writeQueuePerPayer, config.payerWatch);
   const notPayers = [];

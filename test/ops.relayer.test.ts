@@ -73,7 +73,7 @@ describe("operating the relayer: /health, /ready, /metrics", function () {
 
   describe("GET /metrics", function () {
     it("is 401 invalid_metrics_token without the bearer token or with a wrong one, 404 when no token is configured", async function () {
-      for (const headers of [{}, { authorization: `Bearer ${TOKEN}x` }, { authorization: TOKEN }, { authorization: `Bearer ${TOKEN.slice(0, -1)}` }]) {
+      for (const headers of [{}, { authorization: `Bearer ${TOKEN}x` }, { authorization: TOKEN }, { authorization: `Bearer ${TOKEN.slice(0, -1)}` }] as Record<string, string>[]) {
         const r = await fetch(`${stack.relayer.url}/metrics`, { headers });
         expect([r.status, (await r.json()).code], JSON.stringify(headers)).to.deep.equal([401, "invalid_metrics_token"]);
       }

@@ -3,7 +3,8 @@ import path from "node:path";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import express from "express";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
+import { serviceLogger } from "../protocol/ops/logger";
 import { notFound } from "../protocol/errors";
 import { errorMiddleware, requestContext } from "../protocol/http";
 import type { TriggersConfig } from "./config";
@@ -60,7 +61,7 @@ function triggersReadyChecks(ctx: TriggersCtx): ReadyCheck[] {
 
 /** Opens the store, fails interrupted runs, starts workers, pollers and the HTTP API. `close` stops all of it. */
 export async function startTriggers(config: TriggersConfig, opts: TriggersOptions = {}): Promise<RunningTriggers> {
-  const logger = opts.logger ?? pino({ level: config.logLevel });
+  const logger = opts.logger ?? serviceLogger(config.logLevel);
   const store = opts.store ?? (await TriggersStore.open({ databaseUrl: config.databaseUrl, sqliteFile: path.join(config.dataDir, "triggers.sqlite") }, config.heartbeatMs));
   const abort = new AbortController();
   let url = "";
