@@ -1,52 +1,12 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import http from "node:http";
-import { spawn, type ChildProcess } from "node:child_process";
 import { expect } from "chai";
 import Database from "better-sqlite3";
 import { startStack, type Stack } from "./helpers/relayer";
-import { freePorts } from "./helpers/startProcess";
+import { spawnRelayer } from "./helpers/serviceProcess";
 
 const SLOW = (ms: number) => `async function main() { await new Promise((r) => setTimeout(r, ${ms})); return "finished"; }`;
-
-type Proc = { child: ChildProcess; out: () => string; exited: Promise<number | null>; url: string; dataDir: string };
-
-/** `npm run relayer` without npm in between (signals reach the process itself), on the stack's chain, with its own data dir. */
-async function spawnRelayer(stack: Stack, env: Record<string, string>): Promise<Proc> {
-  const [port] = await freePorts(1);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-shutdown-"));
-  const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", "relayer/main.ts"], {
-    env: {
-      ...process.env,
-      VESTA_MODE: "development",
-      VESTA_RPC_URL: stack.rpcUrl,
-      VESTA_ACCOUNT_CONFIG_ADDRESS: stack.relayerConfig.accountConfigAddress,
-      VESTA_PAYER_KEYS: stack.relayerConfig.payerKeys.join(","),
-      VESTA_PORT: String(port),
-      VESTA_DATA_DIR: dataDir,
-      VESTA_LOCAL_ROOT_SECRET_FILE: path.join(dataDir, "root-secret"),
-      VESTA_SANDBOX_WORKERS: "1",
-      VESTA_BILLING: "local",
-      VESTA_FREE_CREDIT_CENTS: "100000",
-      VESTA_GAS_TOKEN_PRICE_CENTS: "0",
-      VESTA_LOG_LEVEL: "info",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let text = "";
-  child.stdout!.on("data", (c) => (text += c));
-  child.stderr!.on("data", (c) => (text += c));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const end = Date.now() + 90_000;
-  while (!text.includes("relayer listening")) {
-    if (child.exitCode !== null) throw new Error(`the relayer exited:\n${text}`);
-    if (Date.now() > end) throw new Error(`the relayer did not start:\n${text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, out: () => text, exited, url: `http://127.0.0.1:${port}`, dataDir };
-}
 
 /** One request on `agent` (a kept-alive connection), answered as {status, body}. */
 function request(agent: http.Agent, url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
