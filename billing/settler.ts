@@ -83,8 +83,7 @@ export class Settler {
         this.logger.warn({ err: (err as Error).message, batch: batch.id, customer: batch.customerId }, "billing: settling a batch failed; it is retried at the next run");
       }
     }
-    const left = open.filter((b) => !settled.has(b.id));
-    this.oldestOpenAt = left.length ? Math.min(...left.map((b) => b.createdAt)) : undefined;
+    this.oldestOpenAt = open.reduce<number | undefined>((oldest, b) => (settled.has(b.id) || (oldest !== undefined && oldest <= b.createdAt) ? oldest : b.createdAt), undefined);
     if (report.batches) this.logger.debug(report, "billing: debits settled");
     return report;
   }

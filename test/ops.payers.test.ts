@@ -6,6 +6,7 @@ import { Wallet } from "ethers";
 import { startStack, chainKeys, type Stack } from "./helpers/relayer";
 import { startRelayer, type RunningRelayer } from "../relayer/server";
 import type { RelayerConfig } from "../relayer/config";
+import { until } from "./helpers/triggers";
 
 const rpc = (method: string, params: unknown[] = []) => hre.network.provider.send(method, params);
 
@@ -17,16 +18,6 @@ async function relayerWith(stack: Stack, over: Partial<RelayerConfig>, lines: an
 
 const newAccount = (url: string) =>
   fetch(`${url}/core/v1/new_account`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ account_name: "payers" }) }).then(async (r) => ({ status: r.status, body: await r.json() }));
-
-async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("payers: balance threshold, stuck transactions, nonces after a restart", function () {
   this.timeout(180_000);
@@ -80,7 +71,7 @@ describe("payers: balance threshold, stuck transactions, nonces after a restart"
       await rpc("hardhat_setNextBlockBaseFeePerGas", ["0x" + (1000n * 10n ** 9n).toString(16)]);
       await rpc("evm_mine");
       expect(await provider.getTransactionCount(addrA, "latest"), "the underpriced transaction was not mined").to.equal(nonce);
-      const replaced = await until(() => lines.find((l) => /replaced with higher fees/.test(l.msg)), 20_000, "the replacement");
+      const replaced = await until(async () => lines.find((l) => /replaced with higher fees/.test(l.msg)), 20_000, "the replacement");
       expect([replaced.payer, replaced.nonce]).to.deep.equal([addrA, nonce]);
       // Mine until the request is answered (new_account makes two writes).
       let done = false;
