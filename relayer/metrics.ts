@@ -35,7 +35,7 @@ export class RelayerMetrics extends ServiceMetrics {
     if (gasUsed !== undefined) this.writeGas.observe({ outcome }, Number(gasUsed));
   }
 
-  constructor(ctx: () => Ctx | undefined) {
+  constructor(ctx: () => Ctx) {
     super("vesta", ["/core/v1"]);
     const registers = [this.registry];
     this.runs = new Counter({ name: "vesta_action_runs_total", help: "Action runs (lit_action / run_action) by outcome: ok, action_failed, or the refusal code", labelNames: ["outcome"], registers });

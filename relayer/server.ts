@@ -74,10 +74,9 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = servi
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
   runs.start(abort.signal, logger); // and deletes what is past the retention
   const identity = new Identity(keys, config.identity, `${chain.chainId}:${config.accountConfigAddress}`, logger);
-  let built: Ctx | undefined;
-  const metrics = new RelayerMetrics(() => built);
+  const metrics = new RelayerMetrics(() => ctx); // read at scrape time only, once ctx exists
   const drain = new Drain();
-  const ctx: Ctx = (built = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, identity, metrics, drain, signal: abort.signal });
+  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, identity, metrics, drain, signal: abort.signal };
   billing?.start(abort.signal, (r) => recoveredWriteCost(ctx, r)); // and ends the reservations a stopped process left
   if (!NATIVE_SECP256K1) logger.warn("the secp256k1 native binding did not load: signatures are recovered in JavaScript, about 15x slower (signed requests, key derivation)");
   if (config.mode === "development") logger.warn({ keyProvider: config.keyProvider, billing: config.billing.mode }, "VESTA_MODE=development: development conveniences are on (never run this configuration in production)");
