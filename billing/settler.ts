@@ -16,6 +16,8 @@ export class Settler {
   private running?: Promise<SettleReport>;
   private timer?: NodeJS.Timeout;
   private tail: Promise<unknown> = Promise.resolve();
+  /** When the oldest batch left open by the last settlement was made (ms), or undefined when none is open. */
+  private oldestOpenAt?: number;
 
   constructor(
     private readonly ledger: Ledger,
@@ -41,6 +43,11 @@ export class Settler {
     return run;
   }
 
+  /** Settlement lag (seconds): the age of the oldest batch the last settlement left open, 0 when none was left. */
+  lagSeconds(): number {
+    return this.oldestOpenAt === undefined ? 0 : Math.max(0, (Date.now() - this.oldestOpenAt) / 1000);
+  }
+
   /** Settles every `intervalMs` until `signal` aborts. */
   start(intervalMs: number, signal: AbortSignal): void {
     const tick = () => {
@@ -64,9 +71,11 @@ export class Settler {
       this.logger.warn({ err: (err as Error).message }, "billing: the ledger could not be read; settlement skipped");
       return { ...report, failed: 1 };
     }
+    const settled = new Set<string>();
     for (const batch of open) {
       try {
         await this.settleBatch(batch);
+        settled.add(batch.id);
         report.batches++;
         report.cents += batch.cents;
       } catch (err) {
@@ -74,6 +83,7 @@ export class Settler {
         this.logger.warn({ err: (err as Error).message, batch: batch.id, customer: batch.customerId }, "billing: settling a batch failed; it is retried at the next run");
       }
     }
+    this.oldestOpenAt = open.reduce<number | undefined>((oldest, b) => (settled.has(b.id) || (oldest !== undefined && oldest <= b.createdAt) ? oldest : b.createdAt), undefined);
     if (report.batches) this.logger.debug(report, "billing: debits settled");
     return report;
   }

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { Storage, toNumber, type StoreLocation } from "../storage";
 import { computeCid } from "./cid";
 import { decodeUtf8 } from "../protocol/text";
@@ -153,6 +154,11 @@ export class CodeStore {
   private forget(cid: string): void {
     this.cache.delete(cid);
     this.verified.delete(cid);
+  }
+
+  /** Resolves when the database answers a trivial query (readiness). */
+  async ping(): Promise<void> {
+    await sql`SELECT 1`.execute(this.s.db);
   }
 
   close(): Promise<void> {

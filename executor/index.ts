@@ -216,10 +216,10 @@ export class Executor {
     return json!;
   }
 
-  /** The sandbox's load, for health checks: runs waiting, and how many may wait in all. */
-  sandboxLoad(): { queued: number; queueLimit: number; busy: number } {
-    const { queued, busy } = this.pool.stats();
-    return { queued, busy, queueLimit: this.pool.fairShare.queueTotal };
+  /** The sandbox's load, for health checks and metrics: processes, those running, runs waiting, and how many may wait in all. */
+  sandboxLoad(): { queued: number; queueLimit: number; busy: number; sandboxes: number } {
+    const { queued, busy, sandboxes } = this.pool.stats();
+    return { queued, busy, sandboxes, queueLimit: this.pool.fairShare.queueTotal };
   }
 
   async close(): Promise<void> {

@@ -55,6 +55,10 @@ export class PermissionCache {
   private chainTime = 0;
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  /** When the chain's events were last followed (ms; 0: never), for metrics and readiness. */
+  private syncedAt = 0;
+  /** Lookups answered from memory (hit) or read from the chain (miss), by kind: plain counters (metrics read them at scrape time). */
+  readonly cacheStats = { key: { hit: 0, miss: 0 }, decision: { hit: 0, miss: 0 }, read: { hit: 0, miss: 0 } };
 
   constructor(
     private readonly accountConfig: IAccountConfig,
@@ -81,6 +85,7 @@ export class PermissionCache {
   async start(signal: AbortSignal): Promise<void> {
     this.cursor = await this.provider.getBlockNumber();
     await this.seeBlock(this.cursor);
+    this.syncedAt = Date.now();
     const stop = () => {
       this.stopped = true;
       clearTimeout(this.timer);
@@ -110,11 +115,17 @@ export class PermissionCache {
       this.cursor = head;
       return;
     }
-    if (head === this.cursor) return;
+    if (head === this.cursor) return void (this.syncedAt = Date.now());
     const logs = await this.provider.getLogs({ address: await this.accountConfig.getAddress(), fromBlock: this.cursor + 1, toBlock: head });
     for (const log of logs) this.seen(log.topics);
     await this.seeBlock(head);
     this.cursor = head;
+    this.syncedAt = Date.now();
+  }
+
+  /** Seconds since the chain's events were last followed (Infinity before the first time). */
+  syncAgeSeconds(): number {
+    return this.syncedAt === 0 ? Infinity : (Date.now() - this.syncedAt) / 1000;
   }
 
   private async seeBlock(n: number): Promise<void> {
@@ -190,7 +201,8 @@ export class PermissionCache {
    */
   async resolve(keyHash: bigint, beforeRead?: () => void): Promise<Resolved> {
     const cached = this.cached(keyHash);
-    if (cached) return cached;
+    if (cached) return (this.cacheStats.key.hit++, cached);
+    this.cacheStats.key.miss++;
     const pending = this.lookups.get(keyHash);
     if (pending) return pending;
     beforeRead?.();
@@ -245,7 +257,8 @@ export class PermissionCache {
     const key = this.caching() ? this.keys.peek(who.keyHash.toString()) : undefined;
     const cached = key ? this.decisions.get(k) : undefined;
     if (cached && key && this.expired(key.expiration)) return false;
-    if (cached) return cached.allowed;
+    if (cached) return (this.cacheStats.decision.hit++, cached.allowed);
+    this.cacheStats.decision.miss++;
     const before = this.version;
     const [allowed, groupId] = await this.accountConfig.findExecutionGroup(who.keyHash, cidHash, pkp);
     if (this.caching() && before === this.version) this.remember("d", this.decisions, k, { accountHash: who.accountHash, allowed, groupId });
@@ -260,7 +273,8 @@ export class PermissionCache {
   async read<T>(accountHash: bigint, key: string, fetch: () => Promise<T>): Promise<T> {
     const k = `${accountHash}/${key}`;
     const cached = this.caching() ? this.reads.get(k) : undefined;
-    if (cached) return cached.value as T;
+    if (cached) return (this.cacheStats.read.hit++, cached.value as T);
+    this.cacheStats.read.miss++;
     const before = this.version;
     const value = await fetch();
     if (this.caching() && before === this.version) this.remember("r", this.reads, k, { accountHash, value });

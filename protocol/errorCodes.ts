@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   invalid_action: { status: 400, meaning: "Triggers: the core service refused to check the trigger's action." },
   approval_mismatch: { status: 400, meaning: "Triggers: the approval's challenge and client name are not those of one authorization link (its ticket does not match them); nothing was approved." },
   // 401: who is calling is not established
+  invalid_metrics_token: { status: 401, meaning: "GET /metrics: the Authorization header does not carry the metrics token (VESTA_METRICS_TOKEN / TRIGGERS_METRICS_TOKEN)." },
   invalid_api_key: { status: 401, meaning: "No key, or an unknown, revoked, expired or malformed key (X-Api-Key or Authorization: Bearer)." },
   invalid_signature: { status: 401, meaning: "The signature does not prove the stated address (ECDSA recovery, or the contract's ERC-1271 answer)." },
   invalid_wallet_auth: { status: 401, meaning: "The X-Wallet-Auth header does not prove an admin wallet of the account." },
@@ -100,6 +101,8 @@ export const ERROR_CODES = {
   identity_busy: { status: 503, meaning: "The node holds as many pending sign-ins (codes, used nonces) as it keeps; nothing was done, try again shortly." },
   issuer_unavailable: { status: 503, meaning: "The OpenID issuer's key set (JWKS) could not be fetched; nothing was done, try again." },
   core_unavailable: { status: 503, meaning: "Triggers: the core service could not answer now; nothing was saved." },
+  payers_unfunded: { status: 503, meaning: "Every payer wallet of the service is under its minimum balance (VESTA_PAYER_MIN_BALANCE_WEI): nothing was sent; the operator has been warned; Retry-After says when to try again." },
+  shutting_down: { status: 503, meaning: "The service is stopping (SIGTERM): it takes no new work, and work it could not finish before its shutdown deadline ends with this error; nothing more was done; retry on another replica or once it is back." },
   chain_timeout: { status: 504, meaning: "The transaction was not mined in time; it may still land." },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

@@ -7,6 +7,11 @@ import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
 import { AppError, badRequest, errorBodyOf } from "./errors";
 import { fromChainOutage } from "./chainErrors";
+import { carriesRequestIds, requestIds, type RequestIds } from "./ops/logger";
+import { routeLabel } from "./ops/metrics";
+
+/** An unexpected error as logged: its class, message (cut) and stack, never its own enumerable fields (a request, a config). */
+const errText = (err: unknown) => (err instanceof Error ? { type: err.name, message: err.message.slice(0, 1000), stack: err.stack } : { message: String(err).slice(0, 1000) });
 
 declare module "express-serve-static-core" {
   interface Request {
@@ -38,22 +43,26 @@ export function sanitizeCorrelationId(raw: string | string[] | undefined): strin
 /**
  * First middleware of a service: a fresh UUID v4 as X-Request-Id on every answer (a caller's own
  * X-Request-Id is ignored: ids are the server's), the caller's X-Correlation-Id echoed (sanitized;
- * absent when it sent none), a child logger carrying both at `req.log`, and one log line per request
- * when it ends.
+ * absent when it sent none), a logger whose lines carry both at `req.log` (and, with a
+ * serviceLogger, on every line logged while the request is served), and one log line per request
+ * when it ends, naming its route template (`mounts`: the router mounts, see routeLabel).
  */
-export function requestContext(logger: Logger): RequestHandler {
+export function requestContext(logger: Logger, mounts: readonly string[] = []): RequestHandler {
   return (req, res, next) => {
     const requestId = crypto.randomUUID();
     const correlationId = sanitizeCorrelationId(req.headers["x-correlation-id"]);
     req.requestId = requestId;
     req.correlationId = correlationId;
-    req.log = logger.child(correlationId ? { request_id: requestId, correlation_id: correlationId } : { request_id: requestId });
+    const ids: RequestIds = correlationId ? { request_id: requestId, correlation_id: correlationId } : { request_id: requestId };
+    // A service logger adds the ids to every line logged while this request is served (library code included).
+    req.log = carriesRequestIds(logger) ? logger : logger.child(ids);
     res.setHeader("X-Request-Id", requestId);
     if (correlationId) res.setHeader("X-Correlation-Id", correlationId);
     const started = performance.now();
-    const { method, path } = req; // as received (routers rewrite req.url on the way)
-    res.once("finish", () => req.log!.info({ method, path, status: res.statusCode, ms: Math.round(performance.now() - started) }, "request"));
-    next();
+    const { method } = req;
+    // The route's template, never the raw path: paths may carry capabilities (a webhook's trigger id).
+    res.once("finish", () => requestIds.run(ids, () => req.log!.info({ method, path: routeLabel(req, mounts), status: res.statusCode, ms: Math.round(performance.now() - started) }, "request")));
+    requestIds.run(ids, next);
   };
 }
 
@@ -97,9 +106,9 @@ export function errorMiddleware(logger: Log, translate?: ErrorTranslator): Error
     const log: Log = req.log ?? logger;
     let e = err instanceof AppError ? err : (translate?.(err) ?? fromParser(err) ?? fromChainOutage(err));
     if (!e) {
-      log.error({ err, path: req.path }, "unhandled error");
+      log.error({ err: errText(err), path: routeLabel(req) }, "unhandled error");
       e = new AppError(500, "internal_error", "the service failed to handle this request; it has been logged");
-    } else if (e.status >= 500) log.warn({ code: e.code, path: req.path, ...(e === err ? {} : { cause: String((err as Error)?.message ?? err) }) }, e.message);
+    } else if (e.status >= 500) log.warn({ code: e.code, path: routeLabel(req), ...(e === err ? {} : { cause: String((err as Error)?.message ?? err) }) }, e.message);
     if (e.headers) res.set(e.headers);
     res.status(e.status).json(errorBodyOf(e));
   };

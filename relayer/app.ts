@@ -56,9 +56,13 @@ export function createApp(ctx: Ctx): Express {
   app.disable("x-powered-by");
   app.disable("etag"); // no conditional requests on an API: hashing every answer is work for nothing
   app.set("trust proxy", ctx.config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless VESTA_TRUST_PROXY says
-  app.use(requestContext(ctx.logger)); // X-Request-Id, X-Correlation-Id and the request's logger, on every answer
+  app.use(ctx.metrics.middleware()); // requests by route template and status, latencies
+  app.use(requestContext(ctx.logger, ["/core/v1"])); // X-Request-Id, X-Correlation-Id and the request's logger, on every answer
   // Header-authenticated routes (no cookie anywhere in the relayer): any origin may call them, as Chipotle allows.
-  app.use(["/core/v1", "/health", "/openapi.json", "/dstack/v1", "/info", "/attestation", "/evidences"], headerAuthCors);
+  app.use(["/core/v1", "/health", "/ready", "/openapi.json", "/dstack/v1", "/info", "/attestation", "/evidences"], headerAuthCors);
+  healthRoute(app, ctx); // /health and /ready, before the drain: a stopping relayer still tells it is stopping
+  ctx.metrics.route(app, ctx.config.metricsToken); // /metrics, bearer token (VESTA_METRICS_TOKEN)
+  app.use(ctx.drain.middleware()); // once stopping: 503 shutting_down for new requests
 
   const v1 = express.Router();
   const maxDepth = ctx.config.maxJsonDepth;
@@ -96,7 +100,6 @@ export function createApp(ctx: Ctx): Express {
 
   app.use("/core/v1", v1);
   app.get("/openapi.json", (_req, res) => res.redirect(308, "/core/v1/openapi.json")); // where Chipotle serves it too
-  healthRoute(app, ctx); // /health, for load balancers
   dashboardRoutes(app, ctx); // /dashboard/ (and / redirects there)
   attestationRoutes(app, ctx); // /info, /attestation (and /dstack/v1/...), /evidences/ at the base URL
   app.use(notFoundRoute);

@@ -19,6 +19,8 @@ import { parseTrustProxy } from "../protocol/trustProxy";
 import { parseExempt } from "./http/authFailures";
 import { CHAIN_NAME } from "../protocol/chains";
 import { loadIdentityConfig, type IdentityConfig } from "./identity/config";
+import { metricsToken, shutdownDeadline } from "../protocol/ops/config";
+import { DEFAULT_PAYER_WATCH, type PayerWatch } from "./chain/payerWatch";
 
 const hexKey = z.string().refine((k) => isHexString(k.startsWith("0x") ? k : `0x${k}`, 32), "each payer key must be a 32-byte hex private key");
 
@@ -100,6 +102,12 @@ const EnvSchema = z
     VESTA_EVIDENCE_DIR: z.string().default("/evidences"),
     VESTA_DASHBOARD_DIR: z.string().optional(),
     VESTA_TRIGGERS_URL: z.string().url("VESTA_TRIGGERS_URL must be a URL (the triggers service, for the dashboard)").optional(),
+    VESTA_METRICS_TOKEN: metricsToken("VESTA_METRICS_TOKEN"),
+    VESTA_SHUTDOWN_DEADLINE_MS: shutdownDeadline("VESTA_SHUTDOWN_DEADLINE_MS"),
+    VESTA_PAYER_MIN_BALANCE_WEI: z.string().regex(/^[0-9]{1,40}$/, "VESTA_PAYER_MIN_BALANCE_WEI must be a whole number of wei").default(DEFAULT_PAYER_WATCH.minBalanceWei.toString()),
+    VESTA_PAYER_CHECK_MS: z.coerce.number().int().min(1000, "VESTA_PAYER_CHECK_MS must be >= 1000").max(3_600_000).default(DEFAULT_PAYER_WATCH.checkMs),
+    VESTA_TX_REPLACE_MS: z.coerce.number().int().min(1000, "VESTA_TX_REPLACE_MS must be >= 1000").max(3_600_000).default(DEFAULT_PAYER_WATCH.replaceAfterMs),
+    VESTA_TX_FEE_BUMP_PERCENT: z.coerce.number().int().min(10, "VESTA_TX_FEE_BUMP_PERCENT must be >= 10 (nodes refuse smaller raises)").max(1000).default(DEFAULT_PAYER_WATCH.feeBumpPercent),
     VESTA_COMMIT: z.string().regex(/^[0-9A-Za-z._-]{1,64}$/, "VESTA_COMMIT must be a commit id or version tag (letters, digits, . _ -; at most 64)").default("unknown"),
   })
   .passthrough();
@@ -117,6 +125,12 @@ export type AttestationConfig = {
 };
 
 export type RelayerConfig = {
+  /** GET /metrics needs `Authorization: Bearer <this>`; unset: /metrics is not exposed (404). */
+  metricsToken?: string;
+  /** On SIGTERM, how long requests, runs and writes under way get to finish (then 503 shutting_down). */
+  shutdownDeadlineMs: number;
+  /** Payer balance threshold, pending-transaction replacement (relayer/chain/payerWatch.ts). */
+  payerWatch: PayerWatch;
   /** development | production (see relayer/mode.ts): production refuses every development convenience at boot. */
   mode: VestaMode;
   rpcUrl: string;
@@ -380,6 +394,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     identity: identity.config,
     dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },
     commit: e.VESTA_COMMIT,
+    metricsToken: e.VESTA_METRICS_TOKEN,
+    shutdownDeadlineMs: e.VESTA_SHUTDOWN_DEADLINE_MS,
+    payerWatch: { minBalanceWei: BigInt(e.VESTA_PAYER_MIN_BALANCE_WEI), checkMs: e.VESTA_PAYER_CHECK_MS, replaceAfterMs: e.VESTA_TX_REPLACE_MS, feeBumpPercent: e.VESTA_TX_FEE_BUMP_PERCENT },
   };
 }
 

@@ -8,6 +8,8 @@ import type { Billing } from "../billing/service";
 import type { AuthFailureLimit } from "./http/authFailures";
 import type { RunHistory } from "./runs/history";
 import type { Identity } from "./identity/service";
+import type { RelayerMetrics } from "./metrics";
+import type { Drain } from "../protocol/ops/drain";
 
 /** What every route and service receives. */
 export type Ctx = {
@@ -25,5 +27,9 @@ export type Ctx = {
   authFailures: AuthFailureLimit;
   /** Identity sign-in (OpenID Connect, e-mail codes) and the sessions of identity-owned accounts. */
   identity: Identity;
+  /** Prometheus metrics (GET /metrics). */
+  metrics: RelayerMetrics;
+  /** Graceful shutdown: requests, runs and writes under way (protocol/ops/drain.ts). */
+  drain: Drain;
   signal: AbortSignal;
 };

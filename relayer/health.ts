@@ -1,5 +1,11 @@
 import type { Express } from "express";
 import type { Ctx } from "./context";
+import { DEFAULT_READY, readyRoute, type ReadyCheck } from "../protocol/ops/ready";
+
+/** A permission cache that has not followed the chain's events for this many polls (and at least 30 s) is not synced. */
+const SYNC_POLLS = 20;
+/** The derivation path the readiness check asks the key provider for (never used as a key). */
+export const READY_KEY_PATH = "readiness-probe/v1";
 
 /** How long one probe of the chain is reused (an unauthenticated route never costs more than one RPC call per period). */
 const CHAIN_PROBE_MS = 5_000;
@@ -20,7 +26,7 @@ function chainProbe(ctx: Ctx): () => Promise<boolean> {
 }
 
 /**
- * GET /health (no authentication, for load balancers): 200 when the relayer can serve, 503 when it
+ * GET /health (no authentication, for load balancers; Chipotle's route and fields): 200 when the relayer can serve, 503 when it
  * cannot, with Chipotle's fields (`lit_actions_reachable`: the sandbox runs actions; `cpu_available`:
  * its queue has room; `billing_keys_present`: card payments are configured, informational) and
  * `chain_reachable` (the RPC answered within 2 s, probed at most every 5 s).
@@ -38,4 +44,22 @@ export function healthRoute(app: Express, ctx: Ctx) {
     const healthy = body.lit_actions_reachable && body.cpu_available && body.chain_reachable;
     res.status(healthy ? 200 : 503).set("cache-control", "no-store").json(body);
   });
+  readyRoute(app, readyChecks(ctx), { ...DEFAULT_READY, stopping: () => ctx.drain.stopping });
+}
+
+/**
+ * What GET /ready checks (names are all a caller learns): `chain` (the RPC answers and is not
+ * syncing), `chain_sync` (the permission cache followed the chain's events recently), `database`
+ * (the action code store answers), `payers` (at least one payer wallet is above
+ * VESTA_PAYER_MIN_BALANCE_WEI), `keys` (the key provider derives).
+ */
+export function readyChecks(ctx: Ctx): ReadyCheck[] {
+  const maxSyncAge = Math.max(30, (SYNC_POLLS * ctx.config.permissionPollMs) / 1000);
+  return [
+    { name: "chain", probe: async () => (await ctx.chain.provider.getBlockNumber()) >= 0 && (await ctx.chain.provider.send("eth_syncing", [])) === false },
+    { name: "chain_sync", probe: async () => ctx.executor.permissions.syncAgeSeconds() <= maxSyncAge },
+    { name: "database", probe: async () => (await ctx.executor.codes.ping(), true) },
+    { name: "payers", probe: async () => ctx.payers.health().some((p) => p.active) },
+    { name: "keys", probe: async () => (await ctx.keys.deriveSecret(READY_KEY_PATH)).length === 32 },
+  ];
 }

@@ -13,7 +13,8 @@ async function main() {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
-  await relayer.close();
+  await relayer.close({ deadlineMs: relayer.ctx.config.shutdownDeadlineMs }); // finish what is under way, flush billing
+  process.exit(0);
 }
 
 main().catch((err) => {

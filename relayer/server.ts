@@ -1,7 +1,8 @@
 import { AuthFailureLimit } from "./http/authFailures";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
+import { serviceLogger } from "../protocol/ops/logger";
 import { createApp } from "./app";
 import { connectChain } from "./chain/client";
 import { PayerPool } from "./chain/payers";
@@ -16,17 +17,21 @@ import type { Ctx } from "./context";
 import { NATIVE_SECP256K1 } from "../protocol/ecdsa";
 import { chainName } from "../protocol/chains";
 import { Identity } from "./identity/service";
+import { RelayerMetrics } from "./metrics";
+import { Drain } from "../protocol/ops/drain";
 
-export type RunningRelayer = { url: string; ctx: Ctx; close: () => Promise<void> };
+/** `close()` stops at once; `close({ deadlineMs })` first lets what is under way finish for up to deadlineMs (SIGTERM: VESTA_SHUTDOWN_DEADLINE_MS). */
+export type RunningRelayer = { url: string; ctx: Ctx; close: (opts?: { deadlineMs?: number }) => Promise<void> };
 
 /** Connects to the chain, builds the context and listens. `close` stops everything it started. */
-export async function startRelayer(config: RelayerConfig, logger: Logger = pino({ level: config.logLevel })): Promise<RunningRelayer> {
+export async function startRelayer(config: RelayerConfig, logger: Logger = serviceLogger(config.logLevel)): Promise<RunningRelayer> {
   const chain = await connectChain(config.rpcUrl, config.accountConfigAddress, config.rpcTimeoutMs);
-  const payers = new PayerPool(config.payerKeys, chain.provider, logger, config.txTimeoutMs, config.receiptPollMs, config.writeQueuePerPayer);
+  const payers = new PayerPool(config.payerKeys, chain.provider, logger, config.txTimeoutMs, config.receiptPollMs, config.writeQueuePerPayer, config.payerWatch);
   const notPayers = [];
   for (const a of payers.addresses()) if (!(await chain.accountConfig.isApiPayer(a))) notPayers.push(a);
   if (notPayers.length) logger.warn({ notPayers }, "some payer keys are not API payers on the contract: their writes will be refused");
   const abort = new AbortController();
+  await payers.start(abort.signal); // balances and pending transactions (a payer under VESTA_PAYER_MIN_BALANCE_WEI sits out)
   const keys = createKeyProvider({ kind: config.keyProvider, localRootSecretFile: config.localRootSecretFile, dstackEndpoint: config.dstackEndpoint }, logger);
   const agentSocket = config.dstackEndpoint ?? "/var/run/dstack.sock";
   if (config.keyProvider === "dstack" && socketOpenToOthers(agentSocket)) {
@@ -54,11 +59,13 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     rpcUrls: config.actionRpcUrls ?? new Map(config.mode === "development" ? [[chainName(chain.chainId), config.rpcUrl]] : []),
   });
   await executor.start(abort.signal).catch(async (err) => {
+    abort.abort();
     await executor.close(); // its sandbox processes, and the code store if it opened
     chain.provider.destroy();
     throw err;
   });
   const runs = await RunHistory.inDataDir(config.dataDir, config.databaseUrl, config.runHistory).catch(async (err) => {
+    abort.abort();
     await executor.close();
     chain.provider.destroy();
     throw err;
@@ -67,7 +74,9 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
   runs.start(abort.signal, logger); // and deletes what is past the retention
   const identity = new Identity(keys, config.identity, `${chain.chainId}:${config.accountConfigAddress}`, logger);
-  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, identity, signal: abort.signal };
+  const metrics = new RelayerMetrics(() => ctx); // read at scrape time only, once ctx exists
+  const drain = new Drain();
+  const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, identity, metrics, drain, signal: abort.signal };
   billing?.start(abort.signal, (r) => recoveredWriteCost(ctx, r)); // and ends the reservations a stopped process left
   if (!NATIVE_SECP256K1) logger.warn("the secp256k1 native binding did not load: signatures are recovered in JavaScript, about 15x slower (signed requests, key derivation)");
   if (config.mode === "development") logger.warn({ keyProvider: config.keyProvider, billing: config.billing.mode }, "VESTA_MODE=development: development conveniences are on (never run this configuration in production)");
@@ -85,11 +94,16 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
   return {
     url,
     ctx,
-    close: async () => {
+    close: async ({ deadlineMs = 0 } = {}) => {
+      if (deadlineMs > 0) {
+        const finished = await drain.stop(server, deadlineMs); // no new connections or requests; what is under way finishes
+        logger.info({ finished, ...drain.inFlight() }, finished ? "stopping: everything under way finished" : "stopping: the deadline passed; what was still under way answered 503 shutting_down");
+      }
       abort.abort();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await executor.close();
+      await executor.close(); // a run still in its sandbox ends here (and is settled for the time it ran)
+      await drain.settled(5_000); // the runs and writes that ended so bill before the ledger closes
       await billing?.close(); // settles what is pending (bounded); the rest waits in the ledger for the next start
       await runs.close(); // commits the runs recorded last
       chain.provider.destroy();

@@ -1,3 +1,4 @@
+import { metricsToken, shutdownDeadline } from "../protocol/ops/config";
 import { z } from "zod";
 import { parseTrustProxy } from "../protocol/trustProxy";
 
@@ -15,6 +16,8 @@ const EnvSchema = z.object({
   TRIGGERS_DATA_DIR: z.string().default(".vesta/triggers"),
   TRIGGERS_SECRET_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, "TRIGGERS_SECRET_KEY must be 32 bytes of hex").optional(),
   TRIGGERS_SECRET_FILE: z.string().optional(),
+  TRIGGERS_METRICS_TOKEN: metricsToken("TRIGGERS_METRICS_TOKEN"),
+  TRIGGERS_SHUTDOWN_DEADLINE_MS: shutdownDeadline("TRIGGERS_SHUTDOWN_DEADLINE_MS"),
   TRIGGERS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   TRIGGERS_WEBHOOK_BODY_LIMIT: z.string().default("32kb"),
   TRIGGERS_MAX_RUN_PARAMS_BYTES: int(1024).default(64 * 1024),
@@ -62,6 +65,10 @@ export type TriggersConfig = {
   secretKeyHex?: string;
   secretFile: string;
   logLevel: string;
+  /** GET /metrics needs `Authorization: Bearer <this>`; unset: /metrics is not exposed (404). */
+  metricsToken?: string;
+  /** On SIGTERM, how long requests and runs under way get to finish. */
+  shutdownDeadlineMs: number;
   webhookBodyLimit: string;
   /** Largest body of the /api routes (a trigger with its action code). */
   apiBodyLimit: string;
@@ -137,6 +144,8 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
     secretKeyHex: e.TRIGGERS_SECRET_KEY?.replace(/^0x/, ""),
     secretFile: e.TRIGGERS_SECRET_FILE ?? `${e.TRIGGERS_DATA_DIR}/secret-key`,
     logLevel: e.TRIGGERS_LOG_LEVEL,
+    metricsToken: e.TRIGGERS_METRICS_TOKEN,
+    shutdownDeadlineMs: e.TRIGGERS_SHUTDOWN_DEADLINE_MS,
     webhookBodyLimit: e.TRIGGERS_WEBHOOK_BODY_LIMIT,
     apiBodyLimit: e.TRIGGERS_API_BODY_LIMIT,
     maxJsonDepth: e.TRIGGERS_MAX_JSON_DEPTH,

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { JsonRpcProvider } from "ethers";
 import type { ChainName, TriggersConfig } from "./config";
 import type { Store } from "./store/types";
+import type { TriggersMetrics } from "./metrics";
 
 /** Sends a magic login link; in local mode it is printed to the log. */
 export type Mailer = (email: string, link: string) => void | Promise<void>;
@@ -19,4 +20,6 @@ export type TriggersCtx = {
   /** Wakes the run workers (called after each enqueue). */
   wake: () => void;
   publicUrl: () => string;
+  /** Prometheus metrics (GET /metrics). */
+  metrics: TriggersMetrics;
 };

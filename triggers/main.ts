@@ -9,7 +9,8 @@ async function main() {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
-  await t.close();
+  await t.close({ deadlineMs: t.ctx.config.shutdownDeadlineMs }); // finish the runs under way
+  process.exit(0);
 }
 
 main().catch((err) => {

@@ -112,14 +112,17 @@ export async function execute(ctx: TriggersCtx, run: RunRow): Promise<void> {
   const trigger = await ctx.store.getTrigger(run.triggerId);
   if (!trigger) return ctx.store.finish(run.id, "failed", null, "the trigger was deleted", ctx.now());
   const usageKey = open(ctx.secretKey, trigger.usageKeySealed);
+  const started = Date.now();
+  const finish = (status: "success" | "failed", response: unknown, error: string | null) => {
+    ctx.metrics.observeRun(trigger.kind, status, Date.now() - started);
+    return ctx.store.finish(run.id, status, response, error, ctx.now());
+  };
   for (let attempt = 1; ; attempt++) {
     await ctx.store.noteAttempt(run.id, attempt);
     const out = await attemptRun(ctx, trigger.actionCode, run.params, usageKey);
     if (ctx.signal.aborted) return; // stopping: the run stays `running` and is failed as interrupted at the next start
-    if ("status" in out) return ctx.store.finish(run.id, out.status, out.response, out.error, ctx.now());
-    if (attempt > MAX_RETRIES) {
-      return ctx.store.finish(run.id, "failed", null, `${out.transient} (gave up after ${MAX_RETRIES} retries)`, ctx.now());
-    }
+    if ("status" in out) return finish(out.status, out.response, out.error);
+    if (attempt > MAX_RETRIES) return finish("failed", null, `${out.transient} (gave up after ${MAX_RETRIES} retries)`);
     ctx.logger.warn({ run: run.id, attempt, err: out.transient }, "transient core failure; retrying");
     await pause(ctx.config.retryBaseMs * 2 ** (attempt - 1), ctx.signal);
     if (ctx.signal.aborted) return;
@@ -127,14 +130,15 @@ export async function execute(ctx: TriggersCtx, run: RunRow): Promise<void> {
 }
 
 /** `workers` loops claiming queued runs; each sleeps `queuePollMs` when idle or until woken. Stops on ctx.signal. */
-export function startWorkers(ctx: TriggersCtx): { wake: () => void; idle: () => Promise<void> } {
+export function startWorkers(ctx: TriggersCtx): { wake: () => void; idle: () => Promise<void>; drain: () => Promise<void> } {
   const waiters = new Set<() => void>();
+  let draining = false; // shutting down: finish the runs under way, claim no more
   const wake = () => {
     for (const w of waiters) w();
     waiters.clear();
   };
   const loop = async () => {
-    while (!ctx.signal.aborted) {
+    while (!ctx.signal.aborted && !draining) {
       const run = await ctx.store.claim(ctx.now()).catch((err) => (ctx.logger.error({ err }, "claiming a run failed"), undefined));
       if (run) {
         try {
@@ -154,6 +158,11 @@ export function startWorkers(ctx: TriggersCtx): { wake: () => void; idle: () => 
   return {
     wake,
     idle: async () => {
+      wake();
+      await Promise.allSettled(loops);
+    },
+    drain: async () => {
+      draining = true;
       wake();
       await Promise.allSettled(loops);
     },

@@ -4,8 +4,10 @@ import { AppError } from "../errors";
 import { CHAIN_RETRY_AFTER_SECONDS, chainOutage } from "../../protocol/chainErrors";
 import { defaultFairShare, FairQueue, type QueueBound } from "../../executor/sandbox/host/fair-queue";
 import type { RunOwner } from "../../executor/sandbox/types";
+import { bumpedFees, DEFAULT_PAYER_WATCH, readPayer, type PayerHealth, type PayerWatch } from "./payerWatch";
 
-type Payer = { wallet: Wallet; nonce: number | null; busy: boolean };
+/** A payer wallet: its next nonce (null: read it from the chain's pending count), whether it is sending, and its last check. */
+type Payer = { wallet: Wallet; nonce: number | null; busy: boolean; active: boolean; balance: bigint | null; pending: number };
 type Decode = (err: unknown) => unknown;
 /** Sends one transaction from the payer wallet a write was given, and resolves with its receipt once mined. */
 export type Sender = (tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void) => Promise<TransactionReceipt>;
@@ -57,8 +59,9 @@ export class PayerPool {
     private readonly txTimeoutMs: number,
     private readonly receiptPollMs = 100,
     queuePerPayer = 64,
+    private readonly watch: PayerWatch = DEFAULT_PAYER_WATCH,
   ) {
-    this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, busy: false }));
+    this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, busy: false, active: true, balance: null, pending: 0 }));
     // Every wallet may serve one billing payer when no one else waits (a write holds one for a block
     // or so): fairness comes from the turns, and a newcomer waits for about one write.
     this.queue = new FairQueue(defaultFairShare(this.payers.length, { perPayer: this.payers.length, queuePerPayer }));
@@ -66,6 +69,41 @@ export class PayerPool {
 
   addresses(): string[] {
     return this.payers.map((p) => p.wallet.address);
+  }
+
+  /**
+   * Checks the payers now, then every `watch.checkMs` until `signal`: a payer under
+   * `watch.minBalanceWei` is taken out of the pool (a warning) and comes back once funded (a notice).
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    await this.check();
+    let timer: NodeJS.Timeout | undefined;
+    const tick = () => void this.check().finally(() => (signal.aborted ? undefined : (timer = setTimeout(tick, this.watch.checkMs))));
+    if (!signal.aborted) timer = setTimeout(tick, this.watch.checkMs);
+    signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+  }
+
+  /** Reads each payer's balance and pending transactions; a payer whose read fails keeps its state. */
+  async check(): Promise<void> {
+    await Promise.all(
+      this.payers.map(async (p) => {
+        const seen = await readPayer(this.provider, p.wallet.address).catch(() => undefined);
+        if (!seen) return;
+        [p.balance, p.pending] = [seen.balance, seen.pending];
+        const funded = seen.balance >= this.watch.minBalanceWei;
+        if (funded === p.active) return;
+        p.active = funded;
+        const detail = { payer: p.wallet.address, balanceWei: seen.balance.toString(), minBalanceWei: this.watch.minBalanceWei.toString() };
+        if (funded) this.logger.info(detail, "payer funded again: back in the pool");
+        else this.logger.warn(detail, "payer balance under VESTA_PAYER_MIN_BALANCE_WEI: taken out of the pool until funded");
+      }),
+    );
+    this.dispatch();
+  }
+
+  /** Each payer's state at its last check (metrics, readiness). */
+  health(): PayerHealth[] {
+    return this.payers.map((p) => ({ address: p.wallet.address, active: p.active, balance: p.balance, pending: p.pending }));
   }
 
   /** Payers sending a write now, and writes waiting for one. */
@@ -78,6 +116,9 @@ export class PayerPool {
    * write_queue_full when the owner's payer (or account) has its share sending and its queue full.
    */
   admit(owner: WriteOwner): WritePlace {
+    if (!this.payers.some((p) => p.active)) {
+      throw new AppError(503, "payers_unfunded", "every payer wallet of the service is under its minimum balance; nothing was sent; the operator has been told, retry later", undefined, { "retry-after": "60" });
+    }
     const hold = this.queue.hold(owner);
     if (typeof hold === "string") throw this.queueFull(owner, hold);
     return {
@@ -112,12 +153,12 @@ export class PayerPool {
    * receipt). The caller sends one transaction of a wallet at a time.
    */
   sendFrom(wallet: Wallet, tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
-    return this.sendNow({ wallet: wallet.connect(this.provider), nonce: null, busy: true }, tx, decode, onSigned);
+    return this.sendNow({ wallet: wallet.connect(this.provider), nonce: null, busy: true, active: true, balance: null, pending: 0 }, tx, decode, onSigned);
   }
 
   private dispatch(): void {
     for (const payer of this.payers) {
-      if (payer.busy) continue;
+      if (payer.busy || !payer.active) continue;
       const job = this.queue.take();
       if (!job) return;
       payer.busy = true;
@@ -146,8 +187,10 @@ export class PayerPool {
   private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void, retried = false): Promise<TransactionReceipt> {
     if (payer.nonce === null) payer.nonce = await this.provider.getTransactionCount(payer.wallet.address, "pending");
     let hash: string | undefined;
+    let populated: TransactionRequest | undefined;
     try {
-      const signed = await payer.wallet.signTransaction(await payer.wallet.populateTransaction({ ...tx, nonce: payer.nonce }));
+      populated = await payer.wallet.populateTransaction({ ...tx, nonce: payer.nonce });
+      const signed = await payer.wallet.signTransaction(populated);
       hash = Transaction.from(signed).hash!;
       onSigned?.(hash);
       await this.provider.broadcastTransaction(signed);
@@ -161,7 +204,7 @@ export class PayerPool {
       this.logger.warn({ err: msg.slice(0, 500), payer: payer.wallet.address }, "sending a transaction failed");
       await this.unlessDelivered(err, hash);
     }
-    return this.receiptOf(payer, hash!);
+    return this.receiptOf(payer, hash!, populated!, onSigned);
   }
 
   /**
@@ -184,8 +227,8 @@ export class PayerPool {
     if (known === undefined) throw new AppError(504, "chain_timeout", `the chain's RPC node failed while transaction ${hash} was sent; it may still land: check before you retry`);
   }
 
-  private async receiptOf(payer: Payer, hash: string): Promise<TransactionReceipt> {
-    const receipt = await this.waitForReceipt(hash);
+  private async receiptOf(payer: Payer, hash: string, sent: TransactionRequest, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
+    const receipt = await this.waitForReceipt(payer, [hash], sent, onSigned);
     if (!receipt) {
       payer.nonce = null;
       throw new AppError(504, "chain_timeout", `transaction ${hash} was not mined within ${this.txTimeoutMs} ms; it may still land`);
@@ -194,16 +237,46 @@ export class PayerPool {
   }
 
   /**
-   * Polls for the receipt itself. (ethers' waitForTransaction compares against a cached block number
-   * and waits for its next block poll, ~4 s; under automine it can miss the only block and hang.)
+   * Polls for the receipt of any of `hashes` (the transaction and its replacements). (ethers'
+   * waitForTransaction compares against a cached block number and waits for its next block poll,
+   * ~4 s; under automine it can miss the only block and hang.) A transaction still not mined
+   * `watch.replaceAfterMs` after its last send is replaced (replace).
    */
-  private async waitForReceipt(hash: string): Promise<TransactionReceipt | null> {
+  private async waitForReceipt(payer: Payer, hashes: string[], sent: TransactionRequest, onSigned?: (hash: string) => void): Promise<TransactionReceipt | null> {
     const deadline = Date.now() + this.txTimeoutMs;
+    let lastSend = Date.now();
     for (;;) {
-      const receipt = await this.provider.getTransactionReceipt(hash).catch(() => null);
-      if (receipt) return receipt;
+      for (const h of hashes) {
+        const receipt = await this.provider.getTransactionReceipt(h).catch(() => null);
+        if (receipt) return receipt;
+      }
       if (Date.now() >= deadline) return null;
+      if (Date.now() - lastSend >= this.watch.replaceAfterMs) {
+        const replaced = await this.replace(payer, sent, onSigned);
+        lastSend = Date.now();
+        if (replaced) [sent, hashes] = [replaced.tx, [...hashes, replaced.hash]];
+      }
       await new Promise((r) => setTimeout(r, Math.min(this.receiptPollMs, Math.max(0, deadline - Date.now()))));
+    }
+  }
+
+  /**
+   * Sends the replacement of `sent` (same nonce, fees raised by `watch.feeBumpPercent` and at least
+   * what the chain asks now). Resolves undefined when the node refuses it (the original was mined
+   * meanwhile, or the raise is not enough for it): waiting goes on for what was sent.
+   */
+  private async replace(payer: Payer, sent: TransactionRequest, onSigned?: (hash: string) => void): Promise<{ tx: TransactionRequest; hash: string } | undefined> {
+    try {
+      const tx = { ...sent, ...bumpedFees(sent, this.watch.feeBumpPercent, await this.provider.getFeeData()) };
+      const signed = await payer.wallet.signTransaction(tx);
+      const hash = Transaction.from(signed).hash!;
+      onSigned?.(hash);
+      await this.provider.broadcastTransaction(signed);
+      this.logger.warn({ payer: payer.wallet.address, nonce: sent.nonce, hash }, "a transaction was not mined in time: replaced with higher fees (same nonce)");
+      return { tx, hash };
+    } catch (err) {
+      this.logger.warn({ err: String((err as Error).message ?? err).slice(0, 300), payer: payer.wallet.address, nonce: sent.nonce }, "replacing a slow transaction failed; still waiting for it");
+      return undefined;
     }
   }
 }

@@ -13,6 +13,7 @@ import type { ReservationRow } from "../../billing/reservations";
 import type { WriteOutcome } from "../../billing/recovery";
 import type { DerivedWallet } from "../../executor/keys/provider";
 import { sendAsOwner, TOP_UP_GAS } from "./ownerSend";
+import { outcomeOf } from "../metrics";
 
 type WriteName = string;
 
@@ -104,6 +105,19 @@ export async function relayWrite(
   args: unknown[],
   opts: { stepOf?: WriteName; owner?: WriteOwner; signer?: DerivedWallet } = {},
 ): Promise<TransactionReceipt> {
+  // Tracked for shutdown (its charge is settled before the ledger closes) and counted by outcome.
+  const mined: { receipt?: TransactionReceipt } = {};
+  try {
+    const receipt = await ctx.drain.track(relayOnce(ctx, method, args, opts, mined));
+    ctx.metrics.observeWrite("ok", receipt.gasUsed);
+    return receipt;
+  } catch (err) {
+    ctx.metrics.observeWrite(outcomeOf(err), mined.receipt?.gasUsed);
+    throw err;
+  }
+}
+
+async function relayOnce(ctx: Ctx, method: WriteName, args: unknown[], opts: { stepOf?: WriteName; owner?: WriteOwner; signer?: DerivedWallet }, mined: { receipt?: TransactionReceipt }): Promise<TransactionReceipt> {
   const contract = ctx.chain.accountConfig;
   const to = await contract.getAddress();
   const data = contract.interface.encodeFunctionData(method as never, args as never);
@@ -151,6 +165,7 @@ export async function relayWrite(
   } finally {
     place.release(); // a write refused before its turn gives its place back (no-op once queued)
   }
+  mined.receipt = receipt;
   if (receipt.status !== 1) {
     const rejected = new AppError(409, "write_rejected", "the write reverted on chain (the state changed meanwhile); nothing changed, try again");
     const why = await ctx.chain.provider.call({ to, data, from }).then(

@@ -10,6 +10,7 @@ import { admitRun, payerOf } from "../../billing/charges";
 import { actionCid } from "../schemas/cid";
 import type { Ctx } from "../context";
 import { recordRun, runErrorText } from "../runs/record";
+import { outcomeOf } from "../metrics";
 
 /** Action code: any well-formed text (its UTF-8 bytes are hashed and run); 400 invalid_code otherwise. The executor bounds its size. */
 const code = () => text({ kind: "code", errorCode: "invalid_code" });
@@ -90,20 +91,32 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
         // One billing step before the run: reserve its time limit (402 here), settle what it used.
         const charge = await admitRun(ctx, payer, ctx.config.limits.timeoutMs);
         let r: Awaited<ReturnType<typeof ctx.executor.execute>> | undefined;
-        let startedAt = Date.now();
+        const queuedAt = Date.now();
+        let startedAt = queuedAt;
         let costCents = 0;
-        try {
-          // 429 when the payer's share is full, then 400/403/404 for the code, then the run; the reservation
-          // records when the run leaves the queue (recovery charges started runs only)
-          r = await ctx.executor.execute(run, payer.key, {
-            onStart: () => {
-              startedAt = Date.now();
-              charge.started();
-            },
-          });
-        } finally {
-          costCents = await charge.settle(r?.durationMs); // undefined (never started, or refused): released; committed before the answer
-        }
+        // Tracked for shutdown: the run and its settlement end before the ledger closes.
+        await ctx.drain.track(
+          (async () => {
+            try {
+              // 429 when the payer's share is full, then 400/403/404 for the code, then the run; the reservation
+              // records when the run leaves the queue (recovery charges started runs only)
+              r = await ctx.executor.execute(run, payer.key, {
+                onStart: () => {
+                  startedAt = Date.now();
+                  ctx.metrics.queueWait.observe((startedAt - queuedAt) / 1000);
+                  charge.started();
+                },
+              });
+            } catch (err) {
+              ctx.metrics.runs.inc({ outcome: outcomeOf(err) });
+              throw err;
+            } finally {
+              costCents = await charge.settle(r?.durationMs); // undefined (never started, or refused): released; committed before the answer
+            }
+          })(),
+        );
+        if (!r) throw new Error("unreachable: a run either resolves or throws");
+        ctx.metrics.observeRun(r.hasError ? "action_failed" : "ok", r.durationMs ?? 0);
         recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId });
         const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };
         if (!r.hasError) return answer;

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { Storage, toNumber, type StoreLocation } from "../../storage";
 import { newId } from "../crypto";
 import { TRIGGERS_SCHEMA, type TriggersDb } from "./schema";
@@ -215,6 +216,11 @@ export class TriggersStore implements Store {
     const { n } = await this.db.selectFrom("runs").select((eb) => eb.fn.countAll().as("n")).where("trigger_id", "=", triggerId).executeTakeFirstOrThrow();
     return { runs, total: toNumber(n) };
   }
+  /** Resolves when the database answers a trivial query (readiness). */
+  async ping(): Promise<void> {
+    await sql`SELECT 1`.execute(this.s.db);
+  }
+
   async close() {
     clearInterval(this.heartbeat);
     if (this.shared) await this.db.deleteFrom("instances").where("id", "=", this.instance).execute().catch(() => {});

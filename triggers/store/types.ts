@@ -75,5 +75,7 @@ export interface Store {
   failInterrupted(now: number): Promise<number>;
   getRun(id: string): Promise<RunRow | undefined>;
   listRuns(triggerId: string, limit: number, offset: number): Promise<{ runs: RunRow[]; total: number }>;
+  /** Resolves when the database answers a trivial query (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
