@@ -37,9 +37,9 @@ describe("storage: SQLite statements prepared once", () => {
     db.prepare(q(1)); // 1 is now the most recent: 2 is the oldest
     db.prepare(q(4)); // evicts 2
     prepared.length = 0;
-    for (const n of [1, 3, 4]) expect(db.prepare(q(n)).get([])).to.deep.equal({ n });
+    for (const n of [1, 3, 4]) expect(db.prepare(q(n)).all([])).to.deep.equal([{ n }]);
     expect(prepared, "1, 3 and 4 stayed prepared").to.deep.equal([]);
-    expect(db.prepare(q(2)).get([])).to.deep.equal({ n: 2 });
+    expect(db.prepare(q(2)).all([])).to.deep.equal([{ n: 2 }]);
     expect(prepared, "2 was dropped and is prepared again").to.deep.equal([q(2)]);
     for (let n = 0; n < 10_000; n++) db.prepare(`SELECT 1 WHERE 1 IN (${Array(1 + (n % 50)).fill("?").join(",")})`);
     prepared.length = 0;
