@@ -16,6 +16,7 @@ import type { Ctx } from "./context";
 import { NATIVE_SECP256K1 } from "../protocol/ecdsa";
 import { chainName } from "../protocol/chains";
 import { Identity } from "./identity/service";
+import { IdentityStore } from "./identity/store";
 
 export type RunningRelayer = { url: string; ctx: Ctx; close: () => Promise<void> };
 
@@ -63,10 +64,17 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     chain.provider.destroy();
     throw err;
   });
+  const identityStore = await IdentityStore.inDataDir(config.dataDir, config.databaseUrl).catch(async (err) => {
+    await executor.close();
+    await runs.close();
+    chain.provider.destroy();
+    throw err;
+  });
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
   runs.start(abort.signal, logger); // and deletes what is past the retention
-  const identity = new Identity(keys, config.identity, `${chain.chainId}:${config.accountConfigAddress}`, logger);
+  identityStore.start(abort.signal); // and deletes what expired
+  const identity = new Identity(keys, identityStore, config.identity, `${chain.chainId}:${config.accountConfigAddress}`, logger);
   const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, identity, signal: abort.signal };
   billing?.start(abort.signal, (r) => recoveredWriteCost(ctx, r)); // and ends the reservations a stopped process left
   if (!NATIVE_SECP256K1) logger.warn("the secp256k1 native binding did not load: signatures are recovered in JavaScript, about 15x slower (signed requests, key derivation)");
@@ -92,6 +100,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
       await executor.close();
       await billing?.close(); // settles what is pending (bounded); the rest waits in the ledger for the next start
       await runs.close(); // commits the runs recorded last
+      await identityStore.close();
       chain.provider.destroy();
     },
   };
