@@ -73,7 +73,7 @@ export class Passkeys {
       userName: `vesta-${userHandle.slice(0, 8)}`,
       userDisplayName: "Vesta account",
       userID: Buffer.from(userHandle, "base64url"),
-      challenge,
+      challenge: Buffer.from(challenge, "base64url"), // bytes: a string would be taken as UTF-8 and encoded again
       timeout: CHALLENGE_TTL_MS,
       attestationType: "none",
       authenticatorSelection: { residentKey: "required", userVerification: "preferred" },
@@ -114,7 +114,7 @@ export class Passkeys {
   /** Options for navigator.credentials.get (a discoverable credential: no list of ids is sent). */
   async authenticationOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const challenge = await this.challenge({ for: "authenticate" });
-    return generateAuthenticationOptions({ rpID: this.config.rpId, challenge, timeout: CHALLENGE_TTL_MS, userVerification: "preferred" });
+    return generateAuthenticationOptions({ rpID: this.config.rpId, challenge: Buffer.from(challenge, "base64url"), timeout: CHALLENGE_TTL_MS, userVerification: "preferred" });
   }
 
   /** Verifies an assertion of a registered passkey: its identity. */
