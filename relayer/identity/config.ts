@@ -104,7 +104,7 @@ function passkeyConfig(e: z.infer<typeof Env>, mode: VestaMode, problems: string
     if (e.VESTA_PASSKEY_ORIGINS?.trim()) problems.push("VESTA_PASSKEY_ORIGINS is set without VESTA_PASSKEY_RP_ID (passkeys stay off)");
     return undefined;
   }
-  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(rpId)) {
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(rpId) || /(^|\.)\d+$/.test(rpId)) {
     problems.push("VESTA_PASSKEY_RP_ID: a lower-case domain name (the site's, e.g. example.com), not a URL or an IP address");
     return undefined;
   }

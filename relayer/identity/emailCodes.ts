@@ -47,8 +47,14 @@ export class EmailCodes {
     }
     const code = crypto.randomInt(0, 1_000_000).toString().padStart(6, "0");
     const expiresAt = now + this.opts.ttlMs;
-    await this.store.put(KIND, email, await this.hash(email, code), expiresAt, now);
-    await this.mailer(email, code);
+    const hash = await this.hash(email, code);
+    await this.store.put(KIND, email, hash, expiresAt, now);
+    try {
+      await this.mailer(email, code);
+    } catch {
+      await this.store.take(KIND, email, now, hash); // a code nobody received is void
+      throw new AppError(503, "mail_unavailable", "the sign-in code could not be sent (the mail server did not take it); try again shortly");
+    }
     return expiresAt;
   }
 

@@ -85,7 +85,7 @@ export function identityRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     summary: "Sends a 6-digit sign-in code to the address (valid 10 minutes, 5 tries, a few an hour per address).",
     auth: "none",
     body: EmailSend,
-    errors: ["rate_limited", "identity_method_off", "identity_busy"],
+    errors: ["rate_limited", "identity_method_off", "identity_busy", "mail_unavailable"],
     response: z.object({ success: z.literal(true), expires_at: z.number().int() }),
     handler: async ({ body }) => {
       if (!id.email) throw off("E-mail code", "VESTA_EMAIL_CODES");
