@@ -103,7 +103,7 @@ export class IdentityStore {
     const row = await this.s.db
       .updateTable("identity_once")
       .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
-      .where("kind", "=", kind).where("key", "=", key).where("body", "=", body).where("expires_at", ">", now)
+      .where("kind", "=", kind).where("key", "=", key).where("body", "=", body).where("expires_at", ">", now).where("attempts", "<", max)
       .returning("attempts")
       .executeTakeFirst();
     if (!row) return undefined;
