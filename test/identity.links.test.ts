@@ -4,7 +4,7 @@ import { ethers } from "hardhat";
 import { call, startStack, type Stack } from "./helpers/relayer";
 import { expectError } from "./helpers/relayerChecks";
 import { startIssuer, type LocalIssuer } from "./helpers/oidcIssuer";
-import { rawExec } from "./helpers/rawDb";
+import { rawExec, rawQuery } from "./helpers/rawDb";
 
 const AUDIENCE = "vesta-test-client";
 type Method = { method: string; issuer: string; subject: string };
@@ -136,6 +136,22 @@ describe("identity: linking and unlinking sign-in methods (issue 21)", function 
     expect(viaOidc.body.admin_wallet_address).to.equal(fay.admin_wallet_address);
     expect((await linkEmail(viaOidc.body.session_token, "fay@example.com")).status).to.equal(200);
     expect((await emailSignIn("fay@example.com")).body.admin_wallet_address).to.equal(fay.admin_wallet_address);
+  });
+
+  it("a link written into the database behind the service's back (an operator pointing a method at another identity) signs into nothing", async () => {
+    const victim = await session("victim@example.com");
+    const victimId = (await stack.relayer.ctx.identity.sessions.verify(victim.session_token)).identityId;
+    const where = { sqliteFile: path.join(stack.relayerConfig.dataDir, "identity.sqlite") };
+    const [{ mac }] = await rawQuery<{ mac: string }>(where, "SELECT mac FROM identity_links WHERE subject = 'victim@example.com'");
+    // Forged: a fresh row, and one carrying the victim's own row's MAC.
+    await rawExec(where, `INSERT INTO identity_links (method, issuer, subject, identity_id, linked_at, unlinked, mac) VALUES ('email', 'email', 'op@example.com', '${victimId}', 0, 0, '${mac}')`);
+    const block = await ethers.provider.getBlockNumber();
+    await expectError(await emailSignIn("op@example.com"), 403, "method_unlinked", "does not verify");
+    expect(await methods(victim.session_token)).to.deep.equal([emailMethod("victim@example.com")]);
+    expect(await ethers.provider.getBlockNumber()).to.equal(block);
+    // Re-pointing the victim's own row at an operator's identity breaks its MAC: the victim's method signs into nothing rather than elsewhere.
+    await rawExec(where, "UPDATE identity_links SET identity_id = 'ff' WHERE subject = 'victim@example.com'");
+    await expectError(await emailSignIn("victim@example.com"), 403, "method_unlinked", "does not verify");
   });
 
   it("another identity's session cannot unlink or list a method it does not have", async () => {

@@ -5,11 +5,13 @@
  * and assertions for another relying party are refused and change nothing; challenges are single
  * use and bound to their purpose; a passkey linked to an e-mail identity signs into that identity.
  */
+import path from "node:path";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import type { CDPSession, Page } from "playwright-core";
 import { call, startStack, type Stack } from "./helpers/relayer";
 import { expectError } from "./helpers/relayerChecks";
+import { rawExec } from "./helpers/rawDb";
 import { requireChromium, openBrowser, type Browsing } from "./helpers/browser";
 import { addAuthenticator, ceremony, forgedAssertion, freePort, newPrivateKey, type Answer } from "./helpers/passkeyPage";
 
@@ -150,6 +152,23 @@ describe("identity: passkeys in a browser (issue 21)", function () {
       401, "invalid_passkey", "not a pending sign-in challenge",
     );
     expect(await stored(cred.credentialId)).to.deep.equal(before);
+  });
+
+  it("a passkey record or a challenge written behind the service's back (an operator's) is refused", async () => {
+    ok(await register());
+    const [cred] = await credentials(authenticator!);
+    const where = { sqliteFile: path.join(stack.relayerConfig.dataDir, "identity.sqlite") };
+    // A registration challenge the operator made, binding a user handle of its choice (a victim's): not one of this node's.
+    const forgedChallenge = Buffer.alloc(32, 7).toString("base64url");
+    await rawExec(where, `INSERT INTO identity_once (kind, key, body, expires_at, attempts) VALUES ('webauthn', 'authenticate:${forgedChallenge}', 'AAAA.{"for":"authenticate"}', ${Date.now() + 60_000}, 0)`);
+    const before = (await stored(cred.credentialId))!;
+    const base = { credentialId: b64u(cred.credentialId), privateKey: cred.privateKey, userHandle: b64u(cred.userHandle), rpId: "localhost", origin };
+    await expectError(await call(stack, "POST", "/identity/passkey/sign_in", { body: { response: forgedAssertion({ ...base, challenge: forgedChallenge, counter: before.counter + 1 }) } }), 401, "invalid_passkey", "not issued by this node");
+    // The stored credential re-pointed at another user handle (another identity): its MAC no longer holds, it signs into nothing.
+    await rawExec(where, `UPDATE identity_passkeys SET user_handle = 'operator-handle' WHERE credential_id = '${b64u(cred.credentialId)}'`);
+    const r = await signIn();
+    await expectError(r, 401, "invalid_passkey", "does not verify");
+    expect((await stored(cred.credentialId))!.counter).to.equal(before.counter);
   });
 
   it("two assertions racing with one counter value: exactly one signs in", async () => {

@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import { expect } from "chai";
 import { IdentityStore } from "../relayer/identity/store";
 import { STORES, tempStore } from "./helpers/postgres";
@@ -18,6 +19,7 @@ for (const store of STORES) {
       a = await IdentityStore.open(t.where);
       // PostgreSQL: two replicas, each its own pool. A SQLite file belongs to one process (one store): its races are that store's.
       b = store === "PostgreSQL" ? await IdentityStore.open(t.where) : a;
+      for (const s of [a, b]) s.useLinkMac(async (fields) => crypto.createHmac("sha256", "test key").update(fields).digest("base64url"));
     });
     after(async () => {
       await a?.close();
@@ -67,8 +69,8 @@ for (const store of STORES) {
 
     it("a passkey counter moves forward once for two racing assertions with one value", async () => {
       const now = Date.now();
-      await a.addPasskey({ credential_id: "cred1", rp_id: "example.com", user_handle: "h", public_key: "k", counter: 4, transports: "[]", created_at: now, used_at: now });
-      expect(await b.addPasskey({ credential_id: "cred1", rp_id: "example.com", user_handle: "other", public_key: "k2", counter: 0, transports: "[]", created_at: now, used_at: now })).to.equal(false);
+      await a.addPasskey({ credential_id: "cred1", rp_id: "example.com", user_handle: "h", public_key: "k", counter: 4, transports: "[]", created_at: now, used_at: now, mac: "m" });
+      expect(await b.addPasskey({ credential_id: "cred1", rp_id: "example.com", user_handle: "other", public_key: "k2", counter: 0, transports: "[]", created_at: now, used_at: now, mac: "m2" })).to.equal(false);
       const moves = await Promise.all([a.advanceCounter("cred1", 4, 5), b.advanceCounter("cred1", 4, 6)]);
       expect(moves.filter(Boolean)).to.have.length(1);
       expect((await a.passkey("cred1"))!.user_handle).to.equal("h");

@@ -40,11 +40,24 @@ export class Passkeys {
   constructor(
     private readonly store: IdentityStore,
     readonly config: PasskeyConfig,
+    /** HMAC under a key only the TEE derives: challenges' bindings and stored credentials carry one, so rows written behind the service's back are refused. */
+    private readonly mac: (fields: string) => Promise<string>,
   ) {}
+
+  private credentialMac(p: { credential_id: string; rp_id: string; user_handle: string; public_key: string }): Promise<string> {
+    return this.mac(JSON.stringify(["vesta-passkey-v1", p.credential_id, p.rp_id, p.user_handle, p.public_key]));
+  }
+
+  private async macHolds(given: string, expected: Promise<string>): Promise<boolean> {
+    const e = Buffer.from(await expected);
+    const g = Buffer.from(given);
+    return g.length === e.length && crypto.timingSafeEqual(g, e);
+  }
 
   private async challenge(purpose: Purpose): Promise<string> {
     const challenge = crypto.randomBytes(32).toString("base64url");
-    await this.store.put(KIND, `${purpose.for}:${challenge}`, JSON.stringify(purpose), Date.now() + CHALLENGE_TTL_MS);
+    const body = JSON.stringify(purpose);
+    await this.store.put(KIND, `${purpose.for}:${challenge}`, `${await this.mac(`${challenge}\n${body}`)}.${body}`, Date.now() + CHALLENGE_TTL_MS);
     return challenge;
   }
 
@@ -59,7 +72,10 @@ export class Passkeys {
     if (typeof challenge !== "string" || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw invalid("the response carries no challenge issued by this node");
     const body = await this.store.take(KIND, `${purpose}:${challenge}`);
     if (body === undefined) throw invalid(`the response's challenge is not a pending ${purpose === "authenticate" ? "sign-in" : "registration"} challenge of this node (never issued, expired, or used): ask for new options`);
-    return JSON.parse(body) as Purpose;
+    const dot = body.indexOf(".");
+    const bound = body.slice(dot + 1);
+    if (dot < 0 || !(await this.macHolds(body.slice(0, dot), this.mac(`${challenge}\n${bound}`)))) throw invalid("the response's challenge was not issued by this node");
+    return JSON.parse(bound) as Purpose;
   }
 
   /** Options for navigator.credentials.create: a new passkey, for a new identity or (identityId) to link to one. */
@@ -97,11 +113,10 @@ export class Passkeys {
     if (!result.verified) throw invalid("the registration does not verify");
     const c = result.registrationInfo.credential;
     const now = Date.now();
+    const fields = { credential_id: c.id, rp_id: this.config.rpId, user_handle: purpose.userHandle, public_key: Buffer.from(c.publicKey).toString("base64url") };
     const added = await this.store.addPasskey({
-      credential_id: c.id,
-      rp_id: this.config.rpId,
-      user_handle: purpose.userHandle,
-      public_key: Buffer.from(c.publicKey).toString("base64url"),
+      ...fields,
+      mac: await this.credentialMac(fields),
       counter: c.counter,
       transports: JSON.stringify(c.transports ?? []),
       created_at: now,
@@ -123,6 +138,7 @@ export class Passkeys {
     const id = typeof response?.id === "string" && response.id.length <= 1400 ? response.id : "";
     const stored = id ? await this.store.passkey(id) : undefined;
     if (!stored || stored.rp_id !== this.config.rpId) throw invalid("this passkey is not registered on this node: register it first");
+    if (!(await this.macHolds(stored.mac, this.credentialMac(stored)))) throw invalid("this passkey's record does not verify (it was not written by this service): it signs into nothing");
     const handle = response.response.userHandle;
     if (handle !== undefined && handle !== stored.user_handle) throw invalid("the assertion's user handle is not the one this passkey was registered with");
     let result;

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { AppError } from "../errors";
-import type { KeyProvider, DerivedWallet } from "../../executor/keys/provider";
+import crypto from "node:crypto";
+import { paths, type KeyProvider, type DerivedWallet } from "../../executor/keys/provider";
 import { Lru } from "../../protocol/lru";
 import { hex32 } from "../../protocol/usageKeyShape";
 import type { IdentityConfig } from "./config";
@@ -32,10 +33,16 @@ export class Identity {
     logger: Logger,
   ) {
     this.sessions = new Sessions(keys, deployment, config.sessionSeconds);
+    let linkKey: Promise<Uint8Array> | undefined;
+    const mac = async (fields: string) => {
+      linkKey ??= keys.deriveSecret(paths.identityMac("method-link"));
+      return crypto.createHmac("sha256", await linkKey).update(fields).digest("base64url");
+    };
+    store.useLinkMac(mac); // every field is tagged with its kind (link, passkey, challenge), so one key serves them apart
     this.oidc = new OidcVerifier(keys, store, config.oidc);
     const mailer = codeMailer(config, EMAIL_CODE_DEFAULTS.ttlMs / 60_000, logger);
     if (mailer) this.email = new EmailCodes(keys, store, { ...EMAIL_CODE_DEFAULTS, perHour: config.emailCodesPerHour }, mailer);
-    if (config.passkey) this.passkeys = new Passkeys(store, config.passkey);
+    if (config.passkey) this.passkeys = new Passkeys(store, config.passkey, (fields) => mac(`passkey\n${fields}`));
   }
 
   /** The owner wallet address of an identity id. */

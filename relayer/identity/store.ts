@@ -21,7 +21,31 @@ const busy = () => new AppError(503, "identity_busy", "this node holds as many p
  * and the links of sign-in methods to identities.
  */
 export class IdentityStore {
+  /** MACs a link row's fields (set by the Identity service, with a key of the key provider). */
+  private linkMac: (fields: string) => Promise<string> = async () => {
+    throw new Error("the identity store's link MAC is not set");
+  };
+
   private constructor(private readonly s: Storage<IdentityDb>) {}
+
+  /** Link rows are MACed with `mac` (a key only the TEE derives): written and checked here. */
+  useLinkMac(mac: (fields: string) => Promise<string>): void {
+    this.linkMac = mac;
+  }
+
+  private macOf(method: string, issuer: string, subject: string, identityId: string, unlinked: boolean): Promise<string> {
+    return this.linkMac(JSON.stringify(["vesta-method-link-v1", method, issuer, subject, identityId, unlinked]));
+  }
+
+  /** The row as stored, if its MAC holds; a row that does not verify (written behind the service's back) throws. */
+  private async verified(r: IdentityDb["identity_links"]): Promise<LinkRow> {
+    const row = asLink(r);
+    const expected = await this.macOf(row.method, row.issuer, row.subject, row.identity_id, row.unlinked);
+    if (typeof r.mac !== "string" || r.mac.length !== expected.length || !crypto.timingSafeEqual(Buffer.from(r.mac), Buffer.from(expected))) {
+      throw new AppError(403, "method_unlinked", "this sign-in method's link does not verify (it was not written by this service): it signs into nothing");
+    }
+    return row;
+  }
 
   static async open(where: StoreLocation): Promise<IdentityStore> {
     return new IdentityStore(await Storage.open<IdentityDb>(where, IDENTITY_SCHEMA));
@@ -144,19 +168,25 @@ export class IdentityStore {
 
   async link(method: string, issuer: string, subject: string): Promise<LinkRow | undefined> {
     const row = await this.s.db.selectFrom("identity_links").selectAll().where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject).executeTakeFirst();
-    return row && asLink(row);
+    return row && this.verified(row);
   }
 
   async links(identityId: string): Promise<LinkRow[]> {
     const rows = await this.s.db.selectFrom("identity_links").selectAll().where("identity_id", "=", identityId).orderBy("linked_at").orderBy("method").orderBy("issuer").orderBy("subject").execute();
-    return rows.map(asLink);
+    const out: LinkRow[] = [];
+    for (const r of rows) {
+      const v = await this.verified(r).catch(() => undefined); // a forged row is not listed
+      if (v) out.push(v);
+    }
+    return out;
   }
 
   /** Records that a method signs into `identityId` unless a row for it exists already: the row that holds. */
   async claim(method: string, issuer: string, subject: string, identityId: string, now = Date.now()): Promise<LinkRow> {
+    const mac = await this.macOf(method, issuer, subject, identityId, false);
     await this.s.db
       .insertInto("identity_links")
-      .values({ method, issuer, subject, identity_id: identityId, linked_at: now, unlinked: this.s.dialect.bool(false) })
+      .values({ method, issuer, subject, identity_id: identityId, linked_at: now, unlinked: this.s.dialect.bool(false), mac })
       .onConflict((oc) => oc.columns(["method", "issuer", "subject"]).doNothing())
       .execute();
     return (await this.link(method, issuer, subject))!;
@@ -168,18 +198,19 @@ export class IdentityStore {
    * with no row already owns an identity of its own.
    */
   async attach(method: string, issuer: string, subject: string, identityId: string, ownedElsewhere: () => Promise<boolean>, now = Date.now()): Promise<"linked" | "already" | "taken"> {
+    const mac = await this.macOf(method, issuer, subject, identityId, false);
     return this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `identity-link:${identityId}`);
       await this.s.dialect.serialize(trx, `identity-method:${method}\n${issuer}\n${subject}`);
       const q = trx.selectFrom("identity_links").selectAll().where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject);
       const found = await this.s.dialect.forUpdate(q).executeTakeFirst();
-      const row = found && asLink(found);
+      const row = found && (await this.verified(found).catch(() => undefined)); // a forged row is replaced by this proven link
       if (row && !row.unlinked) return row.identity_id === identityId ? "already" : "taken";
       if (!row && (await ownedElsewhere())) return "taken";
       await trx
         .insertInto("identity_links")
-        .values({ method, issuer, subject, identity_id: identityId, linked_at: now, unlinked: this.s.dialect.bool(false) })
-        .onConflict((oc) => oc.columns(["method", "issuer", "subject"]).doUpdateSet({ identity_id: identityId, linked_at: now, unlinked: this.s.dialect.bool(false) }))
+        .values({ method, issuer, subject, identity_id: identityId, linked_at: now, unlinked: this.s.dialect.bool(false), mac })
+        .onConflict((oc) => oc.columns(["method", "issuer", "subject"]).doUpdateSet({ identity_id: identityId, linked_at: now, unlinked: this.s.dialect.bool(false), mac }))
         .execute();
       return "linked";
     });
@@ -191,15 +222,20 @@ export class IdentityStore {
    * one identity take turns, so two racing cannot leave it with none.
    */
   async detach(method: string, issuer: string, subject: string, identityId: string): Promise<"unlinked" | "last" | "not_linked"> {
+    const mac = await this.macOf(method, issuer, subject, identityId, true);
     return this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `identity-link:${identityId}`);
       const q = trx.selectFrom("identity_links").selectAll().where("identity_id", "=", identityId);
-      const rows = (await this.s.dialect.forUpdate(q).execute()).map(asLink).filter((r) => !r.unlinked);
+      const rows: LinkRow[] = [];
+      for (const r of await this.s.dialect.forUpdate(q).execute()) {
+        const v = await this.verified(r).catch(() => undefined); // a forged row is no method of the identity
+        if (v && !v.unlinked) rows.push(v);
+      }
       if (!rows.some((r) => r.method === method && r.issuer === issuer && r.subject === subject)) return "not_linked";
       if (rows.length <= 1) return "last";
       await trx
         .updateTable("identity_links")
-        .set({ unlinked: this.s.dialect.bool(true) })
+        .set({ unlinked: this.s.dialect.bool(true), mac })
         .where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject).where("identity_id", "=", identityId)
         .execute();
       return "unlinked";

@@ -10,13 +10,16 @@ export type IdentityDb = {
   identity_once: { kind: string; key: string; body: string; expires_at: number; attempts: number };
   /** Codes sent per mailbox (the hourly budget), kept an hour. */
   identity_sends: { mailbox: string; sent_at: number; id: string };
-  /** Registered passkeys: the credential's public key (COSE, base64url) and its signature counter. */
-  identity_passkeys: { credential_id: string; rp_id: string; user_handle: string; public_key: string; counter: number; transports: string; created_at: number; used_at: number };
+  /** Registered passkeys: the credential's public key (COSE, base64url), its signature counter, and an HMAC binding id, rp id, user handle and key. */
+  identity_passkeys: { credential_id: string; rp_id: string; user_handle: string; public_key: string; counter: number; transports: string; created_at: number; used_at: number; mac: string };
   /**
    * Which identity a sign-in method signs into, once it was used or linked. A method with no row
    * signs into its own identity (the id derived from it). `unlinked` 1: it signs into nothing.
+   * `mac`: an HMAC of the row (method, issuer, subject, identity, unlinked) under a key the TEE
+   * derives: a row written behind the service's back (an operator pointing a method at another
+   * identity) does not verify and signs into nothing.
    */
-  identity_links: { method: string; issuer: string; subject: string; identity_id: string; linked_at: number; unlinked: number | boolean };
+  identity_links: { method: string; issuer: string; subject: string; identity_id: string; linked_at: number; unlinked: number | boolean; mac: string };
 };
 
 export const IDENTITY_SCHEMA: StoreSchema = {
@@ -47,6 +50,7 @@ export const IDENTITY_SCHEMA: StoreSchema = {
         .addColumn("transports", "text", (c) => c.notNull())
         .addColumn("created_at", t.int, (c) => c.notNull())
         .addColumn("used_at", t.int, (c) => c.notNull())
+        .addColumn("mac", "text", (c) => c.notNull())
         .execute();
       await db.schema.createTable("identity_links").ifNotExists()
         .addColumn("method", "text", (c) => c.notNull())
@@ -55,6 +59,7 @@ export const IDENTITY_SCHEMA: StoreSchema = {
         .addColumn("identity_id", "text", (c) => c.notNull())
         .addColumn("linked_at", t.int, (c) => c.notNull())
         .addColumn("unlinked", t.bool, (c) => c.notNull())
+        .addColumn("mac", "text", (c) => c.notNull())
         .addPrimaryKeyConstraint("identity_links_pkey", ["method", "issuer", "subject"])
         .execute();
       await db.schema.createIndex("identity_links_identity").ifNotExists().on("identity_links").column("identity_id").execute();
