@@ -32,3 +32,32 @@ describe("identity: passkey configuration (issue 21)", function () {
     }
   });
 });
+
+describe("identity: hostile passkey input (issue 21)", function () {
+  this.timeout(120_000);
+  it("malformed responses are a clear 400/401 naming the problem, never a 5xx, and take no challenge they do not carry", async () => {
+    const stack = await startStack({ env: { VESTA_PASSKEY_RP_ID: "localhost", VESTA_PASSKEY_ORIGINS: "http://localhost:1" } });
+    try {
+      const b64 = (o: unknown) => Buffer.from(typeof o === "string" ? o : JSON.stringify(o)).toString("base64url");
+      const { challenge } = (await call(stack, "POST", "/identity/passkey/options", { body: {} })).body.options;
+      const assertion = (clientData: unknown, extra: Record<string, unknown> = {}) => ({
+        id: "abc", rawId: "abc", type: "public-key", clientExtensionResults: {},
+        response: { clientDataJSON: b64(clientData), authenticatorData: "AAAA", signature: "AAAA", ...extra },
+      });
+      const signIn = (response: unknown) => call(stack, "POST", "/identity/passkey/sign_in", { body: { response } });
+      await expectError(await signIn(assertion("not json")), 401, "invalid_passkey", "not base64url JSON");
+      await expectError(await signIn(assertion({ challenge: 42 })), 401, "invalid_passkey", "no challenge issued by this node");
+      await expectError(await signIn({ ...assertion({ challenge }), type: "other" }), 400, "invalid_request", "type");
+      await expectError(await signIn(assertion({ challenge }, { signature: "not base64url!" })), 400, "invalid_request", "signature");
+      await expectError(await signIn({ ...assertion({ challenge }), id: "x".repeat(5000) }), 400, "invalid_request", "id");
+      // The challenge is still pending: none of the refusals above got as far as taking it.
+      await expectError(await signIn(assertion({ challenge, type: "webauthn.get", origin: "http://localhost:1" })), 401, "invalid_passkey", "not registered on this node");
+      await expectError(await signIn(assertion({ challenge, type: "webauthn.get", origin: "http://localhost:1" })), 401, "invalid_passkey", "never issued, expired, or used");
+      const reg = await call(stack, "POST", "/identity/passkey/register_options", { body: {} });
+      const regResponse = { id: "abc", rawId: "abc", type: "public-key", clientExtensionResults: {}, response: { clientDataJSON: b64({ challenge: reg.body.options.challenge, type: "webauthn.create", origin: "http://localhost:1" }), attestationObject: "AAAA" } };
+      await expectError(await call(stack, "POST", "/identity/passkey/register", { body: { response: regResponse } }), 401, "invalid_passkey", "the registration does not verify");
+    } finally {
+      await stack.stop();
+    }
+  });
+});
