@@ -30,6 +30,9 @@ export const ERROR_CODES = {
   invalid_id_token: { status: 401, meaning: "The OpenID Connect ID token does not hold: unknown issuer, another audience, expired, bad signature or algorithm; the message says which." },
   invalid_nonce: { status: 401, meaning: "The ID token's nonce is missing, not one this node issued, expired, or used already (a nonce signs in once)." },
   invalid_email_code: { status: 401, meaning: "The e-mail code is wrong, expired or used, or was sent to another address." },
+  invalid_passkey: { status: 401, meaning: "The passkey response does not hold: its challenge was not issued here (or expired, or was used), the credential is not registered, or the signature, origin or relying party does not match; the message says which." },
+  passkey_cloned: { status: 401, meaning: "The passkey's signature counter did not move forward: the credential may have been cloned. Nothing was changed." },
+  stale_session: { status: 401, meaning: "Linking or unlinking a sign-in method needs a fresh authentication: sign in again (the session is older than allowed)." },
   // 402: not paid for
   payment_required: { status: 402, meaning: "The balance, less the credit held by work under way, does not cover the operation; nothing was done." },
   // 403: known caller, not allowed
@@ -40,11 +43,13 @@ export const ERROR_CODES = {
   account_chain_secured: { status: 403, meaning: "The account is ChainSecured: its admin writes come from the admin wallet, and its old account key pays for nothing." },
   not_account_admin: { status: 403, meaning: "The signer is not the admin wallet of the account named." },
   not_pending_admin: { status: 403, meaning: "Only the proposed admin wallet can accept the account, from its own address." },
+  method_unlinked: { status: 403, meaning: "This sign-in method was unlinked from its identity: it signs into nothing until it is linked again." },
   identity_not_owner: { status: 403, meaning: "The signed-in identity's wallet is no longer the account's admin (the account was handed over): it signs nothing for it." },
   payment_intent_not_yours: { status: 403, meaning: "The payment intent belongs to another account." },
   usage_key_not_permitted: { status: 403, meaning: "Triggers: the usage key may not execute the trigger's action." },
   // 404: no such thing
   not_found: { status: 404, meaning: "No such endpoint." },
+  method_not_linked: { status: 404, meaning: "That sign-in method is not linked to the session's identity." },
   account_not_found: { status: 404, meaning: "No such account." },
   group_not_found: { status: 404, meaning: "No such group in this account." },
   wallet_not_found: { status: 404, meaning: "No such wallet (PKP) registered to this account." },
@@ -62,6 +67,8 @@ export const ERROR_CODES = {
   run_not_found: { status: 404, meaning: "Triggers: no such run of this user." },
   token_not_found: { status: 404, meaning: "Triggers: no such client token of this user." },
   // 409: the state does not allow it
+  method_taken: { status: 409, meaning: "This sign-in method already signs into another identity: it cannot be linked to this one." },
+  last_method: { status: 409, meaning: "This is the identity's only sign-in method: link another before unlinking it." },
   already_exists: { status: 409, meaning: "The thing exists already (account, key, wallet, group member, action)." },
   already_chain_secured: { status: 409, meaning: "The account is ChainSecured already; conversion happens once." },
   write_rejected: { status: 409, meaning: "The contract rejected the write (the state changed meanwhile); nothing changed." },
@@ -98,6 +105,7 @@ export const ERROR_CODES = {
   payment_provider_unavailable: { status: 503, meaning: "The payment provider failed; nothing was done." },
   attestation_unavailable: { status: 503, meaning: "The attestation source (the TEE's guest agent) did not answer." },
   dashboard_not_built: { status: 503, meaning: "The dashboard is not built on this node." },
+  mail_unavailable: { status: 503, meaning: "The mail server did not take the sign-in code; no code is pending, try again shortly." },
   identity_busy: { status: 503, meaning: "The node holds as many pending sign-ins (codes, used nonces) as it keeps; nothing was done, try again shortly." },
   issuer_unavailable: { status: 503, meaning: "The OpenID issuer's key set (JWKS) could not be fetched; nothing was done, try again." },
   core_unavailable: { status: 503, meaning: "Triggers: the core service could not answer now; nothing was saved." },

@@ -18,6 +18,8 @@ import { runHistoryRoutes } from "./routes/runHistory";
 import { actionCodeRoutes } from "./routes/actionCode";
 import { chainSecuredRoutes } from "./routes/chainSecured";
 import { identityRoutes } from "./routes/identity";
+import { identityPasskeyRoutes } from "./routes/identityPasskey";
+import { identityLinkRoutes } from "./routes/identityLinks";
 import { billingRoutes, webhookRawBody, WEBHOOK_PATH } from "./routes/billing";
 import { attestationRoutes } from "../attestation/routes";
 import { dashboardRoutes } from "./dashboard";
@@ -46,6 +48,8 @@ export function apiRoutes(router: Router, ctx: Ctx) {
   actionCodeRoutes(router, registry, ctx);
   chainSecuredRoutes(router, registry, ctx);
   identityRoutes(router, registry, ctx);
+  identityPasskeyRoutes(router, registry, ctx);
+  identityLinkRoutes(router, registry, ctx);
   billingRoutes(router, registry, ctx);
   return openApiDocument(registry);
 }
@@ -85,7 +89,7 @@ export function createApp(ctx: Ctx): Express {
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.
   v1.use(["/new_account", "/create_wallet_with_signature", "/add_usage_api_key_with_signature"], perClientLimit(ctx.config.newAccountRateLimitPerMinute, "account or wallet creations"));
   // Identity sign-in (each request a nonce, a mail, a token check or a code guess): one per-client budget.
-  v1.use(["/identity/oidc", "/identity/email"], perClientLimit(ctx.config.identity.ratePerMinute, "sign-in requests"));
+  v1.use(["/identity/oidc", "/identity/email", "/identity/passkey", "/identity/link", "/identity/unlink"], perClientLimit(ctx.config.identity.ratePerMinute, "sign-in requests"));
   // Every call that makes the service check a signature (EIP-712, and ERC-1271 calls into a contract
   // the caller chose) shares another: a refused signature costs the caller a request of its budget.
   const signatures = perClientLimit(ctx.config.signatureRateLimitPerMinute, "signed requests");

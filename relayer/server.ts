@@ -19,6 +19,7 @@ import { chainName } from "../protocol/chains";
 import { Identity } from "./identity/service";
 import { RelayerMetrics } from "./metrics";
 import { Drain } from "../protocol/ops/drain";
+import { IdentityStore } from "./identity/store";
 
 /** `close()` stops at once; `close({ deadlineMs })` first lets what is under way finish for up to deadlineMs (SIGTERM: VESTA_SHUTDOWN_DEADLINE_MS). */
 export type RunningRelayer = { url: string; ctx: Ctx; close: (opts?: { deadlineMs?: number }) => Promise<void> };
@@ -70,10 +71,17 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = servi
     chain.provider.destroy();
     throw err;
   });
+  const identityStore = await IdentityStore.inDataDir(config.dataDir, config.databaseUrl).catch(async (err) => {
+    await executor.close();
+    await runs.close();
+    chain.provider.destroy();
+    throw err;
+  });
   const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
   runs.start(abort.signal, logger); // and deletes what is past the retention
-  const identity = new Identity(keys, config.identity, `${chain.chainId}:${config.accountConfigAddress}`, logger);
+  identityStore.start(abort.signal); // and deletes what expired
+  const identity = new Identity(keys, identityStore, config.identity, `${chain.chainId}:${config.accountConfigAddress}`, logger);
   const metrics = new RelayerMetrics(() => ctx); // read at scrape time only, once ctx exists
   const drain = new Drain();
   const ctx: Ctx = { config, logger, chain, payers, keys, executor, billing, runs, authFailures, identity, metrics, drain, signal: abort.signal };
@@ -106,6 +114,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = servi
       await drain.settled(5_000); // the runs and writes that ended so bill before the ledger closes
       await billing?.close(); // settles what is pending (bounded); the rest waits in the ledger for the next start
       await runs.close(); // commits the runs recorded last
+      await identityStore.close();
       chain.provider.destroy();
     },
   };

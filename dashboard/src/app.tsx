@@ -1,7 +1,7 @@
 /** The dashboard shell: sign-in (key or wallet), navigation, and the views. */
 import { useEffect, useState } from "preact/hooks";
 import { unwrap } from "@client";
-import { ApiBackend, publicApi, WalletBackend, type Backend, type ChainInfo } from "./backend";
+import { publicApi, WalletBackend, type Backend, type ChainInfo } from "./backend";
 import { forgetSession, loadDashboardConfig, saveKey, savedKey, type DashboardConfig } from "./session";
 import { Alert, Field, Form, messageOf, SecretReveal, Section, useAction } from "./ui";
 import { KeysView } from "./views/keys";
@@ -9,6 +9,8 @@ import { ActionsView, GroupsView, WalletsView } from "./views/resources";
 import { RunView } from "./views/run";
 import { BillingView } from "./views/billing";
 import { TriggersAuthorizeView } from "./views/triggers";
+import { IdentitySignIn } from "./views/identitySignIn";
+import { IdentityBackend, loginWithKeyOrSession } from "./identity";
 
 const TABS = [
   ["account", "Account"],
@@ -53,7 +55,7 @@ function Welcome({ config, onIn }: { config: DashboardConfig; onIn: (b: Backend)
     });
   const signIn = (k: string) =>
     act.run(async () => {
-      const b = await ApiBackend.login(k);
+      const b = await loginWithKeyOrSession(k);
       saveKey(b.runKey);
       onIn(b);
     });
@@ -89,6 +91,7 @@ function Welcome({ config, onIn }: { config: DashboardConfig; onIn: (b: Backend)
           <button class="primary" disabled={act.busy}>Create account</button>
         </Form>
       </Section>
+      <IdentitySignIn onIn={onIn} />
       <Section title="Sign in with a key">
         <Form onSubmit={() => signIn(key)}>
           <Field label="Account key or usage key" name="api_key" type="password" value={key} onInput={setKey} required />
@@ -123,7 +126,7 @@ function AccountView({ backend, config }: { backend: Backend; config: DashboardC
       <Section title="Account">
         <dl>
           <dt>Signed in with</dt>
-          <dd data-testid="signed-in">{backend.kind === "wallet" ? "wallet (EIP-712 login)" : "API key"}</dd>
+          <dd data-testid="signed-in">{backend.kind === "wallet" ? "wallet (EIP-712 login)" : backend instanceof IdentityBackend ? `${backend.method} (identity-owned)` : "API key"}</dd>
           <dt>{backend.kind === "wallet" ? "Account hash" : "Key hash"}</dt>
           <dd class="mono">{backend.accountHash}</dd>
         </dl>
@@ -145,7 +148,7 @@ export function App() {
     loadDashboardConfig().then(setConfig, (err) => setError(messageOf(err)));
     const k = savedKey();
     if (k)
-      ApiBackend.login(k)
+      loginWithKeyOrSession(k)
         .then(setBackend, (err) => {
           forgetSession();
           setRestoreError(`your session could not be restored, sign in again: ${messageOf(err)}`);

@@ -53,7 +53,7 @@ export const paths = {
     return `identity-owner/${identityId}`;
   },
   /** The relayer's MAC keys for identity sign-in (sessions, e-mail code hashes, OpenID nonces): never a wallet. */
-  identityMac: (purpose: "session" | "email-code" | "oidc-nonce") => `identity-mac/${purpose}/v1`,
+  identityMac: (purpose: "session" | "email-code" | "oidc-nonce" | "method-link") => `identity-mac/${purpose}/v1`,
 };
 
 export type KeyProviderOptions = { kind: "local" | "dstack"; localRootSecretFile: string; dstackEndpoint?: string };

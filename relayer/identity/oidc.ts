@@ -3,7 +3,7 @@ import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } fro
 import { AppError } from "../errors";
 import { paths, type KeyProvider } from "../../executor/keys/provider";
 import { verifiedIdentity, type VerifiedIdentity } from "./identity";
-import { OnceSet } from "./onceSet";
+import type { IdentityStore } from "./store";
 import type { OidcProvider } from "./config";
 
 /** Signature algorithms of ID tokens (asymmetric only: an HMAC "signed" with an issuer's public key is refused, as is `none`). */
@@ -12,8 +12,6 @@ const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 export const MAX_ID_TOKEN_CHARS = 16 * 1024;
 /** How long a nonce may wait for its ID token. */
 const NONCE_TTL_S = 600;
-/** Used nonces kept at a time (each one a sign-in that held, within its nonce's lifetime). */
-const USED_NONCES_MAX = 100_000;
 
 const invalid = (message: string) => new AppError(401, "invalid_id_token", message);
 const badNonce = (message: string) => new AppError(401, "invalid_nonce", message);
@@ -22,15 +20,16 @@ const badNonce = (message: string) => new AppError(401, "invalid_nonce", message
  * OpenID Connect sign-in: ID tokens from the allow-listed issuers (VESTA_OIDC_PROVIDERS), verified
  * with jose against the issuer's JWKS (signature, issuer, audience, expiry), and a nonce this node
  * issued: stateless (random, expiry, MAC under a key of the key provider) until it is used, then
- * kept as used until it expires, so each signs in once.
+ * kept as used in the identity store (every replica sees it) until it expires, so each signs in
+ * once (an insert that only one of two racing uses makes).
  */
 export class OidcVerifier {
   private readonly byIssuer: Map<string, OidcProvider & { jwks: ReturnType<typeof createRemoteJWKSet> }>;
-  private readonly used = new OnceSet(USED_NONCES_MAX);
   private macKey: Promise<Uint8Array> | undefined;
 
   constructor(
     private readonly keys: KeyProvider,
+    private readonly store: IdentityStore,
     providers: OidcProvider[],
   ) {
     this.byIssuer = new Map(providers.map((p) => [p.issuer, { ...p, jwks: createRemoteJWKSet(new URL(p.jwksUri), { timeoutDuration: 5000, cooldownDuration: 30_000 }) }]));
@@ -101,7 +100,7 @@ export class OidcVerifier {
     if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) throw badNonce("the ID token's nonce was not issued by this node");
     const expiresAt = Number(parts[1]) * 1000;
     if (!(expiresAt > Date.now())) throw badNonce("the ID token's nonce has expired: ask for a new one and sign in again");
-    if (!this.used.take(nonce, expiresAt)) throw badNonce("the ID token's nonce has signed in already (a nonce is single use): ask for a new one");
+    if (!(await this.store.once("oidc-nonce", nonce, expiresAt))) throw badNonce("the ID token's nonce has signed in already (a nonce is single use): ask for a new one");
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { AppError } from "../errors";
-import type { KeyProvider, DerivedWallet } from "../../executor/keys/provider";
+import crypto from "node:crypto";
+import { paths, type KeyProvider, type DerivedWallet } from "../../executor/keys/provider";
 import { Lru } from "../../protocol/lru";
 import { hex32 } from "../../protocol/usageKeyShape";
 import type { IdentityConfig } from "./config";
@@ -8,32 +9,40 @@ import { identityAccountHash, identityId, identityWallet, type IdentityMethod, t
 import { Sessions, type IdentitySession } from "./session";
 import { OidcVerifier } from "./oidc";
 import { EMAIL_CODE_DEFAULTS, EmailCodes } from "./emailCodes";
+import { Passkeys } from "./passkeys";
+import { codeMailer } from "./mailer";
+import { IdentityStore } from "./store";
 
 /** An identity session's account, as a route sees it (Auth.identity). */
 export type IdentityAuth = { identityId: string; wallet: string; method: IdentityMethod };
 
-/** Identity sign-in: the verifiers of each method, the sessions, and the identity wallets' addresses. */
+/** Identity sign-in: the verifiers of each method, the sessions, the store, and the identity wallets' addresses. */
 export class Identity {
   readonly sessions: Sessions;
   readonly oidc: OidcVerifier;
   readonly email?: EmailCodes;
+  readonly passkeys?: Passkeys;
   /** Identity id -> owner wallet address (addresses only: the key is derived again for each write). */
   private readonly addresses = new Lru<string, string>(10_000);
 
   constructor(
     private readonly keys: KeyProvider,
+    readonly store: IdentityStore,
     readonly config: IdentityConfig,
     deployment: string,
     logger: Logger,
   ) {
     this.sessions = new Sessions(keys, deployment, config.sessionSeconds);
-    this.oidc = new OidcVerifier(keys, config.oidc);
-    if (config.email === "log") {
-      // The development mailer: the code in the log, as the triggers service prints its sign-in links.
-      this.email = new EmailCodes(keys, { ...EMAIL_CODE_DEFAULTS, perHour: config.emailCodesPerHour }, (email, code) =>
-        logger.info({ email }, `sign-in code for ${email}: ${code} (development mailer: VESTA_EMAIL_CODES=log)`),
-      );
-    }
+    let linkKey: Promise<Uint8Array> | undefined;
+    const mac = async (fields: string) => {
+      linkKey ??= keys.deriveSecret(paths.identityMac("method-link"));
+      return crypto.createHmac("sha256", await linkKey).update(fields).digest("base64url");
+    };
+    store.useLinkMac(mac); // every field is tagged with its kind (link, passkey, challenge), so one key serves them apart
+    this.oidc = new OidcVerifier(keys, store, config.oidc);
+    const mailer = codeMailer(config, EMAIL_CODE_DEFAULTS.ttlMs / 60_000, logger);
+    if (mailer) this.email = new EmailCodes(keys, store, { ...EMAIL_CODE_DEFAULTS, perHour: config.emailCodesPerHour }, mailer);
+    if (config.passkey) this.passkeys = new Passkeys(store, config.passkey, (fields) => mac(`passkey\n${fields}`));
   }
 
   /** The owner wallet address of an identity id. */
@@ -51,11 +60,28 @@ export class Identity {
     return identityWallet(this.keys, identityId);
   }
 
-  /** The id, wallet and account of a verified identity. */
-  async resolve(identity: VerifiedIdentity): Promise<{ id: string; wallet: string; accountHash: bigint }> {
-    const id = identityId(identity);
+  /** The id, wallet and account of an identity id. */
+  async ofId(id: string): Promise<{ id: string; wallet: string; accountHash: bigint }> {
     const wallet = await this.walletAddress(id);
     return { id, wallet, accountHash: identityAccountHash(wallet) };
+  }
+
+  /**
+   * The identity a verified method signs into (nothing recorded): the identity it was linked to,
+   * else its own (the id derived from it). 403 method_unlinked when it was unlinked.
+   */
+  async resolve(identity: VerifiedIdentity): Promise<{ id: string; wallet: string; accountHash: bigint }> {
+    const row = await this.store.link(identity.method, identity.issuer, identity.subject);
+    if (row?.unlinked) throw unlinked();
+    return this.ofId(row?.identity_id ?? identityId(identity));
+  }
+
+  /** As resolve, and records the method's identity on its first sign-in (a link made meanwhile wins). */
+  async claim(identity: VerifiedIdentity): Promise<{ id: string; wallet: string; accountHash: bigint }> {
+    const found = await this.store.link(identity.method, identity.issuer, identity.subject);
+    const row = found ?? (await this.store.claim(identity.method, identity.issuer, identity.subject, identityId(identity)));
+    if (row.unlinked) throw unlinked();
+    return this.ofId(row.identity_id);
   }
 
   /** The identity and account a session token names (401 invalid_session when it does not hold). */
@@ -65,6 +91,8 @@ export class Identity {
     return { ...s, wallet, accountHash: identityAccountHash(wallet) };
   }
 }
+
+const unlinked = () => new AppError(403, "method_unlinked", "this sign-in method was unlinked from its identity: sign in with another of the identity's methods (and link it again)");
 
 /** 403 identity_not_owner: the identity's wallet is not (or no longer) the account's admin. */
 export const notOwner = (accountHash: bigint) =>

@@ -4,7 +4,7 @@ import { paths, type KeyProvider } from "../../executor/keys/provider";
 import type { IdentityMethod } from "./identity";
 
 /** What a session token carries, once verified: the identity it is bound to and how it signed in. */
-export type IdentitySession = { identityId: string; method: IdentityMethod; expiresAt: number };
+export type IdentitySession = { identityId: string; method: IdentityMethod; expiresAt: number; issuedAt: number };
 
 const AUDIENCE = "vesta-identity-session";
 const ISSUER = "vesta";
@@ -52,11 +52,11 @@ export class Sessions {
   /** The session `token` proves, or 401 invalid_session (expired, altered, another deployment's). */
   async verify(token: string): Promise<IdentitySession> {
     try {
-      const { payload } = await jwtVerify(token, await this.macKey(), { algorithms: ["HS256"], issuer: ISSUER, audience: AUDIENCE, typ: "vesta-session+jwt", requiredClaims: ["sub", "exp"] });
+      const { payload } = await jwtVerify(token, await this.macKey(), { algorithms: ["HS256"], issuer: ISSUER, audience: AUDIENCE, typ: "vesta-session+jwt", requiredClaims: ["sub", "exp", "iat"] });
       if (payload.dep !== this.deployment || typeof payload.sub !== "string" || !/^[0-9a-f]{64}$/.test(payload.sub) || typeof payload.amr !== "string") {
         throw new AppError(401, "invalid_session", "this session token is not one of this node's");
       }
-      return { identityId: payload.sub, method: payload.amr as IdentityMethod, expiresAt: payload.exp! };
+      return { identityId: payload.sub, method: payload.amr as IdentityMethod, expiresAt: payload.exp!, issuedAt: payload.iat! };
     } catch (err) {
       if (err instanceof AppError) throw err;
       if (err instanceof joseErrors.JWTExpired) throw new AppError(401, "invalid_session", "this session has expired: sign in again");

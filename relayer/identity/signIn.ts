@@ -19,7 +19,7 @@ export type SignInAnswer = { session_token: string; expires_at: number; api_key_
  * gets 403 identity_not_owner and no session.
  */
 export async function completeSignIn(ctx: Ctx, req: Request, identity: VerifiedIdentity, names: { name?: string; description?: string }): Promise<SignInAnswer> {
-  const { id, wallet, accountHash } = await ctx.identity.resolve(identity);
+  const { id, wallet, accountHash } = await ctx.identity.claim(identity); // the identity the method signs into (its own, or the one it was linked to)
   const created = await serialized(`sign-in:${id}`, async () => {
     if (await ctx.chain.accountConfig.accountExists(accountHash)) return false;
     const signer = await ctx.identity.signer(id);

@@ -12,15 +12,16 @@ import { hex32 } from "../../protocol/usageKeyShape";
 import type { ErrorCode } from "../../protocol/errors";
 import type { Ctx } from "../context";
 
-const accountNames = { account_name: name.optional(), account_description: description.optional() };
+export const accountNames = { account_name: name.optional(), account_description: description.optional() };
 const OidcSignIn = z.object({ id_token: token(MAX_ID_TOKEN_CHARS, "id_token", 1), ...accountNames }).strict().openapi("OidcSignInRequest");
-const email = token(254, "email", 1).email("email must be an e-mail address");
+export const email = token(254, "email", 1).email("email must be an e-mail address");
+export const emailCode = token(6, "code", 6).regex(/^\d{6}$/, "code must be the 6 digits of the e-mail");
 const EmailSend = z.object({ email }).strict().openapi("EmailCodeRequest");
 const EmailSignIn = z
-  .object({ email, code: token(6, "code", 6).regex(/^\d{6}$/, "code must be the 6 digits of the e-mail"), ...accountNames })
+  .object({ email, code: emailCode, ...accountNames })
   .strict()
   .openapi("EmailSignInRequest");
-const SignInResponse = z
+export const SignInResponse = z
   .object({
     session_token: z.string().openapi({ description: "The session: send it as X-Api-Key or Authorization: Bearer on the account routes until expires_at." }),
     expires_at: z.number().int().openapi({ description: "Unix seconds." }),
@@ -30,9 +31,9 @@ const SignInResponse = z
   })
   .openapi("SignInResponse");
 /** What completing a sign-in may answer beyond the method's own refusals. */
-const SIGN_IN_ERRORS: ErrorCode[] = ["rate_limited", "identity_method_off", "identity_not_owner", "already_exists", "write_rejected", "write_queue_full", "chain_unavailable", "chain_timeout"];
+export const SIGN_IN_ERRORS: ErrorCode[] = ["rate_limited", "identity_method_off", "identity_not_owner", "method_unlinked", "already_exists", "write_rejected", "write_queue_full", "chain_unavailable", "chain_timeout"];
 
-const off = (what: string, variable: string) => new AppError(404, "identity_method_off", `${what} sign-in is not configured on this node (${variable})`);
+export const off = (what: string, variable: string) => new AppError(404, "identity_method_off", `${what} sign-in is not configured on this node (${variable})`);
 
 /** Identity sign-in: OpenID Connect ID tokens and e-mail codes, each off unless configured; the session they give. */
 export function identityRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
@@ -41,10 +42,10 @@ export function identityRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     method: "get",
     path: "/identity/methods",
     tag: "Identity",
-    summary: "The sign-in methods this node offers: the OpenID issuers (and their client ids), e-mail codes.",
+    summary: "The sign-in methods this node offers: the OpenID issuers (and their client ids), e-mail codes, passkeys.",
     auth: "none",
     response: z.object({ oidc: z.array(z.object({ issuer: z.string(), name: z.string(), audiences: z.array(z.string()) })), email: z.boolean(), passkey: z.boolean() }),
-    handler: async () => ({ oidc: id.oidc.providers(), email: id.email !== undefined, passkey: false }),
+    handler: async () => ({ oidc: id.oidc.providers(), email: id.email !== undefined, passkey: id.passkeys !== undefined }),
   });
 
   route(router, registry, ctx, {
@@ -84,7 +85,7 @@ export function identityRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     summary: "Sends a 6-digit sign-in code to the address (valid 10 minutes, 5 tries, a few an hour per address).",
     auth: "none",
     body: EmailSend,
-    errors: ["rate_limited", "identity_method_off", "identity_busy"],
+    errors: ["rate_limited", "identity_method_off", "identity_busy", "mail_unavailable"],
     response: z.object({ success: z.literal(true), expires_at: z.number().int() }),
     handler: async ({ body }) => {
       if (!id.email) throw off("E-mail code", "VESTA_EMAIL_CODES");

@@ -1,0 +1,253 @@
+import crypto from "node:crypto";
+import path from "node:path";
+import { Storage, toNumber, type StoreLocation } from "../../storage";
+import { AppError } from "../errors";
+import { IDENTITY_SCHEMA, type IdentityDb } from "./storeSchema";
+
+const HOUR_MS = 3_600_000;
+/** Pending things of one kind kept at a time (then 503 identity_busy rather than forget one). */
+export const MAX_PENDING = 100_000;
+
+export type StoredPasskey = IdentityDb["identity_passkeys"];
+export type LinkRow = { method: string; issuer: string; subject: string; identity_id: string; linked_at: number; unlinked: boolean };
+
+const busy = () => new AppError(503, "identity_busy", "this node holds as many pending sign-ins as it keeps; nothing was done, try again shortly");
+
+/**
+ * What identity sign-in keeps between requests, on the storage layer (`identity.sqlite` in the
+ * data directory, or PostgreSQL with DATABASE_URL, shared by every replica): pending e-mail codes,
+ * used OpenID nonces, WebAuthn challenges (each with its expiry; taken once by a conditional
+ * delete, so of two uses racing one wins), the mailboxes' hourly send budget, registered passkeys
+ * and the links of sign-in methods to identities.
+ */
+export class IdentityStore {
+  /** MACs a link row's fields (set by the Identity service, with a key of the key provider). */
+  private linkMac: (fields: string) => Promise<string> = async () => {
+    throw new Error("the identity store's link MAC is not set");
+  };
+
+  private constructor(private readonly s: Storage<IdentityDb>) {}
+
+  /** Link rows are MACed with `mac` (a key only the TEE derives): written and checked here. */
+  useLinkMac(mac: (fields: string) => Promise<string>): void {
+    this.linkMac = mac;
+  }
+
+  private macOf(method: string, issuer: string, subject: string, identityId: string, unlinked: boolean): Promise<string> {
+    return this.linkMac(JSON.stringify(["vesta-method-link-v1", method, issuer, subject, identityId, unlinked]));
+  }
+
+  /** The row as stored, if its MAC holds; a row that does not verify (written behind the service's back) throws. */
+  private async verified(r: IdentityDb["identity_links"]): Promise<LinkRow> {
+    const row = asLink(r);
+    const expected = await this.macOf(row.method, row.issuer, row.subject, row.identity_id, row.unlinked);
+    if (typeof r.mac !== "string" || r.mac.length !== expected.length || !crypto.timingSafeEqual(Buffer.from(r.mac), Buffer.from(expected))) {
+      throw new AppError(403, "method_unlinked", "this sign-in method's link does not verify (it was not written by this service): it signs into nothing");
+    }
+    return row;
+  }
+
+  static async open(where: StoreLocation): Promise<IdentityStore> {
+    return new IdentityStore(await Storage.open<IdentityDb>(where, IDENTITY_SCHEMA));
+  }
+
+  static inDataDir(dataDir: string, databaseUrl: string | undefined): Promise<IdentityStore> {
+    return IdentityStore.open({ databaseUrl, sqliteFile: path.join(dataDir, "identity.sqlite") });
+  }
+
+  close(): Promise<void> {
+    return this.s.close();
+  }
+
+  /** Drops what expired (pending things, and sends older than an hour). */
+  async sweep(now = Date.now()): Promise<void> {
+    await this.s.db.deleteFrom("identity_once").where("expires_at", "<=", now).execute();
+    await this.s.db.deleteFrom("identity_sends").where("sent_at", "<=", now - HOUR_MS).execute();
+  }
+
+  /** Sweeps every `everyMs` until `signal` aborts. */
+  start(signal: AbortSignal, everyMs = 60_000): void {
+    const t = setInterval(() => void this.sweep().catch(() => {}), everyMs);
+    t.unref();
+    signal.addEventListener("abort", () => clearInterval(t), { once: true });
+  }
+
+  /** Keeps `body` under (kind, key) until `expiresAt`, replacing what was there (a new e-mail code voids the last). */
+  async put(kind: string, key: string, body: string, expiresAt: number, now = Date.now()): Promise<void> {
+    await this.room(kind, now);
+    await this.s.db
+      .insertInto("identity_once")
+      .values({ kind, key, body, expires_at: expiresAt, attempts: 0 })
+      .onConflict((oc) => oc.columns(["kind", "key"]).doUpdateSet({ body, expires_at: expiresAt, attempts: 0 }))
+      .execute();
+  }
+
+  /** Marks (kind, key) used until `expiresAt`: true when it was free, false when it was used already (of two racing, one gets true). */
+  async once(kind: string, key: string, expiresAt: number, now = Date.now()): Promise<boolean> {
+    await this.room(kind, now);
+    const row = await this.s.db
+      .insertInto("identity_once")
+      .values({ kind, key, body: "", expires_at: expiresAt, attempts: 0 })
+      .onConflict((oc) => oc.columns(["kind", "key"]).doUpdateSet({ expires_at: expiresAt }).where("identity_once.expires_at", "<=", now))
+      .returning("key")
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  private async room(kind: string, now: number): Promise<void> {
+    const count = async () => toNumber((await this.s.db.selectFrom("identity_once").select((eb) => eb.fn.countAll().as("n")).where("kind", "=", kind).executeTakeFirstOrThrow()).n);
+    if ((await count()) < MAX_PENDING) return;
+    await this.sweep(now);
+    if ((await count()) >= MAX_PENDING) throw busy();
+  }
+
+  /** The body of (kind, key), without taking it; an expired one is deleted (and undefined answered). */
+  async peek(kind: string, key: string, now = Date.now()): Promise<{ body: string; attempts: number } | undefined> {
+    const row = await this.s.db.selectFrom("identity_once").select(["body", "attempts", "expires_at"]).where("kind", "=", kind).where("key", "=", key).executeTakeFirst();
+    if (row && toNumber(row.expires_at) <= now) {
+      await this.s.db.deleteFrom("identity_once").where("kind", "=", kind).where("key", "=", key).where("expires_at", "<=", now).execute();
+      return undefined;
+    }
+    return row && { body: row.body, attempts: toNumber(row.attempts) };
+  }
+
+  /** Takes (kind, key) if unexpired (and its body is `body` when given): its body, or undefined when another use took it first. */
+  async take(kind: string, key: string, now = Date.now(), body?: string): Promise<string | undefined> {
+    let q = this.s.db.deleteFrom("identity_once").where("kind", "=", kind).where("key", "=", key).where("expires_at", ">", now);
+    if (body !== undefined) q = q.where("body", "=", body);
+    const row = await q.returning("body").executeTakeFirst();
+    return row?.body;
+  }
+
+  /**
+   * One wrong guess at (kind, key) holding `body`: its attempts + 1, or undefined when it is gone
+   * (taken, replaced or expired meanwhile). Reaching `max` deletes it.
+   */
+  async wrongGuess(kind: string, key: string, body: string, max: number, now = Date.now()): Promise<number | undefined> {
+    const row = await this.s.db
+      .updateTable("identity_once")
+      .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
+      .where("kind", "=", kind).where("key", "=", key).where("body", "=", body).where("expires_at", ">", now).where("attempts", "<", max)
+      .returning("attempts")
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const attempts = toNumber(row.attempts);
+    if (attempts >= max) await this.s.db.deleteFrom("identity_once").where("kind", "=", kind).where("key", "=", key).where("body", "=", body).execute();
+    return attempts;
+  }
+
+  /**
+   * Counts one send to `mailbox` against `perHour`: undefined when it fits (and it is counted), or
+   * the seconds until one fits. Replicas take turns per mailbox (a count, then an insert).
+   */
+  async spendSend(mailbox: string, perHour: number, now = Date.now()): Promise<number | undefined> {
+    return this.s.transaction(async (trx) => {
+      await this.s.dialect.serialize(trx, `identity-send:${mailbox}`);
+      const recent = await trx.selectFrom("identity_sends").select("sent_at").where("mailbox", "=", mailbox).where("sent_at", ">", now - HOUR_MS).orderBy("sent_at").execute();
+      if (recent.length >= perHour) return Math.max(1, Math.ceil((toNumber(recent[0].sent_at) + HOUR_MS - now) / 1000));
+      await trx.insertInto("identity_sends").values({ id: crypto.randomUUID(), mailbox, sent_at: now }).execute();
+      return undefined;
+    });
+  }
+
+  async addPasskey(p: StoredPasskey): Promise<boolean> {
+    const row = await this.s.db.insertInto("identity_passkeys").values(p).onConflict((oc) => oc.column("credential_id").doNothing()).returning("credential_id").executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async passkey(credentialId: string): Promise<StoredPasskey | undefined> {
+    const row = await this.s.db.selectFrom("identity_passkeys").selectAll().where("credential_id", "=", credentialId).executeTakeFirst();
+    return row && { ...row, counter: toNumber(row.counter), created_at: toNumber(row.created_at), used_at: toNumber(row.used_at) };
+  }
+
+  /** Moves the credential's counter from `from` to `to`: false when another assertion moved it first. */
+  async advanceCounter(credentialId: string, from: number, to: number, now = Date.now()): Promise<boolean> {
+    const r = await this.s.db.updateTable("identity_passkeys").set({ counter: to, used_at: now }).where("credential_id", "=", credentialId).where("counter", "=", from).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async link(method: string, issuer: string, subject: string): Promise<LinkRow | undefined> {
+    const row = await this.s.db.selectFrom("identity_links").selectAll().where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject).executeTakeFirst();
+    return row && this.verified(row);
+  }
+
+  async links(identityId: string): Promise<LinkRow[]> {
+    const rows = await this.s.db.selectFrom("identity_links").selectAll().where("identity_id", "=", identityId).orderBy("linked_at").orderBy("method").orderBy("issuer").orderBy("subject").execute();
+    const out: LinkRow[] = [];
+    for (const r of rows) {
+      const v = await this.verified(r).catch(() => undefined); // a forged row is not listed
+      if (v) out.push(v);
+    }
+    return out;
+  }
+
+  /** Records that a method signs into `identityId` unless a row for it exists already: the row that holds. */
+  async claim(method: string, issuer: string, subject: string, identityId: string, now = Date.now()): Promise<LinkRow> {
+    const mac = await this.macOf(method, issuer, subject, identityId, false);
+    await this.s.db
+      .insertInto("identity_links")
+      .values({ method, issuer, subject, identity_id: identityId, linked_at: now, unlinked: this.s.dialect.bool(false), mac })
+      .onConflict((oc) => oc.columns(["method", "issuer", "subject"]).doNothing())
+      .execute();
+    return (await this.link(method, issuer, subject))!;
+  }
+
+  /**
+   * Links a method to `identityId` in one transaction: refused (false) when its row names another
+   * identity and is still linked. `ownedElsewhere` is asked, in the transaction, whether a method
+   * with no row already owns an identity of its own.
+   */
+  async attach(method: string, issuer: string, subject: string, identityId: string, ownedElsewhere: () => Promise<boolean>, now = Date.now()): Promise<"linked" | "already" | "taken"> {
+    const mac = await this.macOf(method, issuer, subject, identityId, false);
+    return this.s.transaction(async (trx) => {
+      await this.s.dialect.serialize(trx, `identity-link:${identityId}`);
+      await this.s.dialect.serialize(trx, `identity-method:${method}\n${issuer}\n${subject}`);
+      const q = trx.selectFrom("identity_links").selectAll().where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject);
+      const found = await this.s.dialect.forUpdate(q).executeTakeFirst();
+      const row = found && (await this.verified(found).catch(() => undefined)); // a forged row is replaced by this proven link
+      if (row && !row.unlinked) return row.identity_id === identityId ? "already" : "taken";
+      if (!row && (await ownedElsewhere())) return "taken";
+      await trx
+        .insertInto("identity_links")
+        .values({ method, issuer, subject, identity_id: identityId, linked_at: now, unlinked: this.s.dialect.bool(false), mac })
+        .onConflict((oc) => oc.columns(["method", "issuer", "subject"]).doUpdateSet({ identity_id: identityId, linked_at: now, unlinked: this.s.dialect.bool(false), mac }))
+        .execute();
+      return "linked";
+    });
+  }
+
+  /**
+   * Unlinks a method of `identityId` in one transaction, refused ("last") when it is the identity's
+   * only linked method: "unlinked", "last", or "not_linked" (not one of its methods). Unlinks of
+   * one identity take turns, so two racing cannot leave it with none.
+   */
+  async detach(method: string, issuer: string, subject: string, identityId: string): Promise<"unlinked" | "last" | "not_linked"> {
+    const mac = await this.macOf(method, issuer, subject, identityId, true);
+    return this.s.transaction(async (trx) => {
+      await this.s.dialect.serialize(trx, `identity-link:${identityId}`);
+      const q = trx.selectFrom("identity_links").selectAll().where("identity_id", "=", identityId);
+      const rows: LinkRow[] = [];
+      for (const r of await this.s.dialect.forUpdate(q).execute()) {
+        const v = await this.verified(r).catch(() => undefined); // a forged row is no method of the identity
+        if (v && !v.unlinked) rows.push(v);
+      }
+      if (!rows.some((r) => r.method === method && r.issuer === issuer && r.subject === subject)) return "not_linked";
+      if (rows.length <= 1) return "last";
+      await trx
+        .updateTable("identity_links")
+        .set({ unlinked: this.s.dialect.bool(true), mac })
+        .where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject).where("identity_id", "=", identityId)
+        .execute();
+      return "unlinked";
+    });
+  }
+}
+
+const asLink = (r: IdentityDb["identity_links"]): LinkRow => ({
+  method: r.method,
+  issuer: r.issuer,
+  subject: r.subject,
+  identity_id: r.identity_id,
+  linked_at: toNumber(r.linked_at),
+  unlinked: r.unlinked === true || r.unlinked === 1,
+});

@@ -1,0 +1,68 @@
+import type { StoreSchema } from "../../storage";
+
+/** The identity store's tables, as its queries see them (both databases). */
+export type IdentityDb = {
+  /**
+   * Pending single-use things, each until `expires_at` (ms): e-mail codes (kind "email", key the
+   * address, body the code's HMAC), used OpenID nonces (kind "oidc-nonce"), WebAuthn challenges
+   * (kind "webauthn", key the challenge, body what it is bound to). Taken by a conditional delete.
+   */
+  identity_once: { kind: string; key: string; body: string; expires_at: number; attempts: number };
+  /** Codes sent per mailbox (the hourly budget), kept an hour. */
+  identity_sends: { mailbox: string; sent_at: number; id: string };
+  /** Registered passkeys: the credential's public key (COSE, base64url), its signature counter, and an HMAC binding id, rp id, user handle and key. */
+  identity_passkeys: { credential_id: string; rp_id: string; user_handle: string; public_key: string; counter: number; transports: string; created_at: number; used_at: number; mac: string };
+  /**
+   * Which identity a sign-in method signs into, once it was used or linked. A method with no row
+   * signs into its own identity (the id derived from it). `unlinked` 1: it signs into nothing.
+   * `mac`: an HMAC of the row (method, issuer, subject, identity, unlinked) under a key the TEE
+   * derives: a row written behind the service's back (an operator pointing a method at another
+   * identity) does not verify and signs into nothing.
+   */
+  identity_links: { method: string; issuer: string; subject: string; identity_id: string; linked_at: number; unlinked: number | boolean; mac: string };
+};
+
+export const IDENTITY_SCHEMA: StoreSchema = {
+  name: "identity",
+  steps: {
+    "0001_initial": async (db, { columns: t }) => {
+      await db.schema.createTable("identity_once").ifNotExists()
+        .addColumn("kind", "text", (c) => c.notNull())
+        .addColumn("key", "text", (c) => c.notNull())
+        .addColumn("body", "text", (c) => c.notNull())
+        .addColumn("expires_at", t.int, (c) => c.notNull())
+        .addColumn("attempts", t.int, (c) => c.notNull())
+        .addPrimaryKeyConstraint("identity_once_pkey", ["kind", "key"])
+        .execute();
+      await db.schema.createIndex("identity_once_expiry").ifNotExists().on("identity_once").column("expires_at").execute();
+      await db.schema.createTable("identity_sends").ifNotExists()
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("mailbox", "text", (c) => c.notNull())
+        .addColumn("sent_at", t.int, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("identity_sends_mailbox").ifNotExists().on("identity_sends").columns(["mailbox", "sent_at"]).execute();
+      await db.schema.createTable("identity_passkeys").ifNotExists()
+        .addColumn("credential_id", "text", (c) => c.primaryKey())
+        .addColumn("rp_id", "text", (c) => c.notNull())
+        .addColumn("user_handle", "text", (c) => c.notNull())
+        .addColumn("public_key", "text", (c) => c.notNull())
+        .addColumn("counter", t.int, (c) => c.notNull())
+        .addColumn("transports", "text", (c) => c.notNull())
+        .addColumn("created_at", t.int, (c) => c.notNull())
+        .addColumn("used_at", t.int, (c) => c.notNull())
+        .addColumn("mac", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createTable("identity_links").ifNotExists()
+        .addColumn("method", "text", (c) => c.notNull())
+        .addColumn("issuer", "text", (c) => c.notNull())
+        .addColumn("subject", "text", (c) => c.notNull())
+        .addColumn("identity_id", "text", (c) => c.notNull())
+        .addColumn("linked_at", t.int, (c) => c.notNull())
+        .addColumn("unlinked", t.bool, (c) => c.notNull())
+        .addColumn("mac", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("identity_links_pkey", ["method", "issuer", "subject"])
+        .execute();
+      await db.schema.createIndex("identity_links_identity").ifNotExists().on("identity_links").column("identity_id").execute();
+    },
+  },
+};

@@ -1,0 +1,87 @@
+import crypto from "node:crypto";
+import { expect } from "chai";
+import { IdentityStore } from "../relayer/identity/store";
+import { STORES, tempStore } from "./helpers/postgres";
+
+/**
+ * The identity store as two replicas see it: two stores open on one database (PostgreSQL, or one
+ * SQLite file). What one keeps, the other sees; single use holds across them, under races.
+ */
+for (const store of STORES) {
+  describe(`identity store on ${store}: shared by replicas, single use under races (issue 21)`, function () {
+    this.timeout(60_000);
+    let a: IdentityStore;
+    let b: IdentityStore;
+    let drop: () => Promise<void>;
+    before(async function () {
+      const t = await tempStore(this, store, "identity.sqlite");
+      drop = t.drop;
+      a = await IdentityStore.open(t.where);
+      // PostgreSQL: two replicas, each its own pool. A SQLite file belongs to one process (one store): its races are that store's.
+      b = store === "PostgreSQL" ? await IdentityStore.open(t.where) : a;
+      for (const s of [a, b]) s.useLinkMac(async (fields) => crypto.createHmac("sha256", "test key").update(fields).digest("base64url"));
+    });
+    after(async () => {
+      await a?.close();
+      if (b !== a) await b?.close();
+      await drop?.();
+    });
+
+    it("a pending thing kept by one replica is taken once by another; ten racing takes admit exactly one", async () => {
+      await a.put("webauthn", "authenticate:c1", "{}", Date.now() + 60_000);
+      const takes = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).take("webauthn", "authenticate:c1")));
+      expect(takes.filter((t) => t !== undefined)).to.deep.equal(["{}"]);
+      expect(await a.take("webauthn", "authenticate:c1")).to.equal(undefined);
+    });
+
+    it("an expired thing is never taken, and the sweep deletes it", async () => {
+      const now = Date.now();
+      await a.put("email", "x@example.com", "h", now + 1000, now);
+      expect(await b.take("email", "x@example.com", now + 1000)).to.equal(undefined);
+      await b.sweep(now + 1000);
+      expect(await a.peek("email", "x@example.com", now)).to.equal(undefined);
+    });
+
+    it("a used nonce marked on one replica is refused on the other; ten racing marks admit one; it is free again once expired", async () => {
+      const now = Date.now();
+      const marks = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).once("oidc-nonce", "n1", now + 5000, now)));
+      expect(marks.filter(Boolean)).to.have.length(1);
+      expect(await b.once("oidc-nonce", "n1", now + 5000, now + 4000)).to.equal(false);
+      expect(await b.once("oidc-nonce", "n1", now + 20_000, now + 6000)).to.equal(true);
+    });
+
+    it("a code taken with its HMAC only: a replaced code's HMAC takes nothing; wrong guesses count across replicas up to the limit", async () => {
+      const now = Date.now();
+      await a.put("email", "y@example.com", "old", now + 60_000, now);
+      await b.put("email", "y@example.com", "new", now + 60_000, now);
+      expect(await a.take("email", "y@example.com", now, "old")).to.equal(undefined);
+      const guesses = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).wrongGuess("email", "y@example.com", "new", 5, now)));
+      expect(guesses.filter((g) => g !== undefined).sort()).to.deep.equal([1, 2, 3, 4, 5]);
+      expect(await a.peek("email", "y@example.com", now), "void after the fifth").to.equal(undefined);
+    });
+
+    it("the hourly send budget of a mailbox holds across replicas racing", async () => {
+      const now = Date.now();
+      const spends = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).spendSend("box@example.com", 3, now)));
+      expect(spends.filter((s) => s === undefined)).to.have.length(3);
+      expect(spends.filter((s) => s !== undefined).every((s) => s! > 3590)).to.equal(true);
+    });
+
+    it("a passkey counter moves forward once for two racing assertions with one value", async () => {
+      const now = Date.now();
+      await a.addPasskey({ credential_id: "cred1", rp_id: "example.com", user_handle: "h", public_key: "k", counter: 4, transports: "[]", created_at: now, used_at: now, mac: "m" });
+      expect(await b.addPasskey({ credential_id: "cred1", rp_id: "example.com", user_handle: "other", public_key: "k2", counter: 0, transports: "[]", created_at: now, used_at: now, mac: "m2" })).to.equal(false);
+      const moves = await Promise.all([a.advanceCounter("cred1", 4, 5), b.advanceCounter("cred1", 4, 6)]);
+      expect(moves.filter(Boolean)).to.have.length(1);
+      expect((await a.passkey("cred1"))!.user_handle).to.equal("h");
+    });
+
+    it("two replicas unlinking an identity's two methods at once leave it one", async () => {
+      await a.claim("email", "email", "p@example.com", "id-p");
+      expect(await b.attach("oidc", "https://issuer", "p-sub", "id-p", async () => false)).to.equal("linked");
+      const r = await Promise.all([a.detach("email", "email", "p@example.com", "id-p"), b.detach("oidc", "https://issuer", "p-sub", "id-p")]);
+      expect(r.sort()).to.deep.equal(["last", "unlinked"]);
+      expect((await a.links("id-p")).filter((l) => !l.unlinked)).to.have.length(1);
+    });
+  });
+}
