@@ -63,7 +63,12 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = pino(
     chain.provider.destroy();
     throw err;
   });
-  const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
+  const billing = config.billing.mode === "off" ? undefined : await Billing.open(config.billing, config, logger).catch(async (err) => {
+    await runs.close();
+    await executor.close();
+    chain.provider.destroy();
+    throw err;
+  });
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
   runs.start(abort.signal, logger); // and deletes what is past the retention
   const identity = new Identity(keys, config.identity, `${chain.chainId}:${config.accountConfigAddress}`, logger);

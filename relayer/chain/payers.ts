@@ -8,7 +8,9 @@ import type { RunOwner } from "../../executor/sandbox/types";
 type Payer = { wallet: Wallet; nonce: number | null; busy: boolean };
 type Decode = (err: unknown) => unknown;
 /** Sends one transaction from the payer wallet a write was given, and resolves with its receipt once mined. */
-export type Sender = (tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void) => Promise<TransactionReceipt>;
+/** `onSigned`: told the hash of the signed transaction before it is broadcast (the broadcast waits for it). */
+export type OnSigned = (hash: string) => void | Promise<void>;
+export type Sender = (tx: TransactionRequest, decode?: Decode, onSigned?: OnSigned) => Promise<TransactionReceipt>;
 type Job = { owner: RunOwner; start: (payer: Payer) => Promise<void> };
 
 /**
@@ -98,7 +100,7 @@ export class PayerPool {
    * hears the hash of each signed transaction before it is broadcast (billing records it, to find its
    * cost). A transaction that surely did not reach the chain rejects with TxNotSent.
    */
-  send(tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void, owner: WriteOwner = { account: "-", key: "-" }): Promise<TransactionReceipt> {
+  send(tx: TransactionRequest, decode?: Decode, onSigned?: OnSigned, owner: WriteOwner = { account: "-", key: "-" }): Promise<TransactionReceipt> {
     try {
       return this.admit(owner).run((send) => send(tx, decode, onSigned));
     } catch (err) {
@@ -111,7 +113,7 @@ export class PayerPool {
    * relayer/chain/ownerSend.ts), with the payers' send path (nonce from the chain, delivery checks,
    * receipt). The caller sends one transaction of a wallet at a time.
    */
-  sendFrom(wallet: Wallet, tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
+  sendFrom(wallet: Wallet, tx: TransactionRequest, decode?: Decode, onSigned?: OnSigned): Promise<TransactionReceipt> {
     return this.sendNow({ wallet: wallet.connect(this.provider), nonce: null, busy: true }, tx, decode, onSigned);
   }
 
@@ -143,13 +145,13 @@ export class PayerPool {
     return new AppError(429, "write_queue_full", `${who}; nothing was sent, retry in ${retryAfter} s`, { bound }, { "retry-after": String(retryAfter) });
   }
 
-  private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void, retried = false): Promise<TransactionReceipt> {
+  private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: OnSigned, retried = false): Promise<TransactionReceipt> {
     if (payer.nonce === null) payer.nonce = await this.provider.getTransactionCount(payer.wallet.address, "pending");
     let hash: string | undefined;
     try {
       const signed = await payer.wallet.signTransaction(await payer.wallet.populateTransaction({ ...tx, nonce: payer.nonce }));
       hash = Transaction.from(signed).hash!;
-      onSigned?.(hash);
+      await onSigned?.(hash);
       await this.provider.broadcastTransaction(signed);
       payer.nonce++;
     } catch (err) {

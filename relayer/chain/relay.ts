@@ -135,7 +135,7 @@ export async function relayWrite(
       const decode = (err: unknown) => decodeRevert(contract.interface, err);
       const onSigned = (signed: string) => {
         hash = signed;
-        charge.noteTx(signed);
+        return charge.noteTx(signed); // recorded before the broadcast
       };
       try {
         const tx = { to, data, gasLimit, ...fees.fields };
