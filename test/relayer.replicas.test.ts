@@ -7,15 +7,14 @@
  * spread over the replicas cannot spend more than the balance, and a usage key removed through one
  * replica is refused by another once its cache follows the chain.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { chainKeys, newAccount, stackEnv, startStack, usageKeyFor, type Stack } from "./helpers/relayer";
+import { chainKeys, newAccount, startStack, usageKeyFor, type Stack } from "./helpers/relayer";
 import { dropTempDatabase, tempDatabase } from "./helpers/postgres";
 import { rawQuery } from "./helpers/rawDb";
-import { freePorts } from "./helpers/startProcess";
+import { startReplica, stopReplicas, type Replica } from "./helpers/replica";
 
 const SHORT = `async function main() { return "ran " + Date.now(); }`;
 const LONG = `async function main() { await new Promise((r) => setTimeout(r, 1500)); return "long"; }`;
@@ -36,32 +35,6 @@ async function api(base: string, method: "GET" | "POST", p: string, key: string 
   } catch (err) {
     return { status: 0, body: (err as Error).message, requestId: null };
   }
-}
-
-type Replica = { url: string; child?: ChildProcess; out: () => string };
-
-/** A relayer process on the stack's chain and `databaseUrl`, with its own payers and data directory; resolves once it listens. */
-async function startReplica(stack: Stack, databaseUrl: string, payerKeys: string[], dir: string): Promise<Replica> {
-  const [port] = await freePorts(1);
-  const env = {
-    ...stackEnv({ rpcUrl: stack.rpcUrl, accountConfig: await stack.config.getAddress(), payerKeys, dataDir: dir }),
-    ...SHARED,
-    VESTA_LOCAL_ROOT_SECRET_FILE: stack.relayerConfig.localRootSecretFile!,
-    VESTA_PORT: String(port),
-    DATABASE_URL: databaseUrl,
-    VESTA_LOG_LEVEL: "warn",
-  };
-  const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", "relayer/main.ts"], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout!.on("data", (c) => (out += c));
-  child.stderr!.on("data", (c) => (out += c));
-  const end = Date.now() + 90_000;
-  while (!out.includes("Vesta relayer:")) {
-    if (child.exitCode !== null) throw new Error(`the replica exited (${child.exitCode}):\n${out}`);
-    if (Date.now() > end) throw new Error(`the replica did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url: `http://127.0.0.1:${port}`, child, out: () => out };
 }
 
 async function until<T>(what: string, ms: number, check: () => Promise<T | undefined | false>): Promise<T> {
@@ -89,12 +62,11 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     for (const i of [1, 2]) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-replica-"));
       dirs.push(dir);
-      replicas.push(await startReplica(stack, databaseUrl, chainKeys(1 + 2 * i, 2), dir));
+      replicas.push(await startReplica(stack, { databaseUrl, payerKeys: chainKeys(1 + 2 * i, 2), dataDir: dir, env: SHARED }));
     }
   });
   after(async () => {
-    for (const r of replicas) if (r.child && r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGTERM");
-    await Promise.all(replicas.map((r) => r.child && r.child.exitCode === null && r.child.signalCode === null && new Promise((resolve) => r.child!.once("exit", resolve))));
+    await stopReplicas(replicas);
     await stack?.stop();
     await dropTempDatabase(databaseUrl);
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
