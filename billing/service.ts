@@ -226,10 +226,12 @@ export class Billing {
   /**
    * Commits `write` with this turn's other writes; what it changes in the customer's cached figures
    * (`delta`) is applied at once (the next admission sees it) and undone when the write answers
-   * false or fails. Figures not cached are loaded later, from the ledger after this commit.
+   * false or fails. Figures not cached are loaded later, from the ledger after this commit (a load
+   * under way is discarded).
    */
   private changing<T>(customerId: string, delta: { reserved?: number; pending?: number }, write: (trx: Kysely<BillingDb>) => Promise<T>): Promise<T> {
     const c = this.cache.get(customerId);
+    if (!c) this.loading.delete(customerId); // a load under way may read the ledger before this commit: it is done again
     const apply = (sign: number) => {
       if (!c || this.cache.get(customerId) !== c) return; // not cached, or reloaded since: the ledger's figures hold
       c.reserved += sign * (delta.reserved ?? 0);

@@ -113,6 +113,26 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
       ledgerFile.close();
       await b.close();
     });
+    it("a write made while a customer's figures are being loaded is counted: the load under way is done again", async function () {
+      const b = await billing();
+      const customer = await b.customerId(PAYER);
+      expect(await b.balance(PAYER)).to.equal(1000);
+      b.reload(customer); // e.g. after a settlement: the next admission loads the figures from the ledger
+      // The debit is made just after the load committed what was queued, before it reads the ledger.
+      const flush = b.ledger.commits.flush.bind(b.ledger.commits);
+      let debit: Promise<void> | undefined;
+      const debited = new Promise<void>((resolve, reject) => {
+        b.ledger.commits.flush = () => {
+          if (!debit) queueMicrotask(() => (debit = b.debit(customer, 5, "run", "5s")).then(resolve, reject));
+          return flush();
+        };
+      });
+      const loading = b.balance(PAYER);
+      await debited;
+      expect(await loading, "answered after the debit was committed").to.equal(995);
+      expect(await b.balance(PAYER), "and cached so").to.equal(995);
+      await b.close();
+    });
   });
 
   describe("the code store: a run of its payer's newest code writes nothing", function () {
