@@ -119,7 +119,7 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     for (let i = 0; i < ops; i++) {
       if (i === 12) {
         killedAt = runs.length;
-        c.child!.kill("SIGKILL"); // mid-load: requests to c are under way
+        setTimeout(() => c.child!.kill("SIGKILL"), 60); // mid-load: this round's usage key write through c is under way
       }
       const via = i % 3;
       const base = replicas[via].url;
