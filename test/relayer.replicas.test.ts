@@ -14,6 +14,7 @@ import { expect } from "chai";
 import { chainKeys, newAccount, startStack, usageKeyFor, type Stack } from "./helpers/relayer";
 import { dropTempDatabase, tempDatabase } from "./helpers/postgres";
 import { rawQuery } from "./helpers/rawDb";
+import { until } from "./helpers/triggers";
 import { startReplica, stopReplicas, type Replica } from "./helpers/replica";
 
 const SHORT = `async function main() { return "ran " + Date.now(); }`;
@@ -34,16 +35,6 @@ async function api(base: string, method: "GET" | "POST", p: string, key: string 
     return { status: res.status, body: text ? JSON.parse(text) : undefined, requestId: res.headers.get("x-request-id") };
   } catch (err) {
     return { status: 0, body: (err as Error).message, requestId: null };
-  }
-}
-
-async function until<T>(what: string, ms: number, check: () => Promise<T | undefined | false>): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -83,10 +74,14 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     const removed = await api(a.url, "POST", "/remove_usage_api_key", apiKey, { usage_api_key: usageKey });
     expect(removed.status, JSON.stringify(removed.body)).to.equal(200);
     const t0 = Date.now();
-    const refused = await until("replica c to refuse the removed key", 10_000, async () => {
-      const r = await run();
-      return r.status !== 200 && r;
-    });
+    const refused = await until(
+      async () => {
+        const r = await run();
+        return r.status !== 200 && r;
+      },
+      10_000,
+      "replica c to refuse the removed key",
+    );
     expect([refused.status, refused.body.code]).to.deep.equal([401, "invalid_api_key"]);
     expect(Date.now() - t0, "within a few permission polls").to.be.below(5_000);
     expect((await api(b.url, "POST", "/lit_action", usageKey, { code: SHORT })).status, "and by b").to.equal(401);
@@ -171,9 +166,10 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     for (const r of runs.filter((x) => survived(x.via) && x.status === 200)) expect(ids, `run ${r.requestId} via ${r.via}`).to.include(r.requestId);
 
     // Debits: c's reservations are ended by a survivor's recovery; then every debit reaches the provider once.
-    await until("c's reservations to be recovered", 60_000, async () => (await rawQuery<{ n: number }>(databaseUrlWhere(databaseUrl), "SELECT COUNT(*)::int AS n FROM reservations"))[0].n === 0);
+    const none = async (query: string) => (await rawQuery<{ n: number }>(databaseUrlWhere(databaseUrl), query))[0].n === 0;
+    await until(() => none("SELECT COUNT(*)::int AS n FROM reservations"), 60_000, "c's reservations to be recovered");
     await stack!.relayer.ctx.billing!.settle();
-    await until("every batch settled", 30_000, async () => (await rawQuery<{ n: number }>(databaseUrlWhere(databaseUrl), "SELECT COUNT(*)::int AS n FROM debits WHERE NOT settled"))[0].n === 0);
+    await until(() => none("SELECT COUNT(*)::int AS n FROM debits WHERE NOT settled"), 30_000, "every batch settled");
     const [{ customer }] = await rawQuery<{ customer: string }>(databaseUrlWhere(databaseUrl), "SELECT customer_id AS customer FROM local_adjustments WHERE delta_cents = 5000"); // this account's top-up
     const [{ debited }] = await rawQuery<{ debited: number }>(databaseUrlWhere(databaseUrl), `SELECT COALESCE(SUM(cents), 0)::int AS debited FROM debits WHERE customer_id = '${customer}'`);
     const [{ credit }] = await rawQuery<{ credit: number }>(databaseUrlWhere(databaseUrl), `SELECT credit_cents::int AS credit FROM local_customers WHERE id = '${customer}'`);
