@@ -9,8 +9,9 @@ import { printTriggersBench } from "./triggers";
 import { printWriteCostBench } from "./writeCosts";
 import { printFairnessBench } from "./fairness";
 import { printRunHistoryBench } from "./runHistory";
+import { printReplicasBench } from "./replicas";
 
-/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,cpu,http,signatures,billing,writes,triggers,fairness,history picks some. */
+/** `npm run bench` runs every bench; VESTA_BENCH=gas,relayer,executor,cpu,http,signatures,billing,writes,triggers,fairness,history,replicas picks some. */
 const BENCHES: Record<string, () => Promise<void>> = {
   gas: printGasBench,
   relayer: printRelayerBench,
@@ -23,6 +24,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   triggers: printTriggersBench,
   fairness: printFairnessBench,
   history: printRunHistoryBench,
+  replicas: printReplicasBench,
 };
 
 async function main() {

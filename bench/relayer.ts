@@ -3,14 +3,16 @@ import { Worker } from "node:worker_threads";
 import express from "express";
 import pino from "pino";
 import { network } from "hardhat";
-import { call, newAccount, startStack, type Stack } from "../test/helpers/relayer";
+import { call, chainKeys, newAccount, startStack, type Stack } from "../test/helpers/relayer";
 import { startRelayer } from "../relayer/server";
 import { hashKey } from "../relayer/http/auth";
 
 const BLOCK_MS = 150;
-/** Writes per payer: 4 through the 1-payer relayer, 16 through the 4-payer one, so each payer queues the same. */
-const WRITES_PER_PAYER = 4;
-const WRITE_TARGET = 3;
+/** Writes per payer: 8 through the 1-payer relayer, 32 through the 4-payer one, so each payer queues the same. */
+const WRITES_PER_PAYER = 8;
+/** Each payer count is measured this many times, interleaved, and its best run kept. */
+const WRITE_ROUNDS = 2;
+const WRITE_TARGET = 3.5;
 const READ = { concurrency: 16, maxRequests: 1000, maxMs: 5000, warmup: 200 };
 /** Each read target is measured this many times, interleaved, and its best run kept (the machine is noisy). */
 const READ_ROUNDS = 2;
@@ -50,31 +52,34 @@ async function withIntervalMining<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Admin-write throughput with 1 and with 4 payers. Both relayers use the same AccountConfig, whose
- * 4 registered payers are the stack's; the 1-payer relayer is a second relayer given only the first
- * of those keys. It runs (and is closed) before the 4-payer relayer sends anything, so neither
- * relayer's locally kept nonces go stale because of the other.
+ * Admin-write throughput with 1 and with 4 payers, interleaved, best of WRITE_ROUNDS. Both relayers
+ * use the same AccountConfig, which registers 5 payers: the stack's relayer sends with the first
+ * 4, the 1-payer relayer (a second relayer) with the fifth, so neither's locally kept nonces go
+ * stale because of the other.
  */
 async function benchWrites(stack: Stack): Promise<void> {
-  const one = await startRelayer({ ...stack.relayerConfig, payerKeys: stack.relayerConfig.payerKeys.slice(0, 1) }, pino({ level: "silent" }));
+  const one = await startRelayer({ ...stack.relayerConfig, payerKeys: chainKeys(5, 1) }, pino({ level: "silent" }));
   const oneStack: Stack = { ...stack, api: `${one.url}/core/v1` };
-  let rate1: number;
-  let rate4: number;
+  let rate1 = 0;
+  let rate4 = 0;
   try {
     const { apiKey } = await newAccount(oneStack, "write bench"); // also warms the write path up
-    rate1 = await writeRate(oneStack, apiKey, WRITES_PER_PAYER, "one-payer");
-    await one.close();
-    rate4 = await writeRate(stack, apiKey, 4 * WRITES_PER_PAYER, "four-payers");
+    await writeRate(stack, apiKey, 4, "warm-up");
+    for (let round = 0; round < WRITE_ROUNDS; round++) {
+      rate1 = Math.max(rate1, await writeRate(oneStack, apiKey, WRITES_PER_PAYER, `one-payer-${round}`));
+      rate4 = Math.max(rate4, await writeRate(stack, apiKey, 4 * WRITES_PER_PAYER, `four-payers-${round}`));
+    }
   } finally {
-    await one.close().catch(() => undefined);
+    await one.close();
   }
   const ratio = rate4 / rate1;
-  console.log(`add_group, ${WRITES_PER_PAYER} concurrent writes per payer, ${BLOCK_MS} ms blocks:`);
+  console.log(`add_group, ${WRITES_PER_PAYER} concurrent writes per payer, ${BLOCK_MS} ms blocks, best of ${WRITE_ROUNDS} interleaved runs:`);
   console.log(`  1 payer  ${rate1.toFixed(2)} writes/s (${WRITES_PER_PAYER} writes)`);
   console.log(`  4 payers ${rate4.toFixed(2)} writes/s (${4 * WRITES_PER_PAYER} writes)`);
   console.log(`  ratio 4/1 payers ${ratio.toFixed(2)} (target >= ${WRITE_TARGET}) ${ratio >= WRITE_TARGET ? "ok" : "UNDER"}`);
   // A payer sends its next write only after the previous one is mined, so this is its cycle time.
-  console.log(`  one write per payer every ${(1 / rate1).toFixed(2)} s = ${(1000 / rate1 / BLOCK_MS).toFixed(0)} blocks (1 would be ideal)`);
+  const blocks = (perPayer: number) => (1000 / perPayer / BLOCK_MS).toFixed(2);
+  console.log(`  one write per payer every ${blocks(rate1)} blocks with 1 payer, ${blocks(rate4 / 4)} with 4 (1 would be ideal)`);
 }
 
 export type Request = { url: string; headers: Record<string, string>; body?: string };
@@ -223,7 +228,7 @@ async function benchReads(stack: Stack, apiKey: string): Promise<void> {
 
 export async function printRelayerBench() {
   console.log("== Relayer (real HTTP on loopback, in-process Hardhat chain over JSON-RPC)");
-  const stack = await startStack({ payerCount: 4 });
+  const stack = await startStack({ payerCount: 5, env: { VESTA_PAYER_KEYS: chainKeys(1, 4).join(",") } });
   try {
     const reader = await withIntervalMining(async () => {
       await benchWrites(stack);

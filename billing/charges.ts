@@ -58,11 +58,11 @@ export async function payerOf(ctx: BillingCtx, accountHash: bigint): Promise<Pay
  */
 export type RunCharge = { started(): void; settle(durationMs: number | undefined): Promise<number>; release(): Promise<void> };
 /** What a relayed write does with its admission (see relayWrite); settle and release as a run's. */
-export type WriteCharge = { noteTx(txHash: string): void; settle(gasWei: bigint): Promise<void>; release(): Promise<void>; abandon(): void };
+export type WriteCharge = { noteTx(txHash: string): Promise<void>; settle(gasWei: bigint): Promise<void>; release(): Promise<void>; abandon(): void };
 
 const nothing = () => Promise.resolve();
 const FREE_RUN: RunCharge = { started: () => undefined, settle: () => Promise.resolve(0), release: nothing };
-const FREE_WRITE: WriteCharge = { noteTx: () => undefined, settle: nothing, release: nothing, abandon: () => undefined };
+const FREE_WRITE: WriteCharge = { noteTx: nothing, settle: nothing, release: nothing, abandon: () => undefined };
 
 /**
  * Admits an action run billed to `payer` (payerOf the run's account) by reserving its worst case,

@@ -1,176 +1,201 @@
 import crypto from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
-import Database from "better-sqlite3";
+import { sql, type Kysely } from "kysely";
+import { Storage, toNumber, type StoreLocation } from "../storage";
 import type { Payer } from "./types";
 import { GroupCommit } from "./groupCommit";
+import { BILLING_SCHEMA, type BillingDb } from "./schema";
 
 export type Batch = { id: string; customerId: string; cents: number; count: number; createdAt: number; attempts: number };
 /** "new"; "retry": an earlier attempt (prepared at `since`, ms) may have reached the provider; "done": credited already. */
 export type CreditClaim = { state: "new" | "retry" | "done"; since: number };
+/** What a customer may spend, as the ledger holds it: see Ledger.figures. */
+export type Figures = { credit: number; syncedAt: number; pending: number; reserved: number };
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS customers (
-  payer TEXT PRIMARY KEY, customer_id TEXT NOT NULL UNIQUE, credit_cents INTEGER NOT NULL, synced_at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS debits (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, kind TEXT NOT NULL,
-  detail TEXT NOT NULL, created_at INTEGER NOT NULL, batch TEXT, settled INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS debits_unbatched ON debits (customer_id) WHERE batch IS NULL;
-CREATE INDEX IF NOT EXISTS debits_unsettled ON debits (customer_id) WHERE settled = 0;
-CREATE TABLE IF NOT EXISTS batches (
-  id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, count INTEGER NOT NULL, created_at INTEGER NOT NULL,
-  attempts INTEGER NOT NULL DEFAULT 0, settled_at INTEGER, adjustment_id TEXT);
-CREATE TABLE IF NOT EXISTS credits (
-  payment_intent TEXT PRIMARY KEY, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, created_at INTEGER NOT NULL,
-  credited_at INTEGER, adjustment_id TEXT);
-`;
+/** A batch being sent is another process's for this long (it died, or its provider call hangs): then anyone may send it again (same key). */
+export const BATCH_LEASE_MS = 60_000;
 
 const now = () => Date.now();
+type Q = Kysely<BillingDb>;
 
 /**
- * The billing ledger, a SQLite file: each account's customer record and cached credit, every debit
+ * The billing ledger (billing.sqlite in the data directory, or PostgreSQL when DATABASE_URL is set,
+ * shared by every relayer replica): each account's customer record and cached credit, every debit
  * (a relayed write, the seconds of an action run) until it is settled to the provider, the
  * settlement batches (each one adjustment at the provider, whose idempotency key is the batch id),
  * and the payment intents credited. A debit is committed before the request answers, assigned to
  * exactly one batch, and marked settled only once the provider answered for that batch.
+ *
+ * Methods that write take the transaction to write in (`q`; the database itself by default), so a
+ * caller can make several of them one commit.
  */
 export class Ledger {
-  readonly db: Database.Database;
-  /** Writes committed with the others of their turn of the event loop; every read here flushes them first. */
+  /** Writes committed with the others of their turn of the event loop (SQLite); every read here flushes them first. */
   readonly commits: GroupCommit;
-  private readonly stmts;
 
-  constructor(file: string) {
-    if (file !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma("journal_mode = WAL");
-    // Commits are durable across a crash of the process (what recovery is for) without an fsync each:
-    // every request commits (a reservation, then its debit) on the event loop, and an fsync per commit
-    // costs milliseconds. What must survive a power loss too is made so by `durable()` before anything
-    // is sent to the provider.
-    this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 5000");
-    this.db.exec(SCHEMA);
-    this.commits = new GroupCommit(this.db);
-    const db = this.db;
-    this.stmts = {
-      customer: db.prepare<[string], { customer_id: string; credit_cents: number; synced_at: number }>("SELECT customer_id, credit_cents, synced_at FROM customers WHERE payer = ?"),
-      putCustomer: db.prepare<[string, string, number, number]>(
-        "INSERT INTO customers (payer, customer_id, credit_cents, synced_at) VALUES (?, ?, ?, ?) ON CONFLICT (payer) DO UPDATE SET customer_id = excluded.customer_id, credit_cents = excluded.credit_cents, synced_at = excluded.synced_at",
-      ),
-      creditOf: db.prepare<[string], { credit_cents: number; synced_at: number }>("SELECT credit_cents, synced_at FROM customers WHERE customer_id = ?"),
-      setCredit: db.prepare<[number, number, string]>("UPDATE customers SET credit_cents = ?, synced_at = ? WHERE customer_id = ?"),
-      unsettled: db.prepare<[string], { cents: number | null }>("SELECT SUM(cents) AS cents FROM debits WHERE customer_id = ? AND settled = 0"),
-      debit: db.prepare<[string, number, string, string, number]>("INSERT INTO debits (customer_id, cents, kind, detail, created_at) VALUES (?, ?, ?, ?, ?)"),
-      unbatchedCustomers: db.prepare<[], { customer_id: string }>("SELECT DISTINCT customer_id FROM debits WHERE batch IS NULL"),
-      assign: db.prepare<[string, string]>("UPDATE debits SET batch = ? WHERE customer_id = ? AND batch IS NULL"),
-      batchTotals: db.prepare<[string], { cents: number; count: number }>("SELECT SUM(cents) AS cents, COUNT(*) AS count FROM debits WHERE batch = ?"),
-      insertBatch: db.prepare<[string, string, number, number, number]>("INSERT INTO batches (id, customer_id, cents, count, created_at) VALUES (?, ?, ?, ?, ?)"),
-      openBatches: db.prepare<[], { id: string; customer_id: string; cents: number; count: number; created_at: number; attempts: number }>(
-        "SELECT id, customer_id, cents, count, created_at, attempts FROM batches WHERE settled_at IS NULL ORDER BY created_at",
-      ),
-      attempt: db.prepare<[string]>("UPDATE batches SET attempts = attempts + 1 WHERE id = ?"),
-      settleBatch: db.prepare<[number, string, string]>("UPDATE batches SET settled_at = ?, adjustment_id = ? WHERE id = ? AND settled_at IS NULL"),
-      settleDebits: db.prepare<[string]>("UPDATE debits SET settled = 1 WHERE batch = ?"),
-      credit: db.prepare<[string], { created_at: number; credited_at: number | null }>("SELECT created_at, credited_at FROM credits WHERE payment_intent = ?"),
-      claimCredit: db.prepare<[string, string, number, number]>("INSERT INTO credits (payment_intent, customer_id, cents, created_at) VALUES (?, ?, ?, ?)"),
-      finishCredit: db.prepare<[number, string, string]>("UPDATE credits SET credited_at = ?, adjustment_id = ? WHERE payment_intent = ? AND credited_at IS NULL"),
-    };
-  }
-
-  customer(payer: Payer): { customerId: string; creditCents: number; syncedAt: number } | undefined {
-    this.commits.flush();
-    const row = this.stmts.customer.get(payer.key);
-    return row && { customerId: row.customer_id, creditCents: row.credit_cents, syncedAt: row.synced_at };
-  }
-
-  putCustomer(payer: Payer, customerId: string, creditCents: number): void {
-    this.stmts.putCustomer.run(payer.key, customerId, creditCents, now());
-  }
-
-  /** The customer's credit as the provider last answered it, and when (ms). */
-  creditOf(customerId: string): { creditCents: number; syncedAt: number } | undefined {
-    this.commits.flush();
-    const row = this.stmts.creditOf.get(customerId);
-    return row && { creditCents: row.credit_cents, syncedAt: row.synced_at };
-  }
-
-  /** Records the customer's credit as the provider answered it. */
-  setCredit(customerId: string, creditCents: number): void {
-    this.stmts.setCredit.run(creditCents, now(), customerId);
-  }
-
-  /** Debits not settled yet (what the cached credit does not reflect). */
-  unsettledCents(customerId: string): number {
-    this.commits.flush();
-    return this.stmts.unsettled.get(customerId)?.cents ?? 0;
-  }
-
-  /** Records one debit (committed when this returns). */
-  debit(customerId: string, cents: number, kind: string, detail: string): void {
-    this.stmts.debit.run(customerId, cents, kind, detail, now());
+  private constructor(readonly storage: Storage<BillingDb>) {
+    this.commits = new GroupCommit(storage);
   }
 
   /**
-   * Makes every commit so far survive a power loss (a checkpoint, which syncs the write-ahead log):
-   * called before a batch or a credit goes to the provider, so that what the provider applied is
-   * never forgotten here and sent again under a new key. A power loss can lose only commits made
-   * since: debits and reservations not yet batched (a charge missed, never one made twice).
+   * Opens (and migrates) the ledger. SQLite commits are durable across a crash of the process
+   * (what recovery is for) without an fsync each (synchronous NORMAL): every request commits (a
+   * reservation, then its debit), and an fsync per commit costs milliseconds. What must survive a
+   * power loss too is made so by `durable()` before anything is sent to the provider.
    */
-  durable(): void {
-    this.commits.flush();
-    this.db.pragma("wal_checkpoint(PASSIVE)");
+  static async open(where: StoreLocation): Promise<Ledger> {
+    const storage = await Storage.open<BillingDb>({ ...where, synchronous: "NORMAL" }, BILLING_SCHEMA);
+    // A SQLite file belongs to one process: a lease left by the one before (it died sending) is void.
+    if (!storage.dialect.shared) await storage.db.updateTable("batches").set({ lease_until: null }).where("lease_until", "is not", null).execute();
+    return new Ledger(storage);
   }
 
-  /** Puts every debit not in a batch yet into a new batch per customer (one transaction). */
-  readonly batchUnbatched = (): void => {
-    this.commits.flush();
-    this.db.transaction(() => {
-      for (const { customer_id } of this.stmts.unbatchedCustomers.all()) {
+  get db(): Q {
+    return this.storage.db;
+  }
+
+  async customer(payer: Payer): Promise<{ customerId: string; creditCents: number; syncedAt: number } | undefined> {
+    await this.commits.flush();
+    const row = await this.db.selectFrom("customers").select(["customer_id", "credit_cents", "synced_at"]).where("payer", "=", payer.key).executeTakeFirst();
+    return row && { customerId: row.customer_id, creditCents: row.credit_cents, syncedAt: row.synced_at };
+  }
+
+  /** Records the payer's customer record (a replica that found it first keeps its row: the provider's record is one). */
+  async putCustomer(payer: Payer, customerId: string, creditCents: number): Promise<void> {
+    await this.db
+      .insertInto("customers")
+      .values({ payer: payer.key, customer_id: customerId, credit_cents: creditCents, synced_at: now() })
+      .onConflict((oc) => oc.column("payer").doUpdateSet((eb) => ({ customer_id: eb.ref("excluded.customer_id"), credit_cents: eb.ref("excluded.credit_cents"), synced_at: eb.ref("excluded.synced_at") })))
+      .execute();
+  }
+
+  /**
+   * What the customer may spend: its credit as the provider last answered it (and when, ms), the
+   * debits not settled yet and the credit reserved, in one read. `lock`: the customer's row stays
+   * locked until `q`'s transaction ends (PostgreSQL: admissions of every replica take turns).
+   */
+  async figures(customerId: string, q: Q = this.db, lock = false): Promise<Figures> {
+    if (q === this.db) await this.commits.flush();
+    let credit = q.selectFrom("customers").select(["credit_cents", "synced_at"]).where("customer_id", "=", customerId);
+    if (lock) credit = this.storage.dialect.forUpdate(credit);
+    const row = await credit.executeTakeFirst();
+    const sums = await q
+      .selectNoFrom((eb) => [
+        eb.selectFrom("debits").select((e) => e.fn.sum<number>("cents").as("s")).where("customer_id", "=", customerId).where(sql<boolean>`settled = false`).as("pending"),
+        eb.selectFrom("reservations").select((e) => e.fn.sum<number>("cents").as("s")).where("customer_id", "=", customerId).as("reserved"),
+      ])
+      .executeTakeFirstOrThrow();
+    return { credit: row?.credit_cents ?? 0, syncedAt: row?.synced_at ?? 0, pending: toNumber(sums.pending), reserved: toNumber(sums.reserved) };
+  }
+
+  /** Records the customer's credit as the provider answered it. */
+  async setCredit(customerId: string, creditCents: number, q: Q = this.db): Promise<void> {
+    await q.updateTable("customers").set({ credit_cents: creditCents, synced_at: now() }).where("customer_id", "=", customerId).execute();
+  }
+
+  /** Records one debit (committed with `q`). */
+  async debit(customerId: string, cents: number, kind: string, detail: string, q: Q = this.db): Promise<void> {
+    await q.insertInto("debits").values({ customer_id: customerId, cents, kind, detail: this.storage.dialect.text(detail), created_at: now(), settled: this.storage.dialect.bool(false) }).execute();
+  }
+
+  /** Debits not settled yet (what the cached credit does not reflect). */
+  async unsettledCents(customerId: string): Promise<number> {
+    return (await this.figures(customerId)).pending;
+  }
+
+  /**
+   * Makes every commit so far survive a power loss (SQLite: a checkpoint, which syncs the
+   * write-ahead log; PostgreSQL commits are durable already): called before a batch or a credit
+   * goes to the provider, so that what the provider applied is never forgotten here and sent again
+   * under a new key. A power loss can lose only commits made since: debits and reservations not yet
+   * batched (a charge missed, never one made twice).
+   */
+  async durable(): Promise<void> {
+    await this.commits.flush();
+    if (!this.storage.dialect.shared) await sql`PRAGMA wal_checkpoint(PASSIVE)`.execute(this.db);
+  }
+
+  /**
+   * Puts every debit not in a batch yet into a new batch per customer (one transaction). Replicas
+   * doing it at once each take other debits (the assignment only takes debits still unassigned).
+   */
+  async batchUnbatched(): Promise<void> {
+    await this.commits.flush();
+    await this.storage.transaction(async (trx) => {
+      const customers = await trx.selectFrom("debits").select("customer_id").distinct().where("batch", "is", null).execute();
+      for (const { customer_id } of customers) {
         const id = `vesta-batch-${crypto.randomUUID()}`;
-        this.stmts.assign.run(id, customer_id);
-        const { cents, count } = this.stmts.batchTotals.get(id)!;
-        this.stmts.insertBatch.run(id, customer_id, cents, count, now());
+        await trx.updateTable("debits").set({ batch: id }).where("customer_id", "=", customer_id).where("batch", "is", null).execute();
+        const totals = await trx.selectFrom("debits").select((e) => [e.fn.sum<number>("cents").as("cents"), e.fn.countAll<number>().as("count")]).where("batch", "=", id).executeTakeFirstOrThrow();
+        if (toNumber(totals.count) === 0) continue; // another replica took them meanwhile
+        await trx.insertInto("batches").values({ id, customer_id, cents: toNumber(totals.cents), count: toNumber(totals.count), created_at: now() }).execute();
       }
-    })();
-  };
-
-  /** Batches not settled yet, oldest first (left by a failed send or by a process that died). */
-  openBatches(): Batch[] {
-    this.commits.flush();
-    return this.stmts.openBatches.all().map((b) => ({ id: b.id, customerId: b.customer_id, cents: b.cents, count: b.count, createdAt: b.created_at, attempts: b.attempts }));
+    });
   }
 
-  /** Counts a send of the batch before it goes out: a batch with attempts may have reached the provider. */
-  attempt(batchId: string): void {
-    this.stmts.attempt.run(batchId);
+  /**
+   * Takes the batches not settled yet that no live process is sending, oldest first (left by a
+   * failed send, or by a process that died), for `leaseMs`: each send is counted before it goes out
+   * (a batch with attempts may have reached the provider). Replicas on one PostgreSQL each take
+   * other batches (locked rows are skipped; a leased one is left to its holder).
+   */
+  async claimBatches(leaseMs = BATCH_LEASE_MS): Promise<Batch[]> {
+    await this.commits.flush();
+    return this.storage.transaction(async (trx) => {
+      const t = now();
+      const open = await this.storage.dialect
+        .skipLocked(
+          trx.selectFrom("batches").select(["id", "customer_id", "cents", "count", "created_at", "attempts"])
+            .where("settled_at", "is", null)
+            .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", t)]))
+            .orderBy("created_at"),
+        )
+        .execute();
+      if (open.length === 0) return [];
+      await trx.updateTable("batches").set((eb) => ({ attempts: eb("attempts", "+", 1), lease_until: t + leaseMs })).where("id", "in", open.map((b) => b.id)).execute();
+      return open.map((b) => ({ id: b.id, customerId: b.customer_id, cents: b.cents, count: b.count, createdAt: b.created_at, attempts: b.attempts }));
+    });
+  }
+
+  /** Gives a claimed batch back (its send failed): the next settlement, here or in another replica, sends it again. */
+  async unclaim(batchId: string): Promise<void> {
+    await this.db.updateTable("batches").set({ lease_until: null }).where("id", "=", batchId).where("settled_at", "is", null).execute();
+  }
+
+  /** Batches not settled yet, oldest first. */
+  async openBatches(): Promise<Batch[]> {
+    await this.commits.flush();
+    const rows = await this.db.selectFrom("batches").select(["id", "customer_id", "cents", "count", "created_at", "attempts"]).where("settled_at", "is", null).orderBy("created_at").execute();
+    return rows.map((b) => ({ id: b.id, customerId: b.customer_id, cents: b.cents, count: b.count, createdAt: b.created_at, attempts: b.attempts }));
   }
 
   /** The provider applied the batch: its debits are settled and the customer's credit is `endingCreditCents`. */
-  readonly settleBatch = (batch: Batch, adjustmentId: string, endingCreditCents: number): void =>
-    this.db.transaction(() => {
-      if (this.stmts.settleBatch.run(now(), adjustmentId, batch.id).changes === 0) return;
-      this.stmts.settleDebits.run(batch.id);
-      this.setCredit(batch.customerId, endingCreditCents);
-    })();
-
-  /** Starts crediting a payment intent, or says it was credited or attempted before. */
-  claimCredit(paymentIntent: string, customerId: string, cents: number): CreditClaim {
-    const row = this.stmts.credit.get(paymentIntent);
-    if (row) return { state: row.credited_at === null ? "retry" : "done", since: row.created_at };
-    const since = now();
-    this.stmts.claimCredit.run(paymentIntent, customerId, cents, since);
-    return { state: "new", since };
+  async settleBatch(batch: Batch, adjustmentId: string, endingCreditCents: number): Promise<void> {
+    await this.storage.transaction(async (trx) => {
+      const done = await trx.updateTable("batches").set({ settled_at: now(), adjustment_id: adjustmentId, lease_until: null }).where("id", "=", batch.id).where("settled_at", "is", null).executeTakeFirst();
+      if (done.numUpdatedRows === 0n) return;
+      await trx.updateTable("debits").set({ settled: this.storage.dialect.bool(true) }).where("batch", "=", batch.id).execute();
+      await this.setCredit(batch.customerId, endingCreditCents, trx);
+    });
   }
 
-  readonly finishCredit = (paymentIntent: string, customerId: string, adjustmentId: string, endingCreditCents: number): void =>
-    this.db.transaction(() => {
-      this.stmts.finishCredit.run(now(), adjustmentId, paymentIntent);
-      this.setCredit(customerId, endingCreditCents);
-    })();
+  /** Starts crediting a payment intent, or says it was credited or attempted before. */
+  async claimCredit(paymentIntent: string, customerId: string, cents: number): Promise<CreditClaim> {
+    const since = now();
+    const inserted = await this.db.insertInto("credits").values({ payment_intent: paymentIntent, customer_id: customerId, cents, created_at: since }).onConflict((oc) => oc.column("payment_intent").doNothing()).executeTakeFirst();
+    if (inserted.numInsertedOrUpdatedRows === 1n) return { state: "new", since };
+    const row = await this.db.selectFrom("credits").select(["created_at", "credited_at"]).where("payment_intent", "=", paymentIntent).executeTakeFirstOrThrow();
+    return { state: row.credited_at === null ? "retry" : "done", since: row.created_at };
+  }
 
-  close(): void {
-    this.commits.flush();
-    this.db.close();
+  async finishCredit(paymentIntent: string, customerId: string, adjustmentId: string, endingCreditCents: number): Promise<void> {
+    await this.storage.transaction(async (trx) => {
+      await trx.updateTable("credits").set({ credited_at: now(), adjustment_id: adjustmentId }).where("payment_intent", "=", paymentIntent).where("credited_at", "is", null).execute();
+      await this.setCredit(customerId, endingCreditCents, trx);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.commits.flush();
+    await this.storage.close();
   }
 }

@@ -1,71 +1,55 @@
 import crypto from "node:crypto";
-import type Database from "better-sqlite3";
+import type { Storage } from "../storage";
+import type { BillingDb } from "./schema";
 import type { Adjustment, BalanceRemote, Payer } from "./types";
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS local_customers (id TEXT PRIMARY KEY, payer TEXT NOT NULL UNIQUE, credit_cents INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS local_adjustments (
-  idempotency_key TEXT PRIMARY KEY, id TEXT NOT NULL, customer_id TEXT NOT NULL, delta_cents INTEGER NOT NULL,
-  ending_credit_cents INTEGER NOT NULL, metadata TEXT NOT NULL, created_at INTEGER NOT NULL);
-`;
 
 /**
  * Local mode (no payment provider, e.g. `npm start`): the customer records live in the billing
- * SQLite file beside the ledger, and each new one starts with `freeCreditCents`. It behaves as
- * Stripe does for what the ledger uses (idempotency keys included), so the same ledger and
- * settlement code run in both modes. There are no card payments.
+ * store beside the ledger, and each new one starts with `freeCreditCents`. It behaves as Stripe
+ * does for what the ledger uses (idempotency keys included, also between replicas on one
+ * PostgreSQL), so the same ledger and settlement code run in both modes. There are no card payments.
  */
 export class LocalRemote implements BalanceRemote {
-  private readonly stmts;
-
   constructor(
-    private readonly db: Database.Database,
+    private readonly s: Storage<BillingDb>,
     private readonly freeCreditCents: number,
-  ) {
-    db.exec(SCHEMA);
-    this.stmts = {
-      byPayer: db.prepare<[string], { id: string; credit_cents: number }>("SELECT id, credit_cents FROM local_customers WHERE payer = ?"),
-      byId: db.prepare<[string], { credit_cents: number }>("SELECT credit_cents FROM local_customers WHERE id = ?"),
-      create: db.prepare<[string, string, number]>("INSERT INTO local_customers (id, payer, credit_cents) VALUES (?, ?, ?)"),
-      add: db.prepare<[number, string]>("UPDATE local_customers SET credit_cents = credit_cents + ? WHERE id = ?"),
-      replay: db.prepare<[string], { id: string; ending_credit_cents: number }>("SELECT id, ending_credit_cents FROM local_adjustments WHERE idempotency_key = ?"),
-      record: db.prepare<[string, string, string, number, number, string, number]>(
-        "INSERT INTO local_adjustments (idempotency_key, id, customer_id, delta_cents, ending_credit_cents, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ),
-      find: db.prepare<[string, string, string, number], { id: string; ending_credit_cents: number }>(
-        "SELECT id, ending_credit_cents FROM local_adjustments WHERE customer_id = ? AND json_extract(metadata, '$.' || ?) = ? AND created_at >= ?",
-      ),
-    };
-  }
+  ) {}
 
   async customer(payer: Payer): Promise<{ id: string; creditCents: number }> {
-    const row = this.stmts.byPayer.get(payer.key);
-    if (row) return { id: row.id, creditCents: row.credit_cents };
     const id = `local_cus_${crypto.randomBytes(8).toString("hex")}`;
-    this.stmts.create.run(id, payer.key, this.freeCreditCents);
-    return { id, creditCents: this.freeCreditCents };
+    // Two replicas creating the same payer's record at once: the first insert wins, both read it.
+    await this.s.db.insertInto("local_customers").values({ id, payer: payer.key, credit_cents: this.freeCreditCents }).onConflict((oc) => oc.column("payer").doNothing()).execute();
+    const row = await this.s.db.selectFrom("local_customers").select(["id", "credit_cents"]).where("payer", "=", payer.key).executeTakeFirstOrThrow();
+    return { id: row.id, creditCents: row.credit_cents };
   }
 
   async credit(customerId: string): Promise<number> {
-    const row = this.stmts.byId.get(customerId);
+    const row = await this.s.db.selectFrom("local_customers").select("credit_cents").where("id", "=", customerId).executeTakeFirst();
     if (!row) throw new Error(`no local customer ${customerId}`);
     return row.credit_cents;
   }
 
   async adjust(customerId: string, deltaCents: number, idempotencyKey: string, metadata: Record<string, string>): Promise<Adjustment> {
-    return this.db.transaction((): Adjustment => {
-      const replayed = this.stmts.replay.get(idempotencyKey);
+    return this.s.transaction(async (trx): Promise<Adjustment> => {
+      // The customer's row first (locked until the commit): adjustments of one customer, and their replays, take turns.
+      const customer = await this.s.dialect.forUpdate(trx.selectFrom("local_customers").select("credit_cents").where("id", "=", customerId)).executeTakeFirst();
+      if (!customer) throw new Error(`no local customer ${customerId}`);
+      const replayed = await trx.selectFrom("local_adjustments").select(["id", "ending_credit_cents"]).where("idempotency_key", "=", idempotencyKey).executeTakeFirst();
       if (replayed) return { id: replayed.id, endingCreditCents: replayed.ending_credit_cents };
-      if (this.stmts.add.run(deltaCents, customerId).changes === 0) throw new Error(`no local customer ${customerId}`);
-      const ending = this.stmts.byId.get(customerId)!.credit_cents;
+      const ending = customer.credit_cents + deltaCents;
+      await trx.updateTable("local_customers").set({ credit_cents: ending }).where("id", "=", customerId).execute();
       const id = `local_cbtxn_${crypto.randomBytes(8).toString("hex")}`;
-      this.stmts.record.run(idempotencyKey, id, customerId, deltaCents, ending, JSON.stringify(metadata), Math.floor(Date.now() / 1000));
+      await trx
+        .insertInto("local_adjustments")
+        .values({ idempotency_key: idempotencyKey, id, customer_id: customerId, delta_cents: deltaCents, ending_credit_cents: ending, metadata: JSON.stringify(metadata), created_at: Math.floor(Date.now() / 1000) })
+        .execute();
       return { id, endingCreditCents: ending };
-    })();
+    });
   }
 
   async findAdjustment(customerId: string, key: string, value: string, sinceSeconds: number): Promise<Adjustment | undefined> {
-    const row = this.stmts.find.get(customerId, key, value, sinceSeconds);
+    const rows = await this.s.db.selectFrom("local_adjustments").select(["id", "ending_credit_cents", "metadata"]).where("customer_id", "=", customerId).where("created_at", ">=", sinceSeconds).execute();
+    const row = rows.find((r) => (JSON.parse(r.metadata) as Record<string, unknown>)[key] === value);
     return row && { id: row.id, endingCreditCents: row.ending_credit_cents };
   }
 }

@@ -72,9 +72,9 @@ export class Payments {
   private async creditNow(pi: PaymentIntent, customerId: string): Promise<boolean> {
     if (pi.metadata.vesta_credited) return false;
     const ledger = this.billing.ledger;
-    const claim = ledger.claimCredit(pi.id, customerId, pi.amountReceivedCents);
+    const claim = await ledger.claimCredit(pi.id, customerId, pi.amountReceivedCents);
     if (claim.state === "done") return false;
-    ledger.durable();
+    await ledger.durable();
     const adjustment = await providerCall(
       this.billing.settler.serial(async () => {
         const a = await applyOnce(this.billing.remote, {
@@ -85,7 +85,7 @@ export class Payments {
           retry: claim.state === "retry",
           since: claim.since,
         });
-        ledger.finishCredit(pi.id, customerId, a.id, a.endingCreditCents);
+        await ledger.finishCredit(pi.id, customerId, a.id, a.endingCreditCents);
         this.billing.reload(customerId);
         return a;
       }),

@@ -21,7 +21,7 @@ export type WriteOutcome = number | "pending";
  */
 export async function recoverOrphans(billing: Billing, resolveWrite: ((r: ReservationRow) => Promise<WriteOutcome>) | undefined, logger: Pick<Logger, "warn" | "info">): Promise<number> {
   let ended = 0;
-  for (const r of billing.reservations.orphans(billing.owner, Date.now() - ORPHAN_AFTER_MS)) {
+  for (const r of await billing.reservations.orphans(billing.owner, Date.now() - ORPHAN_AFTER_MS)) {
     let charge: WriteOutcome;
     if (r.kind === "run") {
       charge = r.startedAt === null ? 0 : r.unitCents * Math.max(1, Math.ceil((r.aliveAt - r.startedAt) / 1000));
@@ -37,7 +37,7 @@ export async function recoverOrphans(billing: Billing, resolveWrite: ((r: Reserv
     }
     if (charge === "pending") continue;
     const neverStarted = r.kind === "run" && r.startedAt === null;
-    if (billing.endReservation(r, charge, `${r.detail} (recovered${neverStarted ? ", never started" : ""})`)) {
+    if (await billing.endReservation(r, charge, `${r.detail} (recovered${neverStarted ? ", never started" : ""})`)) {
       ended++;
       logger.info({ reservation: r.id, customer: r.customerId, kind: r.kind, neverStarted, reservedCents: r.cents, chargedCents: Math.min(r.cents, charge) }, "billing: ended a reservation left by a stopped process");
     }

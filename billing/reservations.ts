@@ -1,5 +1,6 @@
-import type Database from "better-sqlite3";
+import type { Kysely } from "kysely";
 import type { Ledger } from "./ledger";
+import type { BillingDb } from "./schema";
 
 /** Credit held for work that may still be charged (a run, a relayed write): see Billing.reserve. */
 export type ReservationRow = {
@@ -21,39 +22,7 @@ export type ReservationRow = {
   txHash: string | null;
 };
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS reservations (
-  id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, unit_cents INTEGER NOT NULL, kind TEXT NOT NULL,
-  detail TEXT NOT NULL, owner TEXT NOT NULL, created_at INTEGER NOT NULL, alive_at INTEGER NOT NULL, tx_hash TEXT, started_at INTEGER);
-CREATE INDEX IF NOT EXISTS reservations_customer ON reservations (customer_id);
-`;
-
-/**
- * A ledger from before runs recorded their start: the column is added, and the runs it holds are
- * taken as started at admission (what recovery charged them from then).
- */
-function addStartedAt(db: Database.Database): void {
-  const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('reservations')").all();
-  if (columns.some((c) => c.name === "started_at")) return;
-  db.transaction(() => {
-    db.exec("ALTER TABLE reservations ADD COLUMN started_at INTEGER");
-    db.exec("UPDATE reservations SET started_at = created_at WHERE kind = 'run'");
-  })();
-}
-
-type Raw = {
-  id: string;
-  customer_id: string;
-  cents: number;
-  unit_cents: number;
-  kind: string;
-  detail: string;
-  owner: string;
-  created_at: number;
-  started_at: number | null;
-  alive_at: number;
-  tx_hash: string | null;
-};
+type Raw = BillingDb["reservations"];
 const toRow = (r: Raw): ReservationRow => ({
   id: r.id,
   customerId: r.customer_id,
@@ -68,86 +37,80 @@ const toRow = (r: Raw): ReservationRow => ({
   txHash: r.tx_hash,
 });
 
+type Q = Kysely<BillingDb>;
+
 /**
- * The reservations table, in the ledger's SQLite file: a reservation is committed before the work it
+ * The reservations table, in the ledger's database: a reservation is committed before the work it
  * pays for starts, and ends in one transaction with the debit of what the work cost (or with
- * nothing, when released). Rows whose process died stay until recovery ends them (Billing.recover).
+ * nothing, when released). Rows whose process died stay until recovery ends them (Billing.recover),
+ * whichever replica sees it first (the end removes the row: only one ends it).
  */
 export class ReservationStore {
-  private readonly stmts;
+  constructor(private readonly ledger: Ledger) {}
 
-  constructor(
-    private readonly db: Database.Database,
-    private readonly ledger: Ledger,
-  ) {
-    db.exec(SCHEMA);
-    addStartedAt(db);
-    this.stmts = {
-      sum: db.prepare<[string], { cents: number | null }>("SELECT SUM(cents) AS cents FROM reservations WHERE customer_id = ?"),
-      insert: db.prepare<[string, string, number, number, string, string, string, number, number]>(
-        "INSERT INTO reservations (id, customer_id, cents, unit_cents, kind, detail, owner, created_at, alive_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      ),
-      remove: db.prepare<[string]>("DELETE FROM reservations WHERE id = ?"),
-      noteTx: db.prepare<[string, string]>("UPDATE reservations SET tx_hash = ? WHERE id = ?"),
-      start: db.prepare<[number, string]>("UPDATE reservations SET started_at = ? WHERE id = ?"),
-      abandon: db.prepare<[string]>("UPDATE reservations SET owner = '' WHERE id = ?"),
-      abandonAll: db.prepare<[string]>("UPDATE reservations SET owner = '' WHERE owner = ?"),
-      heartbeat: db.prepare<[number, string]>("UPDATE reservations SET alive_at = ? WHERE owner = ?"),
-      orphans: db.prepare<[string, number], Raw>("SELECT * FROM reservations WHERE owner = '' OR (owner != ? AND alive_at < ?) ORDER BY created_at"),
-    };
+  private get db(): Q {
+    return this.ledger.db;
   }
 
   /** Credit held by the customer's reservations. */
-  reservedCents(customerId: string): number {
-    this.ledger.commits.flush();
-    return this.stmts.sum.get(customerId)?.cents ?? 0;
+  async reservedCents(customerId: string): Promise<number> {
+    return (await this.ledger.figures(customerId)).reserved;
   }
 
-  /** Records a reservation held by `owner` (committed when this returns). */
-  insert(r: Pick<ReservationRow, "id" | "customerId" | "cents" | "unitCents" | "kind" | "detail" | "owner">): void {
+  /** Records a reservation held by `owner` (committed with `q`). */
+  async insert(r: Pick<ReservationRow, "id" | "customerId" | "cents" | "unitCents" | "kind" | "detail" | "owner">, q: Q = this.db): Promise<void> {
     const t = Date.now();
-    this.stmts.insert.run(r.id, r.customerId, r.cents, r.unitCents, r.kind, r.detail, r.owner, t, t);
+    const detail = this.ledger.storage.dialect.text(r.detail);
+    await q.insertInto("reservations").values({ id: r.id, customer_id: r.customerId, cents: r.cents, unit_cents: r.unitCents, kind: r.kind, detail, owner: r.owner, created_at: t, alive_at: t }).execute();
   }
 
   /**
-   * Ends a reservation: in one transaction it is removed and `chargeCents` (if any) becomes a debit.
-   * False when it was ended before (by its owner or by recovery): nothing is done twice.
+   * Ends a reservation: with `q`'s commit it is removed and `chargeCents` (if any) becomes a debit
+   * (`q` must be a transaction, or the ledger's group commit). False when it was ended before (by
+   * its owner or by recovery, in any replica): nothing is done twice.
    */
-  readonly end = (r: Pick<ReservationRow, "id" | "customerId" | "kind">, chargeCents: number, detail: string): boolean =>
-    this.db.transaction(() => {
-      if (this.stmts.remove.run(r.id).changes === 0) return false;
-      if (chargeCents > 0) this.ledger.debit(r.customerId, chargeCents, r.kind, detail);
-      return true;
-    })();
+  async end(r: Pick<ReservationRow, "id" | "customerId" | "kind">, chargeCents: number, detail: string, q: Q): Promise<boolean> {
+    const gone = await q.deleteFrom("reservations").where("id", "=", r.id).executeTakeFirst();
+    if (gone.numDeletedRows === 0n) return false;
+    if (chargeCents > 0) await this.ledger.debit(r.customerId, chargeCents, r.kind, detail, q);
+    return true;
+  }
 
   /** Records the transaction hash of a reserved write (before it is broadcast). */
-  noteTx(id: string, txHash: string): void {
-    this.stmts.noteTx.run(txHash, id);
+  async noteTx(id: string, txHash: string): Promise<void> {
+    await this.db.updateTable("reservations").set({ tx_hash: txHash }).where("id", "=", id).execute();
   }
 
   /** Records that the reserved run started now (left the queue for a sandbox); a later start replaces it. */
-  noteStart(id: string): void {
-    this.stmts.start.run(Date.now(), id);
+  async noteStart(id: string, q: Q = this.db): Promise<void> {
+    await q.updateTable("reservations").set({ started_at: Date.now() }).where("id", "=", id).execute();
   }
 
   /** Hands a reservation to recovery: its owner will not end it. */
-  abandon(id: string): void {
-    this.stmts.abandon.run(id);
+  async abandon(id: string): Promise<void> {
+    await this.db.updateTable("reservations").set({ owner: "" }).where("id", "=", id).execute();
   }
 
   /** Hands every reservation of `owner` to recovery (a process shutting down with work under way). */
-  abandonAll(owner: string): void {
-    this.stmts.abandonAll.run(owner);
+  async abandonAll(owner: string): Promise<void> {
+    await this.ledger.commits.flush();
+    await this.db.updateTable("reservations").set({ owner: "" }).where("owner", "=", owner).execute();
   }
 
   /** `owner` is alive: its reservations are not orphans. */
-  heartbeat(owner: string): void {
-    this.stmts.heartbeat.run(Date.now(), owner);
+  async heartbeat(owner: string): Promise<void> {
+    await this.db.updateTable("reservations").set({ alive_at: Date.now() }).where("owner", "=", owner).execute();
   }
 
   /** Reservations handed to recovery, or held by another process not seen alive since `staleBefore` (ms). */
-  orphans(owner: string, staleBefore: number): ReservationRow[] {
-    this.ledger.commits.flush();
-    return this.stmts.orphans.all(owner, staleBefore).map(toRow);
+  async orphans(owner: string, staleBefore: number): Promise<ReservationRow[]> {
+    await this.ledger.commits.flush();
+    const rows = await this.db
+      .selectFrom("reservations")
+      .selectAll()
+      .where((eb) => eb.or([eb("owner", "=", ""), eb.and([eb("owner", "!=", owner), eb("alive_at", "<", staleBefore)])]))
+      .orderBy("created_at")
+      .execute();
+    return rows.map(toRow);
   }
 }

@@ -64,9 +64,9 @@ export class Settler {
     const report: SettleReport = { batches: 0, cents: 0, failed: 0 };
     let open: Batch[];
     try {
-      this.ledger.batchUnbatched();
-      open = this.ledger.openBatches();
-      if (open.length) this.ledger.durable(); // the batches outlive a power loss before they are sent
+      await this.ledger.batchUnbatched();
+      open = await this.ledger.claimBatches();
+      if (open.length) await this.ledger.durable(); // the batches outlive a power loss before they are sent
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, "billing: the ledger could not be read; settlement skipped");
       return { ...report, failed: 1 };
@@ -80,6 +80,7 @@ export class Settler {
         report.cents += batch.cents;
       } catch (err) {
         report.failed++;
+        await this.ledger.unclaim(batch.id).catch(() => undefined); // else it waits for its lease to end
         this.logger.warn({ err: (err as Error).message, batch: batch.id, customer: batch.customerId }, "billing: settling a batch failed; it is retried at the next run");
       }
     }
@@ -89,8 +90,7 @@ export class Settler {
   }
 
   private async settleBatch(batch: Batch): Promise<void> {
-    const retry = batch.attempts > 0;
-    this.ledger.attempt(batch.id);
+    const retry = batch.attempts > 0; // counted by the claim, before this send
     const adjustment = await applyOnce(this.remote, {
       customerId: batch.customerId,
       deltaCents: -batch.cents,
@@ -99,7 +99,7 @@ export class Settler {
       retry,
       since: batch.createdAt,
     });
-    this.ledger.settleBatch(batch, adjustment.id, adjustment.endingCreditCents);
+    await this.ledger.settleBatch(batch, adjustment.id, adjustment.endingCreditCents);
     this.onSettled(batch.customerId);
   }
 }

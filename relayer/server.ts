@@ -77,7 +77,13 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = servi
     chain.provider.destroy();
     throw err;
   });
-  const billing = config.billing.mode === "off" ? undefined : new Billing(config.billing, config.dataDir, logger);
+  const billing = config.billing.mode === "off" ? undefined : await Billing.open(config.billing, config, logger).catch(async (err) => {
+    await identityStore.close();
+    await runs.close();
+    await executor.close();
+    chain.provider.destroy();
+    throw err;
+  });
   const authFailures = new AuthFailureLimit(config.authFailureRateLimitPerMinute, new Set(config.authFailureExempt));
   runs.start(abort.signal, logger); // and deletes what is past the retention
   identityStore.start(abort.signal); // and deletes what expired

@@ -5,7 +5,10 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { loadBillingConfig } from "../billing/config";
+import type { Kysely } from "kysely";
 import { GroupCommit } from "../billing/groupCommit";
+import type { BillingDb } from "../billing/schema";
+import { Storage } from "../storage";
 import { Billing } from "../billing/service";
 import { computeCid } from "../executor/cid";
 import { CodeStore } from "../executor/codeStore";
@@ -22,21 +25,21 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   describe("GroupCommit", function () {
-    const open = () => {
+    type T = { t: { id: string; n: number } };
+    const SCHEMA = { name: "t", steps: { "0001": async (db: Kysely<any>) => void (await db.schema.createTable("t").addColumn("id", "text", (c) => c.primaryKey()).addColumn("n", "integer", (c) => c.notNull()).execute()) } };
+    const open = async () => {
       const file = path.join(dir, "g.sqlite");
-      const db = new Database(file);
-      db.pragma("journal_mode = WAL");
-      db.exec("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL)");
+      const s = await Storage.open<T>({ sqliteFile: file }, SCHEMA);
       const other = new Database(file, { readonly: true }); // another connection sees only what is committed
-      return { db, other, rows: () => other.prepare("SELECT id, n FROM t ORDER BY id").all() };
+      return { s, other, rows: () => other.prepare("SELECT id, n FROM t ORDER BY id").all() };
     };
+    const insert = (id: string, n: number) => async (trx: Kysely<any>) => Number((await trx.insertInto("t").values({ id, n }).executeTakeFirst()).numInsertedOrUpdatedRows);
+    const bump = (id: string) => async (trx: Kysely<any>) => Number((await trx.updateTable("t").set((eb) => ({ n: eb("n", "+", 1) })).where("id", "=", id).executeTakeFirst()).numUpdatedRows);
 
     it("commits the writes of one turn together, in order, after that turn; another connection sees none of them before", async function () {
-      const { db, other, rows } = open();
-      const commits = new GroupCommit(db);
-      const insert = db.prepare("INSERT INTO t VALUES (?, ?)");
-      const bump = db.prepare("UPDATE t SET n = n + 1 WHERE id = ?");
-      const done = [commits.add(() => insert.run("a", 1).changes), commits.add(() => bump.run("a").changes), commits.add(() => insert.run("b", 5).changes)];
+      const { s, other, rows } = await open();
+      const commits = new GroupCommit(s as unknown as Storage<BillingDb>);
+      const done = [commits.add(insert("a", 1)), commits.add(bump("a")), commits.add(insert("b", 5))];
       expect(rows(), "nothing committed within the turn").to.deep.equal([]);
       expect(await Promise.all(done)).to.deep.equal([1, 1, 1]);
       expect(rows()).to.deep.equal([
@@ -44,19 +47,18 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
         { id: "b", n: 5 },
       ]);
       other.close();
-      db.close();
+      await s.close();
     });
 
     it("a write that throws rolls back alone (also what it wrote before throwing) and rejects only its own promise", async function () {
-      const { db, other, rows } = open();
-      const commits = new GroupCommit(db);
-      const insert = db.prepare("INSERT INTO t VALUES (?, ?)");
-      const first = commits.add(() => insert.run("a", 1));
-      const failing = commits.add(() => {
-        insert.run("half", 1); // undone with the rest of this write
-        insert.run("a", 2); // primary key taken: throws
+      const { s, other, rows } = await open();
+      const commits = new GroupCommit(s as unknown as Storage<BillingDb>);
+      const first = commits.add(insert("a", 1));
+      const failing = commits.add(async (trx) => {
+        await insert("half", 1)(trx); // undone with the rest of this write
+        await insert("a", 2)(trx); // primary key taken: throws
       });
-      const last = commits.add(() => insert.run("c", 3));
+      const last = commits.add(insert("c", 3));
       await expect(failing).to.be.rejectedWith(/UNIQUE/);
       await first;
       await last;
@@ -65,30 +67,29 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
         { id: "c", n: 3 },
       ]);
       other.close();
-      db.close();
+      await s.close();
     });
 
     it("flush() commits at once; a closed database rejects every write of the batch", async function () {
-      const { db, other, rows } = open();
-      const commits = new GroupCommit(db);
-      const insert = db.prepare("INSERT INTO t VALUES (?, ?)");
-      const a = commits.add(() => insert.run("a", 1));
-      commits.flush();
+      const { s, other, rows } = await open();
+      const commits = new GroupCommit(s as unknown as Storage<BillingDb>);
+      const a = commits.add(insert("a", 1));
+      await commits.flush();
       expect(rows()).to.deep.equal([{ id: "a", n: 1 }]);
       await a;
-      const late = commits.add(() => insert.run("b", 1));
-      db.close();
-      commits.flush();
-      await expect(late).to.be.rejectedWith(/not open/);
+      const late = commits.add(insert("b", 1));
+      await s.close();
+      await commits.flush();
+      await expect(late).to.be.rejectedWith(/destroyed|not open/);
       other.close();
     });
   });
 
   describe("billing through it", function () {
-    const billing = () => new Billing(loadBillingConfig({ VESTA_BILLING: "local", VESTA_FREE_CREDIT_CENTS: "1000", VESTA_FREE_CREDIT_CAP_CENTS: "2000" }, "development").config, dir, pino({ level: "silent" }));
+    const billing = () => Billing.open(loadBillingConfig({ VESTA_BILLING: "local", VESTA_FREE_CREDIT_CENTS: "1000", VESTA_FREE_CREDIT_CAP_CENTS: "2000" }, "development").config, { dataDir: dir }, pino({ level: "silent" }));
 
     it("a run's reservation, start and end: admissions see a reservation at once, reads of the ledger see every write made so far, and settle resolves once its debit is committed", async function () {
-      const b = billing();
+      const b = await billing();
       const customer = await b.customerId(PAYER);
       const ledgerFile = new Database(path.join(dir, "billing.sqlite"), { readonly: true });
       const committedDebits = () => ledgerFile.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM debits").get()!.n;
@@ -105,11 +106,31 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
       await settled;
       expect(committedDebits(), "committed when settle resolves").to.equal(1);
       r2.settle(7, "7s"); // not awaited: a read of the ledger commits it first
-      expect(b.ledger.unsettledCents(customer)).to.equal(10);
-      expect(b.reservations.reservedCents(customer)).to.equal(0);
+      expect(await b.ledger.unsettledCents(customer)).to.equal(10);
+      expect(await b.reservations.reservedCents(customer)).to.equal(0);
       await r2.settle(7, "again"); // ended already: nothing more
-      expect(b.ledger.unsettledCents(customer)).to.equal(10);
+      expect(await b.ledger.unsettledCents(customer)).to.equal(10);
       ledgerFile.close();
+      await b.close();
+    });
+    it("a write made while a customer's figures are being loaded is counted: the load under way is done again", async function () {
+      const b = await billing();
+      const customer = await b.customerId(PAYER);
+      expect(await b.balance(PAYER)).to.equal(1000);
+      b.reload(customer); // e.g. after a settlement: the next admission loads the figures from the ledger
+      // The debit is made just after the load committed what was queued, before it reads the ledger.
+      const flush = b.ledger.commits.flush.bind(b.ledger.commits);
+      let debit: Promise<void> | undefined;
+      const debited = new Promise<void>((resolve, reject) => {
+        b.ledger.commits.flush = () => {
+          if (!debit) queueMicrotask(() => (debit = b.debit(customer, 5, "run", "5s")).then(resolve, reject));
+          return flush();
+        };
+      });
+      const loading = b.balance(PAYER);
+      await debited;
+      expect(await loading, "answered after the debit was committed").to.equal(995);
+      expect(await b.balance(PAYER), "and cached so").to.equal(995);
       await b.close();
     });
   });

@@ -27,8 +27,8 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   let dataDir: string;
   const open: Billing[] = [];
 
-  const billing = (env: Record<string, string> = double.env()) => {
-    const b = new Billing(loadBillingConfig(env, "development").config, dataDir, quiet);
+  const billing = async (env: Record<string, string> = double.env()) => {
+    const b = await Billing.open(loadBillingConfig(env, "development").config, { dataDir }, quiet);
     open.push(b);
     return b;
   };
@@ -55,7 +55,7 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   });
 
   it("admits charges against the cached credit minus unsettled debits, with no Stripe request per charge", async function () {
-    const b = billing();
+    const b = await billing();
     const customer = await b.customerId(PAYER);
     await b.remote.adjust(customer, 10, "test-credit", {}); // 10 cents of credit
     await b.refresh(customer);
@@ -69,21 +69,21 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   });
 
   it("a refused charge re-reads the balance from Stripe (at most every 5 s), so credit added there is seen", async function () {
-    const b = billing();
+    const b = await billing();
     const customer = await b.customerId(PAYER);
     await b.remote.adjust(customer, 300, "dashboard-credit", {}); // credited outside Vesta (e.g. the Stripe dashboard)
     expect(await b.reserve(PAYER, 1, "a test", RUN).catch((e: AppError) => e.code), "read less than 5 s ago").to.equal("payment_required");
-    b.ledger.db.prepare("UPDATE customers SET synced_at = 0").run(); // as if last read long ago
+    await b.ledger.db.updateTable("customers").set({ synced_at: 0 }).execute(); // as if last read long ago
     b.reload(customer);
     (await b.reserve(PAYER, 1, "a test", RUN)).release();
     expect(await b.balance(PAYER)).to.equal(300);
   });
 
   it("settles each customer's debits as one balance transaction per settlement, with an idempotency key", async function () {
-    const b = billing();
+    const b = await billing();
     const [mine, theirs] = [await b.customerId(PAYER), await b.customerId(OTHER)];
-    for (let i = 0; i < 3; i++) b.debit(mine, 2, "write", "addGroup");
-    b.debit(theirs, 5, "run", "5s");
+    for (let i = 0; i < 3; i++) await b.debit(mine, 2, "write", "addGroup");
+    await b.debit(theirs, 5, "run", "5s");
     expect(await b.settle()).to.deep.equal({ batches: 2, cents: 11, failed: 0 });
     expect(atStripe(PAYER)).to.deep.equal({ credit: -6, debitedCents: 6, debitsCounted: 3, transactions: 1 });
     expect(atStripe(OTHER)).to.deep.equal({ credit: -5, debitedCents: 5, debitsCounted: 1, transactions: 1 });
@@ -94,9 +94,9 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   });
 
   it("applies a settlement whose answer was lost once (the SDK retries with the same idempotency key)", async function () {
-    const b = billing();
+    const b = await billing();
     const customer = await b.customerId(PAYER);
-    b.debit(customer, 3, "run", "3s");
+    await b.debit(customer, 3, "run", "3s");
     double.failNext("POST", /balance_transactions$/, "drop");
     expect(await b.settle()).to.include({ batches: 1, failed: 0 });
     expect(atStripe()).to.include({ debitedCents: 3, transactions: 1 });
@@ -104,8 +104,8 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   });
 
   it("keeps a batch Stripe refused pending and applies it once at the next settlement", async function () {
-    const b = billing();
-    b.debit(await b.customerId(PAYER), 2, "write", "addGroup");
+    const b = await billing();
+    await b.debit(await b.customerId(PAYER), 2, "write", "addGroup");
     double.failNext("POST", /balance_transactions$/, "unavailable");
     expect(await b.settle()).to.deep.equal({ batches: 0, cents: 0, failed: 1 });
     expect(await b.balance(PAYER), "still counted").to.equal(-2);
@@ -114,11 +114,11 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
   });
 
   it("settles at shutdown, and a restarted process finds the customer in its ledger", async function () {
-    const b = billing();
-    b.debit(await b.customerId(PAYER), 4, "run", "4s");
+    const b = await billing();
+    await b.debit(await b.customerId(PAYER), 4, "run", "4s");
     await b.close();
     expect(atStripe()).to.include({ debitedCents: 4 });
-    const again = billing();
+    const again = await billing();
     const requests = double.requests.length;
     expect(await again.balance(PAYER)).to.equal(-4);
     expect(double.requests.length, "no search or create").to.equal(requests);
@@ -128,7 +128,7 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
     const env = { ...double.env(), CHILD_DATA_DIR: dataDir, CHILD_PAYER: PAYER.key, CHILD_DEBITS: "5,3" };
     await debitThenDie(env); // 5 debits settled, 3 debits recorded, killed
     expect(atStripe()).to.include({ debitedCents: 5, debitsCounted: 5 });
-    const fresh = billing();
+    const fresh = await billing();
     expect(await fresh.balance(PAYER), "unsettled debits count before settlement").to.equal(-8);
     expect(await fresh.settle()).to.deep.equal({ batches: 1, cents: 3, failed: 0 });
     expect(atStripe()).to.deep.equal({ credit: -8, debitedCents: 8, debitsCounted: 8, transactions: 2 });
@@ -140,7 +140,7 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
     const env = { ...double.env(), CHILD_DATA_DIR: dataDir, CHILD_PAYER: PAYER.key, CHILD_DEBITS: "4", CHILD_SETTLE_LAST: "1" };
     await debitThenDie(env, () => until(() => double.transactions.length === 1, "the child's settlement to reach Stripe"));
     expect(atStripe()).to.include({ debitedCents: 4 });
-    const fresh = billing();
+    const fresh = await billing();
     expect(await fresh.settle()).to.deep.equal({ batches: 1, cents: 4, failed: 0 });
     expect(atStripe(), "applied once").to.deep.equal({ credit: -4, debitedCents: 4, debitsCounted: 4, transactions: 1 });
     expect(double.requests.some((r) => r.method === "GET" && r.path.endsWith("/balance_transactions")), "looked it up").to.equal(true);
@@ -149,7 +149,7 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
 
   it("local mode: a new customer gets the free credit, debits settle into the local records, idempotently", async function () {
     const env = { VESTA_MODE: "development", VESTA_BILLING: "local", VESTA_FREE_CREDIT_CENTS: "250" };
-    const b = billing(env);
+    const b = await billing(env);
     expect(await b.balance(PAYER)).to.equal(250);
     const customer = await b.customerId(PAYER);
     (await b.reserve(PAYER, 7, "a test", RUN)).settle(7, "7s");
@@ -161,6 +161,6 @@ describe("billing ledger and settlement (against the Stripe test double)", funct
     await b.refresh(customer);
     expect(await b.balance(PAYER)).to.equal(233);
     await b.close();
-    expect(await billing(env).balance(PAYER), "kept across a restart").to.equal(233);
+    expect(await (await billing(env)).balance(PAYER), "kept across a restart").to.equal(233);
   });
 });

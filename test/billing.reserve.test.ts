@@ -34,9 +34,9 @@ async function raceWatchingBalance(owner: Client, requests: (() => Promise<Reply
 const count = (answers: Reply[], status: number) => answers.filter((a) => a.status === status).length;
 
 /** Waits until `check` holds (polling), or fails with `what`. */
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -57,7 +57,7 @@ describe("credit cannot be overdrawn: admission reserves the worst case (local b
     expect((await ok(owner.get("/billing/balance"))).credit_cents, "3 runs x 2 started seconds").to.equal(0);
     const billing = stack().relayer.ctx.billing!;
     await billing.settle();
-    const customer = billing.ledger.customer({ key: `account:0x${owner.hash.toString(16).padStart(64, "0")}`, account: "" })!;
+    const customer = (await billing.ledger.customer({ key: `account:0x${owner.hash.toString(16).padStart(64, "0")}`, account: "" }))!;
     expect(await billing.remote.credit(customer.customerId), "the customer record after settlement").to.equal(0);
   });
 
@@ -91,18 +91,19 @@ describe("a run's reservation records when the run starts, not when it is admitt
   it("a queued run's reservation holds its credit with no start until it leaves the queue for a sandbox", async function () {
     const [first, queued] = [await accountClient(stack()), await accountClient(stack())];
     const db = stack().relayer.ctx.billing!.ledger.db;
-    const rows = () => db.prepare<[], { detail: string; created_at: number; started_at: number | null }>("SELECT detail, created_at, started_at FROM reservations ORDER BY created_at").all();
-    expect(rows()).to.deep.equal([]);
+    let seen: { detail: string; created_at: number; started_at: number | null }[] = [];
+    const rows = async () => (seen = await db.selectFrom("reservations").select(["detail", "created_at", "started_at"]).orderBy("created_at").execute());
+    expect(await rows()).to.deep.equal([]);
     const long = first.post("/lit_action", { code: LONG });
-    await until(() => rows().length === 1 && rows()[0].started_at !== null, "the first run to start");
+    await until(async () => (await rows()).length === 1 && seen[0].started_at !== null, "the first run to start");
     const waiting = queued.post("/lit_action", { code: `async function main() { return "queued" }` });
-    await until(() => rows().length === 2, "the second run's admission");
-    const [running, inQueue] = rows();
+    await until(async () => (await rows()).length === 2, "the second run's admission");
+    const [running, inQueue] = seen;
     expect(running.started_at).to.be.at.least(running.created_at);
     expect(inQueue.started_at, "admitted, still queued: not started").to.equal(null);
     expect((await ok(long)).response).to.equal("long");
     expect((await ok(waiting)).response).to.equal("queued");
-    expect(rows(), "both settled").to.deep.equal([]);
+    expect(await rows(), "both settled").to.deep.equal([]);
     expect((await ok(queued.get("/billing/balance"))).credit_cents, "its one started second").to.equal(99);
   });
 });
@@ -114,8 +115,8 @@ describe("reservations across a crash (against the Stripe test double)", functio
   let double: StripeDouble;
   let dataDir: string;
   const open: Billing[] = [];
-  const billing = () => {
-    const b = new Billing(loadBillingConfig(double.env(), "development").config, dataDir, quiet);
+  const billing = async () => {
+    const b = await Billing.open(loadBillingConfig(double.env(), "development").config, { dataDir }, quiet);
     open.push(b);
     return b;
   };
@@ -130,31 +131,31 @@ describe("reservations across a crash (against the Stripe test double)", functio
   });
 
   it("a run reserved by a killed process holds its credit until recovery, which charges the seconds from its start to its last heartbeat, once; a run still queued is released (red team 1b)", async function () {
-    const b = billing();
+    const b = await billing();
     const customer = await b.customerId(PAYER);
     await b.remote.adjust(customer, 100, "test-credit", {});
     await b.refresh(customer);
     // The child admits two runs of 30 s: the first leaves the queue for a sandbox (its start is recorded), the second waits behind it.
     await debitThenDie({ ...double.env(), CHILD_DATA_DIR: dataDir, CHILD_PAYER: PAYER.key, CHILD_DEBITS: "0", CHILD_RESERVE: "30", CHILD_QUEUED: "30" });
-    const fresh = billing();
+    const fresh = await billing();
     expect(await fresh.balance(PAYER), "the dead process's reservations still hold credit").to.equal(40);
-    const rows = fresh.reservations.orphans("", Infinity);
+    const rows = await fresh.reservations.orphans("", Infinity);
     expect(rows.map((r) => [r.detail, r.startedAt === null])).to.deep.equal([["child run", false], ["queued run", true]]);
     expect(await fresh.recover(), "not orphans while their process may be alive").to.equal(0);
     expect(await fresh.balance(PAYER)).to.equal(40);
 
     // As if the process died long ago: both admitted at t, the first started 3 s later (it waited in the queue), last seen alive at t + 4.2 s.
     const t = Date.now() - ORPHAN_AFTER_MS - 60_000;
-    fresh.ledger.db.prepare("UPDATE reservations SET created_at = ?, alive_at = ?").run(t, t + 4200);
-    fresh.ledger.db.prepare("UPDATE reservations SET started_at = ? WHERE started_at IS NOT NULL").run(t + 3000);
+    await fresh.ledger.db.updateTable("reservations").set({ created_at: t, alive_at: t + 4200 }).execute();
+    await fresh.ledger.db.updateTable("reservations").set({ started_at: t + 3000 }).where("started_at", "is not", null).execute();
     expect(await fresh.recover()).to.equal(2);
     expect(await fresh.balance(PAYER), "2 started seconds (from its start, not its admission: 5); the queued run charged nothing").to.equal(98);
     expect(await fresh.recover(), "ended once").to.equal(0);
     await fresh.settle();
     const debits = double.transactionsOf(customer).filter((x) => x.amount > 0);
     expect(debits.map((x) => x.amount)).to.deep.equal([2]);
-    expect(fresh.ledger.db.prepare("SELECT detail FROM debits").all()).to.deep.equal([{ detail: "child run (recovered)" }]);
-    expect(await billing().balance(PAYER), "a third process agrees").to.equal(98);
+    expect(await fresh.ledger.db.selectFrom("debits").select("detail").execute()).to.deep.equal([{ detail: "child run (recovered)" }]);
+    expect(await (await billing()).balance(PAYER), "a third process agrees").to.equal(98);
   });
 
   it("a ledger from before runs recorded their start keeps charging its runs from their admission", async function () {
@@ -168,25 +169,25 @@ describe("reservations across a crash (against the Stripe test double)", functio
     old.prepare("INSERT INTO reservations VALUES ('r1', 'cus_x', 30, 1, 'run', 'old run', 'proc-gone', ?, ?, NULL)").run(t, t + 4200);
     old.prepare("INSERT INTO reservations VALUES ('w1', 'cus_x', 30, 0, 'write', 'addGroup', 'proc-gone', ?, ?, NULL)").run(t, t + 4200);
     old.close();
-    const b = billing();
-    expect(b.reservations.orphans("", Infinity).map((r) => [r.id, r.startedAt])).to.deep.equal([
+    const b = await billing();
+    expect((await b.reservations.orphans("", Infinity)).map((r) => [r.id, r.startedAt])).to.deep.equal([
       ["r1", t],
       ["w1", null],
     ]);
     expect(await b.recover()).to.equal(2);
-    expect(b.ledger.db.prepare("SELECT customer_id, cents, detail FROM debits").all()).to.deep.equal([{ customer_id: "cus_x", cents: 5, detail: "old run (recovered)" }]);
+    expect(await b.ledger.db.selectFrom("debits").select(["customer_id", "cents", "detail"]).execute()).to.deep.equal([{ customer_id: "cus_x", cents: 5, detail: "old run (recovered)" }]);
   });
 
   it("a write left unsent (no transaction hash) is released; one with a hash is charged what its receipt says, or its reservation when nobody can look", async function () {
-    const b = billing();
+    const b = await billing();
     const customer = await b.customerId(PAYER);
     await b.remote.adjust(customer, 100, "test-credit", {});
     await b.refresh(customer);
     const unsent = await b.reserve(PAYER, 10, "a write", { kind: "write", detail: "addGroup" });
     const sent = await b.reserve(PAYER, 10, "a write", { kind: "write", detail: "addGroup" });
     const looked = await b.reserve(PAYER, 10, "a write", { kind: "write", detail: "addGroup" });
-    sent.noteTx("0x" + "01".repeat(32));
-    looked.noteTx("0x" + "02".repeat(32));
+    await sent.noteTx("0x" + "01".repeat(32));
+    await looked.noteTx("0x" + "02".repeat(32));
     for (const r of [unsent, sent, looked]) r.abandon(); // as a write whose receipt did not come
     expect(await b.balance(PAYER)).to.equal(70);
     const seen: string[] = [];
@@ -195,11 +196,11 @@ describe("reservations across a crash (against the Stripe test double)", functio
     expect(await b.balance(PAYER), "unsent released, looked-up charged 3, pending still held").to.equal(87);
     expect(await b.recover()).to.equal(1);
     expect(await b.balance(PAYER), "no way to look: charged its reservation").to.equal(87);
-    expect([b.ledger.unsettledCents(customer), b.reservations.reservedCents(customer)], "debits, reserved").to.deep.equal([13, 0]);
+    expect([await b.ledger.unsettledCents(customer), await b.reservations.reservedCents(customer)], "debits, reserved").to.deep.equal([13, 0]);
   });
 
   it("settling or releasing twice, or after recovery ended it, changes nothing", async function () {
-    const b = billing();
+    const b = await billing();
     const customer = await b.customerId(PAYER);
     await b.remote.adjust(customer, 50, "test-credit", {});
     await b.refresh(customer);
@@ -208,6 +209,6 @@ describe("reservations across a crash (against the Stripe test double)", functio
     r.settle(5, "again");
     r.release();
     expect(await b.balance(PAYER)).to.equal(30);
-    expect(b.ledger.unsettledCents(customer)).to.equal(20);
+    expect(await b.ledger.unsettledCents(customer)).to.equal(20);
   });
 });

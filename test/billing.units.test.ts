@@ -1,16 +1,13 @@
 import { expect } from "chai";
-import Database from "better-sqlite3";
 import { gasCents, runSeconds, writeCents } from "../billing/pricing";
 import { accountRecord, admitRun, admitWrite, payerOf, precheckWrite, type BillingCtx } from "../billing/charges";
-import { ReservationStore } from "../billing/reservations";
-import type { Ledger } from "../billing/ledger";
 import type { Billing, Reservation } from "../billing/service";
 import type { Payer } from "../billing/types";
 
 /**
  * Billing's arithmetic and its admissions, rule by rule: prices (rounding always up, never below
- * the fixed part), what a run and a write reserve and settle, who pays, and the reservations table
- * (one end per reservation, orphans for recovery). The e2e, gas and ledger tests show the same rules
+ * the fixed part), what a run and a write reserve and settle, who pays (the reservations table:
+ * test/billing.store.test.ts). The e2e, gas and ledger tests show the same rules
  * through the relayer and Stripe's double.
  */
 const ETHER = 10n ** 18n;
@@ -156,88 +153,6 @@ describe("billing, rule by rule", function () {
       const { billing, calls } = billingDouble({ secondCents: 1, writeCents: 2, gas: GAS });
       await precheckWrite(ctxFor(billing).ctx, "addGroup", 0x1n, ETHER / 1000n);
       expect(calls).to.deep.equal([["covers", { key: `account:${ACCOUNT_HEX}`, account: ACCOUNT_HEX }, 362, "a management call"]]);
-    });
-  });
-
-  describe("the reservations table", function () {
-    function store() {
-      const db = new Database(":memory:");
-      const debits: [string, number, string, string][] = [];
-      const ledger = { debit: (c: string, cents: number, kind: string, detail: string) => void debits.push([c, cents, kind, detail]), commits: { flush: () => undefined } } as unknown as Ledger;
-      return { db, debits, s: new ReservationStore(db, ledger) };
-    }
-    const row = (id: string, over: Partial<{ customerId: string; cents: number; owner: string; kind: "run" | "write" }> = {}) => ({
-      id,
-      customerId: over.customerId ?? "cus_1",
-      cents: over.cents ?? 10,
-      unitCents: 2,
-      kind: over.kind ?? ("run" as const),
-      detail: `d-${id}`,
-      owner: over.owner ?? "me",
-    });
-
-    it("sums a customer's reservations; ends each once, debiting only a positive charge, in one transaction", function () {
-      const { s, debits } = store();
-      expect(s.reservedCents("cus_1")).to.equal(0);
-      s.insert(row("r1", { cents: 10 }));
-      s.insert(row("r2", { cents: 5, kind: "write" }));
-      s.insert(row("r3", { cents: 7, customerId: "cus_2" }));
-      expect([s.reservedCents("cus_1"), s.reservedCents("cus_2")]).to.deep.equal([15, 7]);
-      expect(s.end({ id: "r1", customerId: "cus_1", kind: "run" }, 4, "2s")).to.equal(true);
-      expect(s.end({ id: "r1", customerId: "cus_1", kind: "run" }, 4, "2s"), "ended before: nothing twice").to.equal(false);
-      expect(s.end({ id: "r2", customerId: "cus_1", kind: "write" }, 0, "released")).to.equal(true);
-      expect(debits).to.deep.equal([["cus_1", 4, "run", "2s"]]);
-      expect(s.reservedCents("cus_1")).to.equal(0);
-    });
-
-    it("a failed debit leaves the reservation in place (the transaction rolls back)", function () {
-      const db = new Database(":memory:");
-      const ledger = {
-        debit: () => {
-          throw new Error("disk full");
-        },
-        commits: { flush: () => undefined },
-      } as unknown as Ledger;
-      const s = new ReservationStore(db, ledger);
-      s.insert(row("r1"));
-      expect(() => s.end({ id: "r1", customerId: "cus_1", kind: "run" }, 4, "2s")).to.throw("disk full");
-      expect(s.reservedCents("cus_1")).to.equal(10);
-    });
-
-    it("orphans: handed to recovery, or another owner's not seen alive since the cut; never this owner's live ones", async function () {
-      const { s } = store();
-      s.insert(row("mine"));
-      s.insert(row("handed"));
-      s.insert(row("theirs", { owner: "other" }));
-      s.insert(row("alive", { owner: "alive" }));
-      s.abandon("handed");
-      await new Promise((r) => setTimeout(r, 5));
-      const cut = Date.now();
-      await new Promise((r) => setTimeout(r, 5));
-      s.heartbeat("alive");
-      s.noteStart("theirs");
-      s.noteTx("theirs", "0xabc");
-      const orphans = s.orphans("me", cut);
-      expect(orphans.map((o) => o.id)).to.deep.equal(["handed", "theirs"]);
-      const theirs = orphans[1];
-      expect(theirs).to.deep.include({ customerId: "cus_1", cents: 10, unitCents: 2, kind: "run", detail: "d-theirs", owner: "other", txHash: "0xabc" });
-      expect(theirs.startedAt).to.be.a("number").that.is.at.least(cut);
-      expect(theirs.aliveAt).to.be.below(cut);
-      expect(orphans[0]).to.deep.include({ owner: "", startedAt: null, txHash: null });
-      s.abandonAll("me");
-      expect(s.orphans("nobody", 0).map((o) => o.id)).to.deep.equal(["mine", "handed"]);
-      expect(s.orphans("me", Date.now() + 1000).map((o) => o.id)).to.deep.equal(["mine", "handed", "theirs", "alive"]);
-    });
-
-    it("a ledger from before runs recorded their start gets the column, its runs taken as started at admission", function () {
-      const db = new Database(":memory:");
-      db.exec(`CREATE TABLE reservations (id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, unit_cents INTEGER NOT NULL, kind TEXT NOT NULL,
-        detail TEXT NOT NULL, owner TEXT NOT NULL, created_at INTEGER NOT NULL, alive_at INTEGER NOT NULL, tx_hash TEXT)`);
-      db.prepare("INSERT INTO reservations VALUES ('old-run', 'c', 5, 1, 'run', 'd', '', 1000, 1000, NULL), ('old-write', 'c', 5, 0, 'write', 'd', '', 2000, 2000, NULL)").run();
-      const s = new ReservationStore(db, { debit() {}, commits: { flush: () => undefined } } as unknown as Ledger);
-      expect(s.orphans("me", 0).map((o) => [o.id, o.startedAt])).to.deep.equal([["old-run", 1000], ["old-write", null]]);
-      new ReservationStore(db, { debit() {}, commits: { flush: () => undefined } } as unknown as Ledger); // a second open changes nothing
-      expect(s.orphans("me", 0).map((o) => [o.id, o.startedAt])).to.deep.equal([["old-run", 1000], ["old-write", null]]);
     });
   });
 });

@@ -1,6 +1,6 @@
 import { Wallet, type TransactionReceipt, type TransactionRequest } from "ethers";
 import type { Ctx } from "../context";
-import type { Sender } from "./payers";
+import type { OnSigned, Sender } from "./payers";
 import type { DerivedWallet } from "../../executor/keys/provider";
 
 /** Gas of a plain value transfer (the payer's top-up of an owner wallet). */
@@ -37,7 +37,7 @@ export async function sendAsOwner(
   tx: TransactionRequest & { gasLimit: bigint },
   worstPrice: bigint,
   decode: (err: unknown) => unknown,
-  onSigned: (hash: string) => void,
+  onSigned: OnSigned,
 ): Promise<{ receipt: TransactionReceipt; topUpWei: bigint }> {
   return serialized(owner.address, async () => {
     let topUpWei = 0n;

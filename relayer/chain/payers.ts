@@ -10,7 +10,9 @@ import { bumpedFees, DEFAULT_PAYER_WATCH, readPayer, type PayerHealth, type Paye
 type Payer = { wallet: Wallet; nonce: number | null; busy: boolean; active: boolean; balance: bigint | null; pending: number };
 type Decode = (err: unknown) => unknown;
 /** Sends one transaction from the payer wallet a write was given, and resolves with its receipt once mined. */
-export type Sender = (tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void) => Promise<TransactionReceipt>;
+/** `onSigned`: told the hash of the signed transaction before it is broadcast (the broadcast waits for it). */
+export type OnSigned = (hash: string) => void | Promise<void>;
+export type Sender = (tx: TransactionRequest, decode?: Decode, onSigned?: OnSigned) => Promise<TransactionReceipt>;
 type Job = { owner: RunOwner; start: (payer: Payer) => Promise<void> };
 
 /**
@@ -139,7 +141,7 @@ export class PayerPool {
    * hears the hash of each signed transaction before it is broadcast (billing records it, to find its
    * cost). A transaction that surely did not reach the chain rejects with TxNotSent.
    */
-  send(tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void, owner: WriteOwner = { account: "-", key: "-" }): Promise<TransactionReceipt> {
+  send(tx: TransactionRequest, decode?: Decode, onSigned?: OnSigned, owner: WriteOwner = { account: "-", key: "-" }): Promise<TransactionReceipt> {
     try {
       return this.admit(owner).run((send) => send(tx, decode, onSigned));
     } catch (err) {
@@ -152,7 +154,7 @@ export class PayerPool {
    * relayer/chain/ownerSend.ts), with the payers' send path (nonce from the chain, delivery checks,
    * receipt). The caller sends one transaction of a wallet at a time.
    */
-  sendFrom(wallet: Wallet, tx: TransactionRequest, decode?: Decode, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
+  sendFrom(wallet: Wallet, tx: TransactionRequest, decode?: Decode, onSigned?: OnSigned): Promise<TransactionReceipt> {
     return this.sendNow({ wallet: wallet.connect(this.provider), nonce: null, busy: true, active: true, balance: null, pending: 0 }, tx, decode, onSigned);
   }
 
@@ -184,7 +186,7 @@ export class PayerPool {
     return new AppError(429, "write_queue_full", `${who}; nothing was sent, retry in ${retryAfter} s`, { bound }, { "retry-after": String(retryAfter) });
   }
 
-  private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: (hash: string) => void, retried = false): Promise<TransactionReceipt> {
+  private async sendNow(payer: Payer, tx: TransactionRequest, decode?: (err: unknown) => unknown, onSigned?: OnSigned, retried = false): Promise<TransactionReceipt> {
     if (payer.nonce === null) payer.nonce = await this.provider.getTransactionCount(payer.wallet.address, "pending");
     let hash: string | undefined;
     let populated: TransactionRequest | undefined;
@@ -192,7 +194,7 @@ export class PayerPool {
       populated = await payer.wallet.populateTransaction({ ...tx, nonce: payer.nonce });
       const signed = await payer.wallet.signTransaction(populated);
       hash = Transaction.from(signed).hash!;
-      onSigned?.(hash);
+      await onSigned?.(hash);
       await this.provider.broadcastTransaction(signed);
       payer.nonce++;
     } catch (err) {
@@ -227,7 +229,7 @@ export class PayerPool {
     if (known === undefined) throw new AppError(504, "chain_timeout", `the chain's RPC node failed while transaction ${hash} was sent; it may still land: check before you retry`);
   }
 
-  private async receiptOf(payer: Payer, hash: string, sent: TransactionRequest, onSigned?: (hash: string) => void): Promise<TransactionReceipt> {
+  private async receiptOf(payer: Payer, hash: string, sent: TransactionRequest, onSigned?: OnSigned): Promise<TransactionReceipt> {
     const receipt = await this.waitForReceipt(payer, [hash], sent, onSigned);
     if (!receipt) {
       payer.nonce = null;
@@ -242,7 +244,7 @@ export class PayerPool {
    * ~4 s; under automine it can miss the only block and hang.) A transaction still not mined
    * `watch.replaceAfterMs` after its last send is replaced (replace).
    */
-  private async waitForReceipt(payer: Payer, hashes: string[], sent: TransactionRequest, onSigned?: (hash: string) => void): Promise<TransactionReceipt | null> {
+  private async waitForReceipt(payer: Payer, hashes: string[], sent: TransactionRequest, onSigned?: OnSigned): Promise<TransactionReceipt | null> {
     const deadline = Date.now() + this.txTimeoutMs;
     let lastSend = Date.now();
     for (;;) {
@@ -265,12 +267,12 @@ export class PayerPool {
    * what the chain asks now). Resolves undefined when the node refuses it (the original was mined
    * meanwhile, or the raise is not enough for it): waiting goes on for what was sent.
    */
-  private async replace(payer: Payer, sent: TransactionRequest, onSigned?: (hash: string) => void): Promise<{ tx: TransactionRequest; hash: string } | undefined> {
+  private async replace(payer: Payer, sent: TransactionRequest, onSigned?: OnSigned): Promise<{ tx: TransactionRequest; hash: string } | undefined> {
     try {
       const tx = { ...sent, ...bumpedFees(sent, this.watch.feeBumpPercent, await this.provider.getFeeData()) };
       const signed = await payer.wallet.signTransaction(tx);
       const hash = Transaction.from(signed).hash!;
-      onSigned?.(hash);
+      await onSigned?.(hash); // recorded before it is broadcast, as the first
       await this.provider.broadcastTransaction(signed);
       this.logger.warn({ payer: payer.wallet.address, nonce: sent.nonce, hash }, "a transaction was not mined in time: replaced with higher fees (same nonce)");
       return { tx, hash };

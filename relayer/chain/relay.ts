@@ -149,7 +149,7 @@ async function relayOnce(ctx: Ctx, method: WriteName, args: unknown[], opts: { s
       const decode = (err: unknown) => decodeRevert(contract.interface, err);
       const onSigned = (signed: string) => {
         hash = signed;
-        charge.noteTx(signed);
+        return charge.noteTx(signed); // recorded before the broadcast
       };
       try {
         const tx = { to, data, gasLimit, ...fees.fields };

@@ -16,11 +16,11 @@ import { Billing } from "../../billing/service";
 
 async function main() {
   const env = process.env;
-  const billing = new Billing(loadBillingConfig(env, "development").config, env.CHILD_DATA_DIR!, pino({ level: "silent" }));
+  const billing = await Billing.open(loadBillingConfig(env, "development").config, { dataDir: env.CHILD_DATA_DIR! }, pino({ level: "silent" }));
   const customerId = await billing.customerId({ key: env.CHILD_PAYER!, account: "0x00" });
   const groups = env.CHILD_DEBITS!.split(",").map(Number);
   for (const [i, n] of groups.entries()) {
-    for (let d = 0; d < n; d++) billing.debit(customerId, 1, "run", "1s");
+    await Promise.all(Array.from({ length: n }, () => billing.debit(customerId, 1, "run", "1s")));
     if (i < groups.length - 1) await billing.settle();
   }
   if (env.CHILD_RESERVE) {

@@ -29,6 +29,38 @@ export type Stack = {
 };
 
 /**
+ * The relayer environment of startStack (also for relayer processes started beside it, e.g.
+ * replicas): development mode on the chain at `rpcUrl`, its data and root secret in `dataDir`.
+ */
+export function stackEnv(p: { rpcUrl: string; accountConfig: string; payerKeys: string[]; dataDir: string }): Record<string, string> {
+  return {
+    VESTA_MODE: "development", // local keys, development evidence, local billing; production is tested by loadConfig tests
+    VESTA_RPC_URL: p.rpcUrl,
+    VESTA_ACCOUNT_CONFIG_ADDRESS: p.accountConfig,
+    VESTA_PAYER_KEYS: p.payerKeys.join(","),
+    VESTA_PORT: "0",
+    VESTA_LOCAL_ROOT_SECRET_FILE: path.join(p.dataDir, "root-secret"),
+    VESTA_DATA_DIR: p.dataDir,
+    VESTA_PERMISSION_POLL_MS: "100",
+    VESTA_SANDBOX_WORKERS: "2",
+    VESTA_ACTION_FETCH_PRIVATE: "true", // test servers live on 127.0.0.1
+    VESTA_NEW_ACCOUNT_RATE_LIMIT: "10000",
+    VESTA_SIGNATURE_RATE_LIMIT: "10000", // the limit's own tests set theirs
+    VESTA_AUTH_FAILURE_RATE_LIMIT: "10000",
+    VESTA_IDENTITY_RATE_LIMIT: "10000",
+    VESTA_CID_RATE_LIMIT: "10000",
+    VESTA_CID_LARGE_RATE_LIMIT: "10000",
+    VESTA_CID_LARGE_TOTAL_RATE_LIMIT: "10000",
+    // Billing in local mode with credit no test exhausts; billing tests pass the Stripe double's env (see stripeDouble.ts).
+    VESTA_BILLING: "local",
+    VESTA_FREE_CREDIT_CENTS: "1000000000",
+    VESTA_FREE_CREDIT_CAP_CENTS: "2000000000", // top-ups stay possible above that credit (the cap's own tests set theirs)
+    // Writes cost their fixed price only (the local chain's gas priced at 0); gas-pricing tests set VESTA_GAS_TOKEN_PRICE_CENTS.
+    VESTA_GAS_TOKEN_PRICE_CENTS: "0",
+  };
+}
+
+/**
  * The real stack over loopback: the in-process Hardhat chain served over JSON-RPC, AccountConfig
  * deployed through Ignition with `payerCount` payers (accounts 1..N), and the relayer on a free port.
  * Tests that use it must not revert chain snapshots under it (no loadFixture in the same file).
@@ -46,32 +78,7 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
   });
   const config = accountConfig as unknown as AccountConfig;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-relayer-"));
-  const relayerConfig = loadConfig({
-    VESTA_MODE: "development", // local keys, development evidence, local billing; production is tested by loadConfig tests
-    VESTA_RPC_URL: rpcUrl,
-    VESTA_ACCOUNT_CONFIG_ADDRESS: await config.getAddress(),
-    VESTA_PAYER_KEYS: payerKeys.join(","),
-    VESTA_PORT: "0",
-    VESTA_LOCAL_ROOT_SECRET_FILE: path.join(dataDir, "root-secret"),
-    VESTA_DATA_DIR: dataDir,
-    VESTA_PERMISSION_POLL_MS: "100",
-    VESTA_SANDBOX_WORKERS: "2",
-    VESTA_ACTION_FETCH_PRIVATE: "true", // test servers live on 127.0.0.1
-    VESTA_NEW_ACCOUNT_RATE_LIMIT: "10000",
-    VESTA_SIGNATURE_RATE_LIMIT: "10000", // the limit's own tests set theirs
-    VESTA_AUTH_FAILURE_RATE_LIMIT: "10000",
-    VESTA_IDENTITY_RATE_LIMIT: "10000",
-    VESTA_CID_RATE_LIMIT: "10000",
-    VESTA_CID_LARGE_RATE_LIMIT: "10000",
-    VESTA_CID_LARGE_TOTAL_RATE_LIMIT: "10000",
-    // Billing in local mode with credit no test exhausts; billing tests pass the Stripe double's env (see stripeDouble.ts).
-    VESTA_BILLING: "local",
-    VESTA_FREE_CREDIT_CENTS: "1000000000",
-    VESTA_FREE_CREDIT_CAP_CENTS: "2000000000", // top-ups stay possible above that credit (the cap's own tests set theirs)
-    // Writes cost their fixed price only (the local chain's gas priced at 0); gas-pricing tests set VESTA_GAS_TOKEN_PRICE_CENTS.
-    VESTA_GAS_TOKEN_PRICE_CENTS: "0",
-    ...opts.env,
-  });
+  const relayerConfig = loadConfig({ ...stackEnv({ rpcUrl, accountConfig: await config.getAddress(), payerKeys, dataDir }), ...opts.env });
   const logger = pino({ level: process.env.VESTA_TEST_LOG_LEVEL ?? "silent" });
   const stack: Stack = {
     rpcUrl,

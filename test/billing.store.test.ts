@@ -1,0 +1,224 @@
+import { expect } from "chai";
+import pino from "pino";
+import { loadBillingConfig } from "../billing/config";
+import { Ledger } from "../billing/ledger";
+import { ReservationStore } from "../billing/reservations";
+import { Billing } from "../billing/service";
+import { rawExec, rawQuery } from "./helpers/rawDb";
+import { STORES, tempStore, type TempStore } from "./helpers/postgres";
+
+const quiet = pino({ level: "silent" });
+const PAYER = { key: "account:0x" + "cd".repeat(32), account: "0x" + "cd".repeat(32) };
+const RUN = { kind: "run" as const, detail: "a test run", unitCents: 1 };
+const localConfig = (freeCents: number) => loadBillingConfig({ VESTA_BILLING: "local", VESTA_FREE_CREDIT_CENTS: String(freeCents), VESTA_FREE_CREDIT_CAP_CENTS: String(freeCents * 2) }, "development").config;
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => "admitted",
+    (err: { status?: number; code?: string }) => `${err.status} ${err.code}`,
+  );
+
+/** The billing ledger's own tables on each database: the same queries, the same rules. */
+for (const store of STORES) {
+  describe(`the billing store (${store})`, function () {
+    this.timeout(60_000);
+    let where: TempStore;
+    const open: { close(): Promise<void> }[] = [];
+    beforeEach(async function () {
+      where = await tempStore(this, store, "billing.sqlite");
+    });
+    afterEach(async () => {
+      for (const o of open.splice(0)) await o.close().catch(() => undefined);
+      await where?.drop();
+    });
+    const ledger = async () => {
+      const l = await Ledger.open(where.where);
+      open.push(l);
+      return l;
+    };
+    const row = (id: string, over: Partial<{ customerId: string; cents: number; owner: string; kind: "run" | "write" }> = {}) => ({
+      id,
+      customerId: over.customerId ?? "cus_1",
+      cents: over.cents ?? 10,
+      unitCents: 2,
+      kind: over.kind ?? ("run" as const),
+      detail: `d-${id}`,
+      owner: over.owner ?? "me",
+    });
+    const debits = (l: Ledger) => l.db.selectFrom("debits").select(["customer_id", "cents", "kind", "detail"]).orderBy("id").execute();
+
+    it("reservations: sums a customer's; ends each once, debiting only a positive charge, with the end", async function () {
+      const l = await ledger();
+      const s = new ReservationStore(l);
+      expect(await s.reservedCents("cus_1")).to.equal(0);
+      await s.insert(row("r1", { cents: 10 }));
+      await s.insert(row("r2", { cents: 5, kind: "write" }));
+      await s.insert(row("r3", { cents: 7, customerId: "cus_2" }));
+      expect([await s.reservedCents("cus_1"), await s.reservedCents("cus_2")]).to.deep.equal([15, 7]);
+      const end = (id: string, kind: "run" | "write", cents: number, detail: string) => l.storage.transaction((trx) => s.end({ id, customerId: "cus_1", kind }, cents, detail, trx));
+      expect(await end("r1", "run", 4, "2s")).to.equal(true);
+      expect(await end("r1", "run", 4, "2s"), "ended before: nothing twice").to.equal(false);
+      expect(await end("r2", "write", 0, "released")).to.equal(true);
+      expect(await debits(l)).to.deep.equal([{ customer_id: "cus_1", cents: 4, kind: "run", detail: "2s" }]);
+      expect(await s.reservedCents("cus_1")).to.equal(0);
+      expect(await l.unsettledCents("cus_1")).to.equal(4);
+    });
+
+    it("reservations: a failed debit leaves the reservation in place (the transaction rolls back)", async function () {
+      const l = await ledger();
+      const failing = Object.assign(Object.create(Object.getPrototypeOf(l) as object) as Ledger, l, {
+        debit: async () => {
+          throw new Error("disk full");
+        },
+      });
+      const s = new ReservationStore(failing);
+      await s.insert(row("r1"));
+      await expect(l.storage.transaction((trx) => s.end({ id: "r1", customerId: "cus_1", kind: "run" }, 4, "2s", trx))).to.be.rejectedWith("disk full");
+      expect(await s.reservedCents("cus_1")).to.equal(10);
+      expect(await debits(l)).to.deep.equal([]);
+    });
+
+    it("reservations: orphans are those handed to recovery, or another owner's not seen alive since the cut; never this owner's live ones", async function () {
+      const s = new ReservationStore(await ledger());
+      for (const r of [row("mine"), row("handed"), row("theirs", { owner: "other" }), row("alive", { owner: "alive" })]) {
+        await s.insert(r);
+        await new Promise((resolve) => setTimeout(resolve, 2)); // oldest first: one millisecond apart at least
+      }
+      await s.abandon("handed");
+      await new Promise((r) => setTimeout(r, 5));
+      const cut = Date.now();
+      await new Promise((r) => setTimeout(r, 5));
+      await s.heartbeat("alive");
+      await s.noteStart("theirs");
+      await s.noteTx("theirs", "0xabc");
+      const orphans = await s.orphans("me", cut);
+      expect(orphans.map((o) => o.id)).to.deep.equal(["handed", "theirs"]);
+      const theirs = orphans[1];
+      expect(theirs).to.deep.include({ customerId: "cus_1", cents: 10, unitCents: 2, kind: "run", detail: "d-theirs", owner: "other", txHash: "0xabc" });
+      expect(theirs.startedAt).to.be.a("number").that.is.at.least(cut);
+      expect(theirs.aliveAt).to.be.below(cut);
+      expect(orphans[0]).to.deep.include({ owner: "", startedAt: null, txHash: null });
+      await s.abandonAll("me");
+      expect((await s.orphans("nobody", 0)).map((o) => o.id)).to.deep.equal(["mine", "handed"]);
+      expect((await s.orphans("me", Date.now() + 1000)).map((o) => o.id)).to.deep.equal(["mine", "handed", "theirs", "alive"]);
+    });
+
+    it("a ledger from before runs recorded their start gets the column, its runs taken as started at admission; a second open changes nothing", async function () {
+      await rawExec(
+        where.where,
+        `CREATE TABLE reservations (id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, cents INTEGER NOT NULL, unit_cents INTEGER NOT NULL, kind TEXT NOT NULL,
+          detail TEXT NOT NULL, owner TEXT NOT NULL, created_at BIGINT NOT NULL, alive_at BIGINT NOT NULL, tx_hash TEXT);
+         INSERT INTO reservations VALUES ('old-run', 'c', 5, 1, 'run', 'd', '', 1000, 1000, NULL), ('old-write', 'c', 5, 0, 'write', 'd', '', 2000, 2000, NULL);`,
+      );
+      const first = await Ledger.open(where.where);
+      expect((await new ReservationStore(first).orphans("me", 0)).map((o) => [o.id, o.startedAt])).to.deep.equal([["old-run", 1000], ["old-write", null]]);
+      await first.close();
+      const again = await ledger();
+      expect((await new ReservationStore(again).orphans("me", 0)).map((o) => [o.id, o.startedAt])).to.deep.equal([["old-run", 1000], ["old-write", null]]);
+      expect(await rawQuery(where.where, "SELECT name FROM billing_migrations ORDER BY name")).to.deep.equal([{ name: "0001_initial" }, { name: "0002_reservation_start" }, { name: "0003_batch_lease" }]);
+    });
+
+    it("settlement: every debit goes into exactly one batch, sent once; a failed send is sent again at the next settlement with the same key", async function () {
+      const b = await Billing.open(localConfig(1000), { dataDir: where.dir, databaseUrl: where.where.databaseUrl }, quiet);
+      open.push(b);
+      const customer = await b.customerId(PAYER);
+      for (const cents of [3, 4, 5]) await b.debit(customer, cents, "run", `${cents}s`);
+      const adjust = b.remote.adjust.bind(b.remote);
+      const keys: string[] = [];
+      b.remote.adjust = async (c, delta, key, meta) => {
+        keys.push(key);
+        if (keys.length === 1) throw new Error("provider down");
+        return adjust(c, delta, key, meta);
+      };
+      expect(await b.settle()).to.deep.equal({ batches: 0, cents: 0, failed: 1 });
+      expect(await b.remote.credit(customer), "nothing applied").to.equal(1000);
+      expect(await b.balance(PAYER)).to.equal(988);
+      expect(await b.settle()).to.deep.equal({ batches: 1, cents: 12, failed: 0 });
+      expect(keys).to.have.length(2);
+      expect(keys[1]).to.equal(keys[0]);
+      expect(await b.remote.credit(customer)).to.equal(988);
+      expect(await b.balance(PAYER)).to.equal(988);
+      expect(await b.settle()).to.deep.equal({ batches: 0, cents: 0, failed: 0 });
+      expect(await rawQuery(where.where, "SELECT cents, count, attempts FROM batches")).to.deep.equal([{ cents: 12, count: 3, attempts: 2 }]);
+    });
+  });
+}
+
+/**
+ * Relayer replicas on one PostgreSQL, each its own Billing (its own process in production): what
+ * they admit together never passes the balance, a debit reaches the provider once whichever
+ * replica settles, and work a dead replica left is ended once.
+ */
+describe("billing across replicas on one PostgreSQL", function () {
+  this.timeout(60_000);
+  let where: TempStore;
+  let replicas: Billing[] = [];
+  beforeEach(async function () {
+    where = await tempStore(this, "PostgreSQL", "billing.sqlite");
+    replicas = [];
+    for (let i = 0; i < 3; i++) replicas.push(await Billing.open(localConfig(1000), { dataDir: where.dir, databaseUrl: where.where.databaseUrl }, quiet));
+  });
+  afterEach(async () => {
+    for (const b of replicas) await b.close().catch(() => undefined);
+    await where?.drop();
+  });
+
+  it("admissions spread over three replicas never reserve more than the balance (the overdraft rule holds across processes)", async function () {
+    const customer = await replicas[0].customerId(PAYER);
+    expect(await Promise.all(replicas.map((b) => b.customerId(PAYER))), "one customer record for the payer").to.deep.equal([customer, customer, customer]);
+    const tries = Array.from({ length: 24 }, (_, i) => refusal(replicas[i % 3].reserve(PAYER, 150, "a run", RUN)));
+    const outcomes = await Promise.all(tries);
+    expect(outcomes.filter((o) => o === "admitted"), "6 x 150 = 900 of 1000; a 7th would pass it").to.have.length(6);
+    expect(new Set(outcomes)).to.deep.equal(new Set(["admitted", "402 payment_required"]));
+    expect(await rawQuery(where.where, "SELECT SUM(cents)::int AS s, COUNT(*)::int AS n FROM reservations")).to.deep.equal([{ s: 900, n: 6 }]);
+    for (const b of replicas) expect(await b.balance(PAYER)).to.equal(100);
+  });
+
+  it("debits made by every replica reach the provider once, whichever replicas settle, however many at once", async function () {
+    const customer = await replicas[0].customerId(PAYER);
+    const reservations = await Promise.all(Array.from({ length: 9 }, (_, i) => replicas[i % 3].reserve(PAYER, 50, "a run", RUN)));
+    const settling: Promise<unknown>[] = [];
+    for (const [i, r] of reservations.entries()) {
+      await r.settle(10 + i, `${10 + i}s`);
+      if (i % 2 === 0) settling.push(replicas[(i + 1) % 3].settle()); // settlements race the debits and each other
+    }
+    await Promise.all(settling);
+    await Promise.all(replicas.map((b) => b.settle()));
+    await Promise.all(replicas.map((b) => b.settle()));
+    const charged = reservations.reduce((sum, _, i) => sum + 10 + i, 0); // 126
+    expect(await replicas[2].remote.credit(customer), "every debit applied once").to.equal(1000 - charged);
+    expect(await rawQuery(where.where, "SELECT COUNT(*)::int AS n, SUM(cents)::int AS s FROM debits WHERE settled")).to.deep.equal([{ n: 9, s: charged }]);
+    expect(await rawQuery(where.where, "SELECT COUNT(*)::int AS n FROM debits WHERE batch IS NULL OR NOT settled")).to.deep.equal([{ n: 0 }]);
+    const batches = await rawQuery<{ cents: number }>(where.where, "SELECT cents FROM batches");
+    expect(batches.reduce((s, b) => s + Number(b.cents), 0), "no batch counts a debit twice").to.equal(charged);
+    expect(await rawQuery(where.where, "SELECT COUNT(*)::int AS n, SUM(delta_cents)::int AS s FROM local_adjustments")).to.deep.equal([{ n: batches.length, s: -charged }]);
+    for (const b of replicas) expect(await b.balance(PAYER)).to.equal(1000 - charged);
+  });
+
+  it("a batch another replica is sending is left to it; once its lease ended (the replica died) it is sent again, and applied once", async function () {
+    const [a, b] = replicas;
+    const customer = await a.customerId(PAYER);
+    await a.debit(customer, 30, "write", "addGroup");
+    await a.ledger.batchUnbatched();
+    const claimed = await a.ledger.claimBatches(); // a claims it and dies before its answer is recorded
+    expect(claimed).to.have.length(1);
+    await a.remote.adjust(customer, -30, claimed[0].id, { vesta_key: claimed[0].id });
+    expect(await b.settle(), "leased to a").to.deep.equal({ batches: 0, cents: 0, failed: 0 });
+    await rawExec(where.where, "UPDATE batches SET lease_until = 0");
+    expect(await b.settle()).to.deep.equal({ batches: 1, cents: 30, failed: 0 });
+    expect(await b.remote.credit(customer), "found by its key: not applied twice").to.equal(970);
+    expect(await b.balance(PAYER)).to.equal(970);
+  });
+
+  it("the reservations of a dead replica are ended once, whichever replicas recover them at once", async function () {
+    const [a, b, c] = replicas;
+    const customer = await a.customerId(PAYER);
+    await a.reserve(PAYER, 40, "a run", RUN);
+    await a.reservations.abandonAll(a.owner);
+    await rawExec(where.where, `UPDATE reservations SET started_at = created_at, alive_at = created_at + 3500`); // it ran 3.5 s
+
+    const ended = await Promise.all([b.recover(), c.recover(), b.recover()]);
+    expect(ended.reduce((s, n) => s + n, 0), "one replica ended it").to.equal(1);
+    expect(await rawQuery(where.where, "SELECT cents::int AS cents, detail FROM debits")).to.deep.equal([{ cents: 4, detail: "a test run (recovered)" }]);
+    expect(await a.ledger.unsettledCents(customer)).to.equal(4);
+  });
+});
