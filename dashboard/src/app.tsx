@@ -1,7 +1,7 @@
 /** The dashboard shell: sign-in (key or wallet), navigation, and the views. */
 import { useEffect, useState } from "preact/hooks";
 import { unwrap } from "@client";
-import { ApiBackend, publicApi, WalletBackend, type Backend, type ChainInfo } from "./backend";
+import { ApiBackend, publicApi, serviceBase, WalletBackend, type Backend, type ChainInfo } from "./backend";
 import { forgetSession, loadDashboardConfig, saveKey, savedKey, type DashboardConfig } from "./session";
 import { Alert, Field, Form, messageOf, SecretReveal, Section, useAction } from "./ui";
 import { KeysView } from "./views/keys";
@@ -9,6 +9,8 @@ import { ActionsView, GroupsView, WalletsView } from "./views/resources";
 import { RunView } from "./views/run";
 import { BillingView } from "./views/billing";
 import { TriggersAuthorizeView } from "./views/triggers";
+import { TriggersView } from "./views/triggersTab";
+import { RunsView } from "./views/runs";
 
 const TABS = [
   ["account", "Account"],
@@ -17,6 +19,8 @@ const TABS = [
   ["groups", "Groups"],
   ["actions", "Actions"],
   ["run", "Run"],
+  ["runs", "Runs"],
+  ["triggers", "Triggers"],
 ] as const;
 
 function useHash() {
@@ -179,6 +183,10 @@ export function App() {
     <ActionsView backend={backend} />
   ) : path === "run" ? (
     <RunView backend={backend} />
+  ) : path === "runs" ? (
+    <RunsView backend={backend} />
+  ) : path === "triggers" ? (
+    <TriggersView backend={backend} config={config} />
   ) : (
     <AccountView backend={backend} config={config} />
   );
@@ -205,6 +213,16 @@ export function App() {
         )}
       </header>
       <main key={path}>{view}</main>
+      <footer>
+        <a href={`${serviceBase()}/core/v1/swagger-ui/`} target="_blank" rel="noopener">
+          API explorer
+        </a>
+        {config.triggers_url && (
+          <a href={`${config.triggers_url.replace(/\/+$/, "")}/SKILL.md`} target="_blank" rel="noopener">
+            Triggers guide (SKILL.md)
+          </a>
+        )}
+      </footer>
     </>
   );
 }
