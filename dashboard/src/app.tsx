@@ -174,7 +174,7 @@ export function App() {
       <Welcome config={config} onIn={(b) => ((window.location.hash = "#/account"), setRestoreError(undefined), setBackend(b))} />
     </>
   ) : path === "keys" ? (
-    <KeysView backend={backend} />
+    <KeysView backend={backend} config={config} />
   ) : path === "wallets" ? (
     <WalletsView backend={backend} />
   ) : path === "groups" ? (

@@ -49,6 +49,8 @@ export interface Backend {
   addKey(input: KeyInput): Promise<string>;
   updateKey(ref: KeyRef, input: KeyInput): Promise<void>;
   removeKey(ref: KeyRef): Promise<void>;
+  /** Mints a replacement with the same permissions, then revokes the old key; answers the new value (shown once). Absent: this sign-in cannot rotate. */
+  rotateKey?(ref: KeyRef): Promise<string>;
 }
 
 export const PAGE = { page_number: 0, page_size: 100 };
@@ -65,12 +67,6 @@ export const publicApi = () => createVestaClient({ baseUrl: serviceBase() });
 
 /** The CID of action code, as the service computes it. */
 export const cidOf = (code: string) => unwrap(publicApi().POST("/core/v1/get_action_ipfs_id", { body: code }));
-
-const requireSecret = (ref: KeyRef) => {
-  if (!ref.secret) throw new Error("paste the usage key's value: the API identifies a usage key by its value, not its hash");
-  if (usageKeyId(ref.secret) !== ref.id) throw new Error("this value is not the usage key of this row (its hash differs)");
-  return ref.secret;
-};
 
 export class ApiBackend implements Backend {
   readonly kind = "key";
@@ -136,11 +132,15 @@ export class ApiBackend implements Backend {
   async addKey(input: KeyInput) {
     return (await unwrap(this.api.POST("/core/v1/add_usage_api_key", { body: input }))).usage_api_key;
   }
+  // By the key's hash: the owner needs no value to edit, revoke or rotate a key.
   async updateKey(ref: KeyRef, input: KeyInput) {
-    await unwrap(this.api.POST("/core/v1/update_usage_api_key", { body: { usage_api_key: requireSecret(ref), ...input } }));
+    await unwrap(this.api.POST("/core/v1/update_usage_api_key_by_hash", { body: { api_key_hash: ref.id, ...input } }));
   }
   async removeKey(ref: KeyRef) {
-    await unwrap(this.api.POST("/core/v1/remove_usage_api_key", { body: { usage_api_key: requireSecret(ref) } }));
+    await unwrap(this.api.POST("/core/v1/remove_usage_api_key_by_hash", { body: { api_key_hash: ref.id } }));
+  }
+  async rotateKey(ref: KeyRef) {
+    return (await unwrap(this.api.POST("/core/v1/rotate_usage_api_key", { body: { api_key_hash: ref.id } }))).usage_api_key;
   }
 }
 

@@ -268,7 +268,7 @@ function TriggerForm(props: { api: TriggersApi; backend: Backend; initial: Draft
   return (
     <Section title={creating ? "New trigger" : `Edit “${props.initial.name}”`}>
       <Form onSubmit={() => save()}>
-        <Field label="Trigger name" name="trigger_name" value={d.name} onInput={(v) => (set({ name: v }), touch("name"))} required />
+        <Field label="Trigger name" name="trigger_name" value={d.name} onInput={(v) => (set({ name: v }), touch("name"))} />
         {err("name")}
         <label class="field">
           <span>Kind</span>
