@@ -245,9 +245,22 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     await shot(page, "23-runs");
   });
 
+  it("shows the usage: charges by day and kind, credit over time as a chart", async function () {
+    const { page } = b;
+    await page.getByRole("link", { name: "Usage", exact: true }).click();
+    const today = page.getByTestId("usage-days").locator("tr", { hasText: new Date().toISOString().slice(0, 10) });
+    await today.waitFor();
+    const cells = await today.locator("td").allInnerTexts();
+    expect(cells[1]).to.match(/^3 · \$\d+\.\d\d$/); // the echo trigger's two runs and the failing one
+    expect(cells[2]).to.match(/^[1-9]\d* · \$\d+\.\d\d$/); // the action, the group and the key were relayed writes
+    await page.getByTestId("usage-chart").locator("canvas").waitFor();
+    expect(await page.getByTestId("usage-totals").innerText()).to.match(/^Credit now \$\d+\.\d\d\. In these 30 days: runs \$\d+\.\d\d, relayed writes \$\d+\.\d\d, top-ups \$0\.00\.$/);
+    await shot(page, "24-usage");
+  });
+
   it("every tab at 390 px and 1280 px: screenshotted, no horizontal page overflow", async function () {
     const { page } = b;
-    const tabs = ["account", "keys", "wallets", "groups", "actions", "run", "runs", "triggers"];
+    const tabs = ["account", "keys", "wallets", "groups", "actions", "run", "runs", "triggers", "usage"];
     for (const width of [390, 1280]) {
       await page.setViewportSize({ width, height: 900 });
       for (const tab of tabs) {

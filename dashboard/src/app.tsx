@@ -9,8 +9,12 @@ import { ActionsView, GroupsView, WalletsView } from "./views/resources";
 import { RunView } from "./views/run";
 import { BillingView } from "./views/billing";
 import { TriggersAuthorizeView } from "./views/triggers";
-import { TriggersView } from "./views/triggersTab";
+import { lazy, Suspense } from "preact/compat";
+
+// Loaded when opened: the cron and chain-filter helpers stay out of the first page.
+const TriggersView = lazy(() => import("./views/triggersTab").then((m) => ({ default: m.TriggersView })));
 import { RunsView } from "./views/runs";
+import { UsageView } from "./views/usage";
 
 const TABS = [
   ["account", "Account"],
@@ -21,6 +25,7 @@ const TABS = [
   ["run", "Run"],
   ["runs", "Runs"],
   ["triggers", "Triggers"],
+  ["usage", "Usage"],
 ] as const;
 
 function useHash() {
@@ -185,8 +190,12 @@ export function App() {
     <RunView backend={backend} />
   ) : path === "runs" ? (
     <RunsView backend={backend} />
+  ) : path === "usage" ? (
+    <UsageView backend={backend} />
   ) : path === "triggers" ? (
-    <TriggersView backend={backend} config={config} />
+    <Suspense fallback={<p>Loading…</p>}>
+      <TriggersView backend={backend} config={config} />
+    </Suspense>
   ) : (
     <AccountView backend={backend} config={config} />
   );
