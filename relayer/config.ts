@@ -100,6 +100,12 @@ const EnvSchema = z
     VESTA_EVIDENCE_DIR: z.string().default("/evidences"),
     VESTA_DASHBOARD_DIR: z.string().optional(),
     VESTA_TRIGGERS_URL: z.string().url("VESTA_TRIGGERS_URL must be a URL (the triggers service, for the dashboard)").optional(),
+    VESTA_EXPLORER_URL: z
+      .string()
+      .url("VESTA_EXPLORER_URL must be a URL (the chain's block explorer, e.g. https://basescan.org)")
+      .refine((u) => /^https?:\/\//.test(u), "VESTA_EXPLORER_URL must be an http(s) URL")
+      .optional(),
+    VESTA_AUDIT_FROM_BLOCK: z.coerce.number({ message: "VESTA_AUDIT_FROM_BLOCK must be a block number" }).int("VESTA_AUDIT_FROM_BLOCK must be a block number").min(0, "VESTA_AUDIT_FROM_BLOCK must be a block number").default(0),
     VESTA_COMMIT: z.string().regex(/^[0-9A-Za-z._-]{1,64}$/, "VESTA_COMMIT must be a commit id or version tag (letters, digits, . _ -; at most 64)").default("unknown"),
   })
   .passthrough();
@@ -189,7 +195,9 @@ export type RelayerConfig = {
   /** Identity sign-in (OpenID Connect, e-mail codes) and its sessions (relayer/identity). */
   identity: IdentityConfig;
   /** The built dashboard (served at /dashboard/), and the triggers service it approves clients of. */
-  dashboard: { dir: string; triggersUrl?: string };
+  dashboard: { dir: string; triggersUrl?: string; explorerUrl?: string };
+  /** The first block the audit log (list_audit_events) scans: the contract's deployment block. */
+  auditFromBlock: number;
   /** The commit the service was built from (VESTA_COMMIT), for GET /core/v1/version. */
   commit: string;
 };
@@ -378,7 +386,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
     identity: identity.config,
-    dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },
+    dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, ""), explorerUrl: e.VESTA_EXPLORER_URL?.replace(/\/+$/, "") },
+    auditFromBlock: e.VESTA_AUDIT_FROM_BLOCK,
     commit: e.VESTA_COMMIT,
   };
 }

@@ -121,7 +121,7 @@ describe("dashboard in a browser", function () {
     expect(onChain.permissions.executeInGroups).to.deep.equal([1n]);
 
     // Run the saved action with the usage key: the response and the logs.
-    await page.getByRole("link", { name: "Run" }).click();
+    await page.getByRole("link", { name: "Run", exact: true }).click();
     await page.getByRole("combobox").selectOption({ label: "sign a message" });
     expect(await page.locator('textarea[name="run_code"]').inputValue()).to.equal(SIGN_CODE);
     await fillCode(page, "run_params", JSON.stringify({ pkpId: pkp, message: "hello from the dashboard", who: "quickstart" }, null, 2));
@@ -148,7 +148,7 @@ describe("dashboard in a browser", function () {
     ).json();
     await page.getByLabel("Account key or usage key").fill(nothing.usage_api_key);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("link", { name: "Run" }).click();
+    await page.getByRole("link", { name: "Run", exact: true }).click();
     await fillCode(page, "run_params", "{ not json");
     expect(await alertText(page)).to.match(/^params are not JSON/);
     await fillCode(page, "run_params", "{}");

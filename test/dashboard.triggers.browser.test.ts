@@ -254,7 +254,7 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     expect(cells[1]).to.match(/^3 · \$\d+\.\d\d$/); // the echo trigger's two runs and the failing one
     expect(cells[2]).to.match(/^[1-9]\d* · \$\d+\.\d\d$/); // the action, the group and the key were relayed writes
     await page.getByTestId("usage-chart").locator("canvas").waitFor();
-    expect(await page.getByTestId("usage-totals").innerText()).to.match(/^Credit now \$\d+\.\d\d\. In these 30 days: runs \$\d+\.\d\d, relayed writes \$\d+\.\d\d, top-ups \$0\.00\.$/);
+    expect(await page.getByTestId("usage-totals").innerText()).to.match(/^Credit now \$[\d,]+\.\d\d\. In these 30 days: runs \$\d+\.\d\d, relayed writes \$\d+\.\d\d, top-ups \$0\.00\.$/);
     await shot(page, "24-usage");
   });
 

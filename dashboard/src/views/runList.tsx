@@ -58,7 +58,7 @@ export const fromCoreRun = (r: Schemas["RunItem"]): RunShown => ({
 
 export const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" }) : "—");
 export const duration = (ms: number | null) => (ms === null ? "—" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`);
-export const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+export const dollars = (cents: number) => `$${(cents / 100).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 
 export const StatusBadge = ({ status }: { status: string }) => <span class={`badge ${status}`}>{status}</span>;
 

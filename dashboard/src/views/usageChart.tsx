@@ -6,6 +6,8 @@ import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 
+const money = (dollars: number) => `$${dollars.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+
 export type ChartDay = { date: string; credit_cents: number; charged_cents: number };
 
 export default function UsageChart({ days }: { days: ChartDay[] }) {
@@ -20,10 +22,11 @@ export default function UsageChart({ days }: { days: ChartDay[] }) {
         height: 220,
         series: [
           {},
-          { label: "Credit", stroke: "#2f5bd3", width: 2, value: (_u, v) => (v == null ? "—" : `$${v.toFixed(2)}`) },
-          { label: "Charged that day", stroke: "#b3261e", width: 1, value: (_u, v) => (v == null ? "—" : `$${v.toFixed(2)}`) },
+          { label: "Credit", stroke: "#2f5bd3", width: 2, value: (_u, v) => (v == null ? "—" : money(v)) },
+          { label: "Charged that day", stroke: "#b3261e", width: 1, value: (_u, v) => (v == null ? "—" : money(v)) },
         ],
-        axes: [{}, { values: (_u, ticks) => ticks.map((t) => `$${t.toFixed(2)}`), size: 64 }],
+        // The value axis as wide as its longest label (large balances included).
+        axes: [{}, { values: (_u, ticks) => ticks.map((t) => money(t)), size: (_u, values) => (values?.length ? Math.max(...values.map((v) => v.length)) * 7 + 18 : 64) }],
         scales: { x: { time: true } },
       },
       [xs, days.map((d) => d.credit_cents / 100), days.map((d) => d.charged_cents / 100)],
