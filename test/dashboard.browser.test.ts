@@ -155,8 +155,13 @@ describe("dashboard in a browser", function () {
     await page.getByRole("button", { name: "Run", exact: true }).click();
     expect(await alertText(page)).to.match(/^this key may not run action Qm\w+: no group on which it has execute lists it$/);
     await shot(page, "10-error-forbidden");
-    // A usage key cannot manage usage keys: the page says so with the API's words.
-    await page.getByRole("link", { name: "Usage keys" }).click();
+    // Signed in with a usage key, the dashboard says so and shows no owner's tab...
+    await page.getByRole("link", { name: "Account" }).click();
+    expect(await page.getByTestId("signed-in").innerText()).to.equal("usage key");
+    expect(await page.getByRole("link", { name: "Usage keys" }).count()).to.equal(0);
+    expect(await page.getByRole("link", { name: "Audit log" }).count()).to.equal(0);
+    // ...and opened anyway, a usage key cannot manage usage keys: the page says so with the API's words.
+    await page.evaluate(() => (window.location.hash = "#/keys"));
     await page.getByRole("alert").filter({ hasText: /^only the account key can do this; a usage key cannot$/ }).waitFor();
   });
 

@@ -49,6 +49,7 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     stack = await startStack();
     triggers = await startHarness({ TRIGGERS_CORE_URL: stack.relayer.url });
     stack.relayer.ctx.config.dashboard.triggersUrl = triggers.svc.url;
+    stack.relayer.ctx.config.dashboard.explorerUrl = "https://explorer.example";
     b = await openBrowser();
   });
   afterEach(async function () {
@@ -258,9 +259,25 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     await shot(page, "24-usage");
   });
 
+  it("shows the audit log from the contract's events, each linked to its transaction on the explorer", async function () {
+    const { page } = b;
+    await page.getByRole("link", { name: "Audit log" }).click();
+    const rows = page.getByTestId("audit-row");
+    await rows.first().waitFor();
+    const texts = await rows.allInnerTexts();
+    expect(texts.at(-1)).to.contain("UsageApiKeyAuthorized"); // the oldest: the account's creation
+    const group = rows.filter({ hasText: "GroupCreated" });
+    expect(await group.innerText()).to.contain("name: automation");
+    const href = (await group.getByRole("link").getAttribute("href"))!;
+    const tx = /^https:\/\/explorer\.example\/tx\/(0x[0-9a-f]{64})$/.exec(href)![1];
+    const receipt = (await stack.relayer.ctx.chain.provider.getTransactionReceipt(tx))!;
+    expect(receipt.logs.some((l) => l.topics[1] === keccak256(toUtf8Bytes(accountKey)))).to.equal(true);
+    await shot(page, "25-audit");
+  });
+
   it("every tab at 390 px and 1280 px: screenshotted, no horizontal page overflow", async function () {
     const { page } = b;
-    const tabs = ["account", "keys", "wallets", "groups", "actions", "run", "runs", "triggers", "usage"];
+    const tabs = ["account", "keys", "wallets", "groups", "actions", "run", "runs", "triggers", "usage", "audit"];
     for (const width of [390, 1280]) {
       await page.setViewportSize({ width, height: 900 });
       for (const tab of tabs) {

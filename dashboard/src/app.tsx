@@ -15,6 +15,7 @@ import { lazy, Suspense } from "preact/compat";
 const TriggersView = lazy(() => import("./views/triggersTab").then((m) => ({ default: m.TriggersView })));
 import { RunsView } from "./views/runs";
 import { UsageView } from "./views/usage";
+import { AuditView } from "./views/audit";
 
 const TABS = [
   ["account", "Account"],
@@ -26,7 +27,11 @@ const TABS = [
   ["runs", "Runs"],
   ["triggers", "Triggers"],
   ["usage", "Usage"],
+  ["audit", "Audit log"],
 ] as const;
+
+/** Tabs only the account key (or the admin wallet) can use. */
+const OWNER_TABS = new Set<string>(["keys", "audit"]);
 
 function useHash() {
   const [hash, setHash] = useState(window.location.hash);
@@ -132,10 +137,16 @@ function AccountView({ backend, config }: { backend: Backend; config: DashboardC
       <Section title="Account">
         <dl>
           <dt>Signed in with</dt>
-          <dd data-testid="signed-in">{backend.kind === "wallet" ? "wallet (EIP-712 login)" : "API key"}</dd>
+          <dd data-testid="signed-in">{backend.kind === "wallet" ? "wallet (EIP-712 login)" : backend.usageKey ? "usage key" : "API key"}</dd>
           <dt>{backend.kind === "wallet" ? "Account hash" : "Key hash"}</dt>
           <dd class="mono">{backend.accountHash}</dd>
         </dl>
+        {backend.usageKey && (
+          <p class="hint" data-testid="usage-key-note">
+            You are signed in with a usage key (hash above): the dashboard shows what it may do — run actions its groups allow, its own runs, the account's
+            balance. Managing usage keys and the audit log take the account key.
+          </p>
+        )}
       </Section>
       <BillingView backend={backend} config={config} />
     </>
@@ -190,6 +201,8 @@ export function App() {
     <RunView backend={backend} />
   ) : path === "runs" ? (
     <RunsView backend={backend} />
+  ) : path === "audit" ? (
+    <AuditView backend={backend} config={config} />
   ) : path === "usage" ? (
     <UsageView backend={backend} />
   ) : path === "triggers" ? (
@@ -205,7 +218,7 @@ export function App() {
         <h1>Vesta</h1>
         {backend && (
           <nav>
-            {TABS.map(([id, label]) => (
+            {TABS.filter(([id]) => !(backend.usageKey && OWNER_TABS.has(id))).map(([id, label]) => (
               <a key={id} href={`#/${id}`} class={path === id || (!path && id === "account") ? "active" : ""}>
                 {label}
               </a>

@@ -34,6 +34,8 @@ export interface Backend {
   readonly api: VestaClient;
   /** The key that runs actions by default (the account key in key mode). */
   readonly runKey?: string;
+  /** Signed in with a usage key: the owner's tabs (usage keys, audit log) are not shown. */
+  readonly usageKey?: boolean;
   listGroups(): Promise<Group[]>;
   addGroup(name: string, description: string, pkps: string[], cidHashes: string[]): Promise<number>;
   updateGroup(id: number, name: string, description: string, pkps: string[], cidHashes: string[]): Promise<void>;
@@ -76,6 +78,7 @@ export class ApiBackend implements Backend {
   constructor(
     readonly runKey: string,
     readonly label: string,
+    readonly usageKey = false,
   ) {
     this.api = createVestaClient({ baseUrl: serviceBase(), apiKey: runKey });
     this.accountHash = keyHash(runKey);
@@ -87,7 +90,10 @@ export class ApiBackend implements Backend {
     if (!trimmed) throw new Error("enter an account key or a usage key");
     const exists = await unwrap(createVestaClient({ baseUrl: serviceBase(), apiKey: trimmed }).GET("/core/v1/account_exists"));
     if (!exists) throw new Error("this key is unknown, revoked or expired");
-    return new ApiBackend(trimmed, `key ${keyHash(trimmed).slice(0, 10)}…`); // never a piece of the secret itself
+    // Which kind of key: only the account key may list the account's keys (a usage key gets 403 owner_only).
+    const listed = await createVestaClient({ baseUrl: serviceBase(), apiKey: trimmed }).GET("/core/v1/list_api_keys", { params: { query: { page_number: 0, page_size: 1 } } });
+    const usage = (listed.error as { code?: string } | undefined)?.code === "owner_only";
+    return new ApiBackend(trimmed, `${usage ? "usage key" : "key"} ${keyHash(trimmed).slice(0, 10)}…`, usage); // never a piece of the secret itself
   }
 
   async listGroups() {
