@@ -60,6 +60,14 @@ describe("GET /list_audit_events: the account's administrative history from the 
     expect(pages).to.equal(3);
   });
 
+  it("a cursor past the chain's head answers the newest entries (no RPC range past the head, no 5xx)", async function () {
+    const owner = await accountClient(stack());
+    const newest: Entry[] = (await ok(owner.get("/list_audit_events"))).events;
+    const far = await ok(owner.get("/list_audit_events?cursor=999999999999999:0"));
+    expect(far.events.map((e: Entry) => e.tx_hash)).to.deep.equal(newest.map((e) => e.tx_hash));
+    expect(far.next_cursor).to.equal(null);
+  });
+
   it("is the owner's: 403 for a usage key, 401 without a key; 400 for a bad cursor or limit", async function () {
     const owner = await accountClient(stack());
     const usage = await addUsageKey(stack(), owner);

@@ -45,7 +45,9 @@ export async function auditPage(chain: Chain, accountHash: bigint, opts: { limit
   const contract = chain.accountConfig;
   const address = await contract.getAddress();
   const topic = hex32(accountHash);
-  let to = opts.cursor ? opts.cursor.block : await chain.provider.getBlockNumber();
+  // A cursor past the head (made up, or from a chain that was reset) scans from the head: no range past it is asked for.
+  const head = await chain.provider.getBlockNumber();
+  let to = opts.cursor ? Math.min(opts.cursor.block, head) : head;
   const found: Log[] = [];
   let windows = 0;
   while (to >= opts.fromBlock && found.length < opts.limit && windows < MAX_WINDOWS) {
