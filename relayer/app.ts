@@ -15,6 +15,7 @@ import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
 import { runRoutes } from "./routes/run";
 import { runHistoryRoutes } from "./routes/runHistory";
+import { auditRoutes } from "./routes/audit";
 import { actionCodeRoutes } from "./routes/actionCode";
 import { chainSecuredRoutes } from "./routes/chainSecured";
 import { identityRoutes } from "./routes/identity";
@@ -45,6 +46,7 @@ export function apiRoutes(router: Router, ctx: Ctx) {
   actionRoutes(router, registry, ctx);
   runRoutes(router, registry, ctx);
   runHistoryRoutes(router, registry, ctx);
+  auditRoutes(router, registry, ctx);
   actionCodeRoutes(router, registry, ctx);
   chainSecuredRoutes(router, registry, ctx);
   identityRoutes(router, registry, ctx);

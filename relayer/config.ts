@@ -108,6 +108,12 @@ const EnvSchema = z
     VESTA_PAYER_CHECK_MS: z.coerce.number().int().min(1000, "VESTA_PAYER_CHECK_MS must be >= 1000").max(3_600_000).default(DEFAULT_PAYER_WATCH.checkMs),
     VESTA_TX_REPLACE_MS: z.coerce.number().int().min(1000, "VESTA_TX_REPLACE_MS must be >= 1000").max(3_600_000).default(DEFAULT_PAYER_WATCH.replaceAfterMs),
     VESTA_TX_FEE_BUMP_PERCENT: z.coerce.number().int().min(10, "VESTA_TX_FEE_BUMP_PERCENT must be >= 10 (nodes refuse smaller raises)").max(1000).default(DEFAULT_PAYER_WATCH.feeBumpPercent),
+    VESTA_EXPLORER_URL: z
+      .string()
+      .url("VESTA_EXPLORER_URL must be a URL (the chain's block explorer, e.g. https://basescan.org)")
+      .refine((u) => /^https?:\/\//.test(u), "VESTA_EXPLORER_URL must be an http(s) URL")
+      .optional(),
+    VESTA_AUDIT_FROM_BLOCK: z.coerce.number({ message: "VESTA_AUDIT_FROM_BLOCK must be a block number" }).int("VESTA_AUDIT_FROM_BLOCK must be a block number").min(0, "VESTA_AUDIT_FROM_BLOCK must be a block number").default(0),
     VESTA_COMMIT: z.string().regex(/^[0-9A-Za-z._-]{1,64}$/, "VESTA_COMMIT must be a commit id or version tag (letters, digits, . _ -; at most 64)").default("unknown"),
   })
   .passthrough();
@@ -203,7 +209,9 @@ export type RelayerConfig = {
   /** Identity sign-in (OpenID Connect, e-mail codes) and its sessions (relayer/identity). */
   identity: IdentityConfig;
   /** The built dashboard (served at /dashboard/), and the triggers service it approves clients of. */
-  dashboard: { dir: string; triggersUrl?: string };
+  dashboard: { dir: string; triggersUrl?: string; explorerUrl?: string };
+  /** The first block the audit log (list_audit_events) scans: the contract's deployment block. */
+  auditFromBlock: number;
   /** The commit the service was built from (VESTA_COMMIT), for GET /core/v1/version. */
   commit: string;
 };
@@ -392,7 +400,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
     identity: identity.config,
-    dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, "") },
+    dashboard: { dir: e.VESTA_DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR, triggersUrl: e.VESTA_TRIGGERS_URL?.replace(/\/+$/, ""), explorerUrl: e.VESTA_EXPLORER_URL?.replace(/\/+$/, "") },
+    auditFromBlock: e.VESTA_AUDIT_FROM_BLOCK,
     commit: e.VESTA_COMMIT,
     metricsToken: e.VESTA_METRICS_TOKEN,
     shutdownDeadlineMs: e.VESTA_SHUTDOWN_DEADLINE_MS,

@@ -35,6 +35,7 @@ export function dashboardRoutes(app: Express, ctx: Ctx) {
   app.get("/dashboard/config.json", (_req, res) => {
     res.json({
       triggers_url: ctx.config.dashboard.triggersUrl ?? null,
+      explorer_url: ctx.config.dashboard.explorerUrl ?? null,
       eip712_domain_name: ctx.config.eip712DomainName,
       billing: !ctx.billing ? "off" : ctx.billing.payments ? "stripe" : "local",
     });

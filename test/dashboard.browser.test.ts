@@ -121,7 +121,7 @@ describe("dashboard in a browser", function () {
     expect(onChain.permissions.executeInGroups).to.deep.equal([1n]);
 
     // Run the saved action with the usage key: the response and the logs.
-    await page.getByRole("link", { name: "Run" }).click();
+    await page.getByRole("link", { name: "Run", exact: true }).click();
     await page.getByRole("combobox").selectOption({ label: "sign a message" });
     expect(await page.locator('textarea[name="run_code"]').inputValue()).to.equal(SIGN_CODE);
     await fillCode(page, "run_params", JSON.stringify({ pkpId: pkp, message: "hello from the dashboard", who: "quickstart" }, null, 2));
@@ -148,15 +148,20 @@ describe("dashboard in a browser", function () {
     ).json();
     await page.getByLabel("Account key or usage key").fill(nothing.usage_api_key);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("link", { name: "Run" }).click();
+    await page.getByRole("link", { name: "Run", exact: true }).click();
     await fillCode(page, "run_params", "{ not json");
     expect(await alertText(page)).to.match(/^params are not JSON/);
     await fillCode(page, "run_params", "{}");
     await page.getByRole("button", { name: "Run", exact: true }).click();
     expect(await alertText(page)).to.match(/^this key may not run action Qm\w+: no group on which it has execute lists it$/);
     await shot(page, "10-error-forbidden");
-    // A usage key cannot manage usage keys: the page says so with the API's words.
-    await page.getByRole("link", { name: "Usage keys" }).click();
+    // Signed in with a usage key, the dashboard says so and shows no owner's tab...
+    await page.getByRole("link", { name: "Account" }).click();
+    expect(await page.getByTestId("signed-in").innerText()).to.equal("usage key");
+    expect(await page.getByRole("link", { name: "Usage keys" }).count()).to.equal(0);
+    expect(await page.getByRole("link", { name: "Audit log" }).count()).to.equal(0);
+    // ...and opened anyway, a usage key cannot manage usage keys: the page says so with the API's words.
+    await page.evaluate(() => (window.location.hash = "#/keys"));
     await page.getByRole("alert").filter({ hasText: /^only the account key can do this; a usage key cannot$/ }).waitFor();
   });
 

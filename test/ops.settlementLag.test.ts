@@ -10,7 +10,7 @@ import type { BalanceRemote } from "../billing/types";
 describe("billing settlement lag (vesta_billing_settlement_lag_seconds)", function () {
   it("is 0 when every batch settled, the age of the oldest batch left open while the provider refuses, and 0 again once it settles", async function () {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-lag-"));
-    const ledger = new Ledger(path.join(dir, "billing.sqlite"));
+    const ledger = await Ledger.open({ sqliteFile: path.join(dir, "billing.sqlite") });
     let down = true;
     let n = 0;
     const remote: BalanceRemote = {
@@ -25,7 +25,7 @@ describe("billing settlement lag (vesta_billing_settlement_lag_seconds)", functi
     const settler = new Settler(ledger, remote, pino({ level: "silent" }), () => undefined);
     try {
       expect(settler.lagSeconds()).to.equal(0);
-      ledger.debit("cus_1", 3, "run", "a run");
+      await ledger.commits.add((q) => ledger.debit("cus_1", 3, "run", "a run", q));
       expect((await settler.settle()).failed).to.equal(1);
       await new Promise((r) => setTimeout(r, 300));
       expect(settler.lagSeconds()).to.be.within(0.25, 5);
@@ -33,7 +33,7 @@ describe("billing settlement lag (vesta_billing_settlement_lag_seconds)", functi
       expect((await settler.settle()).batches).to.equal(1);
       expect(settler.lagSeconds()).to.equal(0);
     } finally {
-      ledger.close();
+      await ledger.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -70,7 +70,7 @@ describe("npm start (scripts/start.ts)", function () {
       expect(page.headers.get("content-security-policy")).to.contain("default-src 'self'");
       expect(await page.text()).to.match(/<script type="module" crossorigin src="\/dashboard\/assets\/index-[\w-]+\.js"><\/script>/);
       const triggersUrl = /triggers service\s+(http:\/\/\S+)/.exec(out)![1];
-      expect(await (await fetch(`${dashboardUrl}config.json`)).json()).to.deep.equal({ triggers_url: triggersUrl, eip712_domain_name: "Vesta ChainSecured", billing: "local" });
+      expect(await (await fetch(`${dashboardUrl}config.json`)).json()).to.deep.equal({ triggers_url: triggersUrl, explorer_url: null, eip712_domain_name: "Vesta ChainSecured", billing: "local" });
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
       expect(await exited).to.equal(0);

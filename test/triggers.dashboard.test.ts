@@ -1,7 +1,9 @@
 import { expect } from "chai";
 import crypto from "node:crypto";
 import { loadTriggersConfig } from "../triggers/config";
-import { http, startHarness, type Harness } from "./helpers/triggers";
+import { approvedToken, fakeCore, http, startHarness, type Harness } from "./helpers/triggers";
+import { keyHash } from "../protocol/usageKeySeal";
+import { hex32 } from "../protocol/usageKeyShape";
 import { STORES, storeEnv } from "./helpers/postgres";
 
 /** The core's origin: the dashboard is served by it at /dashboard/ (the default TRIGGERS_DASHBOARD_URL). */
@@ -234,5 +236,95 @@ describe(`triggers service: approval from the web dashboard (session, CORS, JSON
     });
     expect(ok.status).to.equal(200);
     expect((await me(token)).status).to.equal(200);
+  });
+});
+
+describe("triggers service: the dashboard manages triggers with its session cookie (CORS, Origin guard)", function () {
+  this.timeout(60_000);
+  let core: Awaited<ReturnType<typeof fakeCore>>;
+  let h: Harness;
+  let cookie: string;
+  const KEY = "usage-key-of-the-dashboard";
+  const trigger = { name: "from the dashboard", kind: "webhook", action_code: "async function main(p) { return p; }", usage_api_key: KEY };
+  before(async () => {
+    core = await fakeCore((body) => ({ status: 200, body: { response: body.js_params, logs: "", has_error: false } }));
+    h = await startHarness({ TRIGGERS_CORE_URL: core.url, TRIGGERS_DASHBOARD_URL: DASHBOARD });
+    const n = h.links.length;
+    await http(`${h.svc.url}/auth/login`, { method: "POST", body: { email: "dash@example.com" }, headers: { origin: DASHBOARD_ORIGIN } });
+    cookie = (await http(h.links[n])).headers.get("set-cookie")!.split(";")[0];
+  });
+  after(async () => {
+    await h?.stop();
+    await core?.close();
+  });
+  const list = async () => (await http(`${h.svc.url}/api/triggers`, { headers: { cookie, origin: DASHBOARD_ORIGIN } })).body as { id: string; name: string; enabled: boolean }[];
+
+  it("creates, lists, pauses, reads runs of and deletes a trigger from the dashboard's origin, with CORS headers; the key shows as its hash only", async () => {
+    const headers = { cookie, origin: DASHBOARD_ORIGIN };
+    const made = await http(`${h.svc.url}/api/triggers`, { method: "POST", body: trigger, headers });
+    expect(made.status).to.equal(201);
+    expect(made.headers.get("access-control-allow-origin")).to.equal(DASHBOARD_ORIGIN);
+    expect(made.headers.get("access-control-allow-credentials")).to.equal("true");
+    expect(made.body.usage_api_key_hash).to.equal(hex32(keyHash(KEY)));
+    expect(JSON.stringify(made.body)).not.to.contain(KEY);
+    const id = made.body.id as string;
+    expect((await list()).map((t) => t.id)).to.deep.equal([id]);
+    const paused = await http(`${h.svc.url}/api/triggers/${id}`, { method: "PATCH", body: { enabled: false }, headers });
+    expect([paused.status, paused.body.enabled]).to.deep.equal([200, false]);
+    const runs = await http(`${h.svc.url}/api/triggers/${id}/runs`, { headers });
+    expect([runs.status, runs.body.total]).to.deep.equal([200, 0]);
+    const gone = await http(`${h.svc.url}/api/triggers/${id}`, { method: "DELETE", headers });
+    expect([gone.status, gone.body]).to.deep.equal([200, { success: true, id }]);
+    expect(await list()).to.deep.equal([]);
+  });
+
+  it("answers the dashboard's preflights for GET, POST, PATCH, DELETE, and no other origin's", async () => {
+    for (const path of ["/api/triggers", "/api/triggers/trg_x", "/api/runs/run_x"]) {
+      const ask = { "access-control-request-method": "PATCH", "access-control-request-headers": "content-type" };
+      const r = await http(`${h.svc.url}${path}`, { method: "OPTIONS", headers: { ...ask, origin: DASHBOARD_ORIGIN } });
+      expect([r.status, r.headers.get("access-control-allow-methods")], path).to.deep.equal([204, "GET, POST, PATCH, DELETE"]);
+      expect(r.headers.get("access-control-allow-origin")).to.equal(DASHBOARD_ORIGIN);
+      const evil = await http(`${h.svc.url}${path}`, { method: "OPTIONS", headers: { ...ask, origin: EVIL } });
+      expect(evil.status, path).to.equal(401);
+      expect(evil.headers.get("access-control-allow-origin")).to.equal(null);
+    }
+    const read = await http(`${h.svc.url}/api/triggers`, { headers: { cookie, origin: EVIL } });
+    expect(read.headers.get("access-control-allow-origin")).to.equal(null); // the browser keeps the answer from that page
+  });
+
+  it("refuses a cookie-authenticated write from another or no origin (403) or with a body that is not JSON (415): nothing changes", async () => {
+    const made = await http(`${h.svc.url}/api/triggers`, { method: "POST", body: trigger, headers: { cookie, origin: DASHBOARD_ORIGIN } });
+    const id = made.body.id as string;
+    for (const origin of [EVIL, "http://127.0.0.1:8001", "null", undefined]) {
+      const headers: Record<string, string> = { cookie, ...(origin ? { origin } : {}) };
+      const create = await http(`${h.svc.url}/api/triggers`, { method: "POST", body: { ...trigger, name: "forged" }, headers });
+      const patch = await http(`${h.svc.url}/api/triggers/${id}`, { method: "PATCH", body: { enabled: false }, headers });
+      const del = await http(`${h.svc.url}/api/triggers/${id}`, { method: "DELETE", headers });
+      for (const r of [create, patch, del]) expect([r.status, r.body.code], String(origin)).to.deep.equal([403, "forbidden"]);
+    }
+    for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+      const r = await http(`${h.svc.url}/api/triggers`, { method: "POST", raw: JSON.stringify({ ...trigger, name: "forged" }), headers: { cookie, origin: DASHBOARD_ORIGIN, "content-type": type } });
+      expect([r.status, r.body.code], type).to.deep.equal([415, "unsupported_media_type"]);
+    }
+    const now = await list();
+    expect(now.map((t) => [t.id, t.name, t.enabled])).to.deep.equal([[id, "from the dashboard", true]]);
+    await http(`${h.svc.url}/api/triggers/${id}`, { method: "DELETE", headers: { cookie, origin: DASHBOARD_ORIGIN } });
+  });
+
+  it("401 for an unknown session cookie; a bearer token still works from anywhere and sees the same user's triggers", async () => {
+    const forged = await http(`${h.svc.url}/api/triggers`, { headers: { cookie: "vesta_triggers_session=forged", origin: DASHBOARD_ORIGIN } });
+    expect([forged.status, forged.body.code]).to.deep.equal([401, "invalid_api_key"]);
+    const none = await http(`${h.svc.url}/api/triggers`);
+    expect([none.status, none.body.message]).to.deep.equal([401, "a bearer token is required: Authorization: Bearer <token> (see /SKILL.md for the handshake)"]);
+    const token = await approvedToken(h, "dash@example.com");
+    const made = await http(`${h.svc.url}/api/triggers`, { method: "POST", body: trigger, token });
+    expect(made.status).to.equal(201);
+    expect((await list()).map((t) => t.id)).to.deep.equal([made.body.id]);
+    // Another user's session does not see it.
+    const n = h.links.length;
+    await http(`${h.svc.url}/auth/login`, { method: "POST", body: { email: "other@example.com" }, headers: { origin: DASHBOARD_ORIGIN } });
+    const other = (await http(h.links[n])).headers.get("set-cookie")!.split(";")[0];
+    expect((await http(`${h.svc.url}/api/triggers`, { headers: { cookie: other } })).body).to.deep.equal([]);
+    expect((await http(`${h.svc.url}/api/triggers/${made.body.id}`, { method: "DELETE", headers: { cookie: other, origin: DASHBOARD_ORIGIN } })).status).to.equal(404);
   });
 });

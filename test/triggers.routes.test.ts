@@ -1,4 +1,6 @@
 import { expect } from "chai";
+import { keyHash } from "../protocol/usageKeySeal";
+import { hex32 } from "../protocol/usageKeyShape";
 import { getAddress } from "ethers";
 import { scanSchedules } from "../triggers/kinds/schedule";
 import { approvedToken, fakeChain, fakeCore, http, permitted, startHarness, type Harness } from "./helpers/triggers";
@@ -68,6 +70,9 @@ describe("triggers API and webhook, rule by rule", function () {
   const refused = (r: { status: number; body: any }, status: number, code: string, message: string) =>
     expect([r.status, r.body.code, r.body.message], JSON.stringify(r.body)).to.deep.equal([status, code, message]);
 
+  /** The key shows only as its on-chain hash (keccak256 of its bytes, as list_api_keys shows it). */
+  const KEY_HASH = hex32(keyHash(KEY));
+
   describe("what the API shows", function () {
     it("shows each kind exactly: a webhook's URL, a chain-event trigger's next block, times in ISO, never the key", async function () {
       const at = iso(clock.t);
@@ -78,6 +83,7 @@ describe("triggers API and webhook, rule by rule", function () {
         name: "hook",
         kind: "webhook",
         enabled: true,
+        usage_api_key_hash: KEY_HASH,
         action_code: CODE,
         default_params: { a: 1 },
         config: {},
@@ -86,7 +92,7 @@ describe("triggers API and webhook, rule by rule", function () {
         updated_at: at,
       });
       const schedule = await create({ name: "cron", kind: "schedule", config: { cron: "* * * * *" } });
-      expect(schedule).to.deep.equal({ id: schedule.id, name: "cron", kind: "schedule", enabled: true, action_code: CODE, default_params: {}, config: { cron: "* * * * *" }, created_at: at, updated_at: at });
+      expect(schedule).to.deep.equal({ id: schedule.id, name: "cron", kind: "schedule", enabled: true, usage_api_key_hash: KEY_HASH, action_code: CODE, default_params: {}, config: { cron: "* * * * *" }, created_at: at, updated_at: at });
       const other = await approvedToken(h, "shows@example.com"); // a chain-event trigger of its own (one per user here)
       const events = await create({ name: "events", kind: "chain_event", config: chainConfig() }, other);
       expect(events).to.deep.equal({
@@ -94,6 +100,7 @@ describe("triggers API and webhook, rule by rule", function () {
         name: "events",
         kind: "chain_event",
         enabled: true,
+        usage_api_key_hash: KEY_HASH,
         action_code: CODE,
         default_params: {},
         config: { chain: "ethereum", contract_address: getAddress(CONTRACT), event_signature: "Transfer(address, address, uint256)" },

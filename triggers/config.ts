@@ -2,8 +2,9 @@ import { metricsToken, shutdownDeadline } from "../protocol/ops/config";
 import { z } from "zod";
 import { parseTrustProxy } from "../protocol/trustProxy";
 
-export const CHAINS = ["ethereum", "base", "arbitrum", "bsc", "polygon"] as const;
-export type ChainName = (typeof CHAINS)[number];
+import { CHAINS, type ChainName } from "./chains";
+
+export { CHAINS, type ChainName };
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 

@@ -1,7 +1,7 @@
 /** The dashboard shell: sign-in (key or wallet), navigation, and the views. */
 import { useEffect, useState } from "preact/hooks";
 import { unwrap } from "@client";
-import { publicApi, WalletBackend, type Backend, type ChainInfo } from "./backend";
+import { ApiBackend, publicApi, serviceBase, WalletBackend, type Backend, type ChainInfo } from "./backend";
 import { forgetSession, loadDashboardConfig, saveKey, savedKey, type DashboardConfig } from "./session";
 import { Alert, Field, Form, messageOf, SecretReveal, Section, useAction } from "./ui";
 import { KeysView } from "./views/keys";
@@ -11,6 +11,13 @@ import { BillingView } from "./views/billing";
 import { TriggersAuthorizeView } from "./views/triggers";
 import { IdentitySignIn } from "./views/identitySignIn";
 import { IdentityBackend, loginWithKeyOrSession } from "./identity";
+import { lazy, Suspense } from "preact/compat";
+
+// Loaded when opened: the cron and chain-filter helpers stay out of the first page.
+const TriggersView = lazy(() => import("./views/triggersTab").then((m) => ({ default: m.TriggersView })));
+import { RunsView } from "./views/runs";
+import { UsageView } from "./views/usage";
+import { AuditView } from "./views/audit";
 
 const TABS = [
   ["account", "Account"],
@@ -19,7 +26,14 @@ const TABS = [
   ["groups", "Groups"],
   ["actions", "Actions"],
   ["run", "Run"],
+  ["runs", "Runs"],
+  ["triggers", "Triggers"],
+  ["usage", "Usage"],
+  ["audit", "Audit log"],
 ] as const;
+
+/** Tabs only the account key (or the admin wallet) can use. */
+const OWNER_TABS = new Set<string>(["keys", "audit"]);
 
 function useHash() {
   const [hash, setHash] = useState(window.location.hash);
@@ -126,10 +140,16 @@ function AccountView({ backend, config }: { backend: Backend; config: DashboardC
       <Section title="Account">
         <dl>
           <dt>Signed in with</dt>
-          <dd data-testid="signed-in">{backend.kind === "wallet" ? "wallet (EIP-712 login)" : backend instanceof IdentityBackend ? `${backend.method} (identity-owned)` : "API key"}</dd>
+          <dd data-testid="signed-in">{backend.kind === "wallet" ? "wallet (EIP-712 login)" : backend instanceof IdentityBackend ? `${backend.method} (identity-owned)` : backend.usageKey ? "usage key" : "API key"}</dd>
           <dt>{backend.kind === "wallet" ? "Account hash" : "Key hash"}</dt>
           <dd class="mono">{backend.accountHash}</dd>
         </dl>
+        {backend.usageKey && (
+          <p class="hint" data-testid="usage-key-note">
+            You are signed in with a usage key (hash above): the dashboard shows what it may do — run actions its groups allow, its own runs, the account's
+            balance. Managing usage keys and the audit log take the account key.
+          </p>
+        )}
       </Section>
       <BillingView backend={backend} config={config} />
     </>
@@ -173,7 +193,7 @@ export function App() {
       <Welcome config={config} onIn={(b) => ((window.location.hash = "#/account"), setRestoreError(undefined), setBackend(b))} />
     </>
   ) : path === "keys" ? (
-    <KeysView backend={backend} />
+    <KeysView backend={backend} config={config} />
   ) : path === "wallets" ? (
     <WalletsView backend={backend} />
   ) : path === "groups" ? (
@@ -182,6 +202,16 @@ export function App() {
     <ActionsView backend={backend} />
   ) : path === "run" ? (
     <RunView backend={backend} />
+  ) : path === "runs" ? (
+    <RunsView backend={backend} />
+  ) : path === "audit" ? (
+    <AuditView backend={backend} config={config} />
+  ) : path === "usage" ? (
+    <UsageView backend={backend} />
+  ) : path === "triggers" ? (
+    <Suspense fallback={<p>Loading…</p>}>
+      <TriggersView backend={backend} config={config} />
+    </Suspense>
   ) : (
     <AccountView backend={backend} config={config} />
   );
@@ -191,7 +221,7 @@ export function App() {
         <h1>Vesta</h1>
         {backend && (
           <nav>
-            {TABS.map(([id, label]) => (
+            {TABS.filter(([id]) => !(backend.usageKey && OWNER_TABS.has(id))).map(([id, label]) => (
               <a key={id} href={`#/${id}`} class={path === id || (!path && id === "account") ? "active" : ""}>
                 {label}
               </a>
@@ -208,6 +238,16 @@ export function App() {
         )}
       </header>
       <main key={path}>{view}</main>
+      <footer>
+        <a href={`${serviceBase()}/core/v1/swagger-ui/`} target="_blank" rel="noopener">
+          API explorer
+        </a>
+        {config.triggers_url && (
+          <a href={`${config.triggers_url.replace(/\/+$/, "")}/SKILL.md`} target="_blank" rel="noopener">
+            Triggers guide (SKILL.md)
+          </a>
+        )}
+      </footer>
     </>
   );
 }

@@ -34,6 +34,8 @@ export interface Backend {
   readonly api: VestaClient;
   /** The key that runs actions by default (the account key in key mode). */
   readonly runKey?: string;
+  /** Signed in with a usage key: the owner's tabs (usage keys, audit log) are not shown. */
+  readonly usageKey?: boolean;
   listGroups(): Promise<Group[]>;
   addGroup(name: string, description: string, pkps: string[], cidHashes: string[]): Promise<number>;
   updateGroup(id: number, name: string, description: string, pkps: string[], cidHashes: string[]): Promise<void>;
@@ -49,6 +51,8 @@ export interface Backend {
   addKey(input: KeyInput): Promise<string>;
   updateKey(ref: KeyRef, input: KeyInput): Promise<void>;
   removeKey(ref: KeyRef): Promise<void>;
+  /** Mints a replacement with the same permissions, then revokes the old key; answers the new value (shown once). Absent: this sign-in cannot rotate. */
+  rotateKey?(ref: KeyRef): Promise<string>;
 }
 
 export const PAGE = { page_number: 0, page_size: 100 };
@@ -66,12 +70,6 @@ export const publicApi = () => createVestaClient({ baseUrl: serviceBase() });
 /** The CID of action code, as the service computes it. */
 export const cidOf = (code: string) => unwrap(publicApi().POST("/core/v1/get_action_ipfs_id", { body: code }));
 
-const requireSecret = (ref: KeyRef) => {
-  if (!ref.secret) throw new Error("paste the usage key's value: the API identifies a usage key by its value, not its hash");
-  if (usageKeyId(ref.secret) !== ref.id) throw new Error("this value is not the usage key of this row (its hash differs)");
-  return ref.secret;
-};
-
 export class ApiBackend implements Backend {
   readonly kind = "key";
   readonly api: VestaClient;
@@ -80,6 +78,7 @@ export class ApiBackend implements Backend {
   constructor(
     readonly runKey: string,
     readonly label: string,
+    readonly usageKey = false,
   ) {
     this.api = createVestaClient({ baseUrl: serviceBase(), apiKey: runKey });
     this.accountHash = keyHash(runKey);
@@ -91,7 +90,10 @@ export class ApiBackend implements Backend {
     if (!trimmed) throw new Error("enter an account key or a usage key");
     const exists = await unwrap(createVestaClient({ baseUrl: serviceBase(), apiKey: trimmed }).GET("/core/v1/account_exists"));
     if (!exists) throw new Error("this key is unknown, revoked or expired");
-    return new ApiBackend(trimmed, `key ${keyHash(trimmed).slice(0, 10)}…`); // never a piece of the secret itself
+    // Which kind of key: only the account key may list the account's keys (a usage key gets 403 owner_only).
+    const listed = await createVestaClient({ baseUrl: serviceBase(), apiKey: trimmed }).GET("/core/v1/list_api_keys", { params: { query: { page_number: 0, page_size: 1 } } });
+    const usage = (listed.error as { code?: string } | undefined)?.code === "owner_only";
+    return new ApiBackend(trimmed, `${usage ? "usage key" : "key"} ${keyHash(trimmed).slice(0, 10)}…`, usage); // never a piece of the secret itself
   }
 
   async listGroups() {
@@ -136,11 +138,15 @@ export class ApiBackend implements Backend {
   async addKey(input: KeyInput) {
     return (await unwrap(this.api.POST("/core/v1/add_usage_api_key", { body: input }))).usage_api_key;
   }
+  // By the key's hash: the owner needs no value to edit, revoke or rotate a key.
   async updateKey(ref: KeyRef, input: KeyInput) {
-    await unwrap(this.api.POST("/core/v1/update_usage_api_key", { body: { usage_api_key: requireSecret(ref), ...input } }));
+    await unwrap(this.api.POST("/core/v1/update_usage_api_key_by_hash", { body: { api_key_hash: ref.id, ...input } }));
   }
   async removeKey(ref: KeyRef) {
-    await unwrap(this.api.POST("/core/v1/remove_usage_api_key", { body: { usage_api_key: requireSecret(ref) } }));
+    await unwrap(this.api.POST("/core/v1/remove_usage_api_key_by_hash", { body: { api_key_hash: ref.id } }));
+  }
+  async rotateKey(ref: KeyRef) {
+    return (await unwrap(this.api.POST("/core/v1/rotate_usage_api_key", { body: { api_key_hash: ref.id } }))).usage_api_key;
   }
 }
 

@@ -43,7 +43,7 @@ export const codeStore = {
   },
 };
 
-export type DashboardConfig = { triggers_url: string | null; eip712_domain_name: string; billing: "off" | "local" | "stripe" };
+export type DashboardConfig = { triggers_url: string | null; explorer_url?: string | null; eip712_domain_name: string; billing: "off" | "local" | "stripe" };
 
 /** The relayer's settings for the dashboard (served beside it). */
 export async function loadDashboardConfig(): Promise<DashboardConfig> {

@@ -117,6 +117,7 @@ export const pretty = (v: unknown) => (typeof v === "string" ? v : JSON.stringif
 /** A list of rows with a header, and a line saying so when there are none. */
 export function ListTable<T>(props: { testId: string; columns: string[]; rows?: T[]; empty: string; keyOf: (row: T) => string | number; cells: (row: T) => ComponentChildren }) {
   return (
+    <div class="scroll">
     <table class="list" data-testid={props.testId}>
       <thead>
         <tr>
@@ -136,6 +137,7 @@ export function ListTable<T>(props: { testId: string; columns: string[]; rows?: 
         )}
       </tbody>
     </table>
+    </div>
   );
 }
 

@@ -11,6 +11,7 @@ import type { Billing } from "../../billing/service";
 import type { Payments } from "../../billing/payments";
 import type { Payer } from "../../billing/types";
 import type { Ctx } from "../context";
+import { usageOf } from "../../billing/usage";
 
 export const WEBHOOK_PATH = "/billing/webhook";
 
@@ -106,6 +107,50 @@ export function billingRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ct
     errors: ["billing_not_configured", ...CUSTOMER],
     response: Balance.openapi("BalanceResponse"),
     handler: async ({ identity }) => balanceOf(enabled(ctx), await customerFor(ctx, identity, "read")),
+  });
+
+  route(router, registry, ctx, {
+    method: "get",
+    path: "/billing/usage",
+    tag: "Billing",
+    summary:
+      "What the account's payer was charged day by day (action runs, relayed writes: cents and count), its top-ups (card payments credited, free credit on a local node), and its credit at the end of each day (walked back from the credit now), for the last `days` days (UTC, today included). Read-only; the same credentials as balance.",
+    auth: "billing",
+    query: z
+      .object({
+        days: z.coerce
+          .number({ message: "days must be a whole number of days" })
+          .int("days must be a whole number of days")
+          .min(1, "days must be from 1 to 366")
+          .max(366, "days must be from 1 to 366")
+          .default(30),
+      })
+      .strict(),
+    errors: ["billing_not_configured", ...CUSTOMER],
+    response: z
+      .object({
+        currency: z.string(),
+        credit_cents: z.number().int().openapi({ description: "The credit now (as balance's credit_cents)." }),
+        days: z.array(
+          z.object({
+            date: z.string().openapi({ example: "2026-11-24" }),
+            run_cents: z.number().int(),
+            run_count: z.number().int(),
+            write_cents: z.number().int(),
+            write_count: z.number().int(),
+            topup_cents: z.number().int(),
+            credit_cents: z.number().int().openapi({ description: "The credit at the end of the day (now, for today)." }),
+          }),
+        ),
+        topups: z.array(z.object({ at: z.string(), cents: z.number().int(), kind: z.enum(["card", "free_credit"]) })),
+      })
+      .openapi("UsageResponse"),
+    handler: async ({ identity, query }) => {
+      const billing = enabled(ctx);
+      const payer = await customerFor(ctx, identity, "read");
+      const credit = await billing.balance(payer);
+      return { currency: billing.config.currency, credit_cents: credit, ...(await usageOf(billing.ledger, await billing.customerId(payer), query.days, credit)) };
+    },
   });
 
   route(router, registry, ctx, {

@@ -80,29 +80,32 @@ function safeNext(ctx: TriggersCtx, next: unknown): string {
 const dashboardLink = (ctx: TriggersCtx, q: Approval) =>
   `${ctx.config.dashboardUrl}#/triggers/authorize?challenge=${encodeURIComponent(q.challenge)}&name=${encodeURIComponent(q.name ?? "")}&ticket=${ticketOf(ctx, q)}&triggers=${encodeURIComponent(ctx.publicUrl())}`;
 
-/** CORS for the dashboard's origin only, with credentials (the session cookie); answers its preflights. */
-const dashboardCors = (dashboardOrigin: string): RequestHandler => (req, res, next) => {
+/** CORS for the dashboard's origin only, with credentials (the session cookie); answers its preflights for `methods`. */
+export const dashboardCors = (dashboardOrigin: string, methods = "GET, POST"): RequestHandler => (req, res, next) => {
   res.vary("Origin");
   if (req.headers.origin !== dashboardOrigin) return next();
   res.set({ "Access-Control-Allow-Origin": dashboardOrigin, "Access-Control-Allow-Credentials": "true" });
   if (req.method !== "OPTIONS") return next();
-  res.set({ "Access-Control-Allow-Methods": "GET, POST", "Access-Control-Allow-Headers": "content-type", "Access-Control-Max-Age": "600" }).status(204).end();
+  res.set({ "Access-Control-Allow-Methods": methods, "Access-Control-Allow-Headers": "content-type", "Access-Control-Max-Age": "600" }).status(204).end();
 };
+
+/** Why a cookie-authenticated write is refused, if it is: not from a page of this service or of the dashboard (Origin), or (`json`) its body not JSON. */
+function untrustedWrite(ctx: TriggersCtx, dashboardOrigin: string, req: Request, json: boolean): AppError | undefined {
+  if (json && !/^application\/json\s*(;|$)/i.test(req.headers["content-type"] ?? "")) {
+    return new AppError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json");
+  }
+  const self = new URL(ctx.publicUrl()).origin;
+  if (req.headers.origin !== self && req.headers.origin !== dashboardOrigin) {
+    return forbidden(`only pages of ${self} or ${dashboardOrigin} may call this endpoint (Origin header)`);
+  }
+  return undefined;
+}
 
 /**
  * CSRF guard of a cookie-authenticated JSON endpoint: a JSON body (which a cross-site form cannot send)
  * from a page of this service or of the dashboard (the Origin header).
  */
-const jsonFromTrustedOrigin = (ctx: TriggersCtx, dashboardOrigin: string): RequestHandler => (req, _res, next) => {
-  if (!/^application\/json\s*(;|$)/i.test(req.headers["content-type"] ?? "")) {
-    return next(new AppError(415, "unsupported_media_type", "send a JSON body with Content-Type: application/json"));
-  }
-  const self = new URL(ctx.publicUrl()).origin;
-  if (req.headers.origin !== self && req.headers.origin !== dashboardOrigin) {
-    return next(forbidden(`only pages of ${self} or ${dashboardOrigin} may call this endpoint (Origin header)`));
-  }
-  next();
-};
+const jsonFromTrustedOrigin = (ctx: TriggersCtx, dashboardOrigin: string): RequestHandler => (req, _res, next) => next(untrustedWrite(ctx, dashboardOrigin, req, true));
 
 /**
  * Approves the token whose challenge is `q.challenge` for `user`, under the name its link carried:
@@ -118,14 +121,38 @@ async function approve(ctx: TriggersCtx, user: User, q: Approve): Promise<string
   return name;
 }
 
+const BEARER_REQUIRED = "a bearer token is required: Authorization: Bearer <token> (see /SKILL.md for the handshake)";
+
 /** Bearer token → req.user; 401 when missing, unknown, unapproved or revoked. */
 export const requireBearer = (ctx: TriggersCtx): RequestHandler => async (req, _res, next) => {
   const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
-  if (!m) return next(unauthorized("a bearer token is required: Authorization: Bearer <token> (see /SKILL.md for the handshake)"));
+  if (!m) return next(unauthorized(BEARER_REQUIRED));
   const t = await ctx.store.tokenByChallenge(challengeOf(m[1]));
   if (!t || t.revokedAt) return next(unauthorized("the bearer token is unknown, not yet approved, or revoked"));
   req.user = await ctx.store.userById(t.userId);
   next();
+};
+
+/**
+ * The triggers API for agents (bearer token) and for the web dashboard (its session cookie, sent by
+ * the browser with credentials from the dashboard's origin). A cookie rides along on any request to
+ * this service, so a cookie-authenticated write must prove it comes from a page of this service or of
+ * the dashboard (its Origin header, which a page cannot forge), and a body must be JSON (which a
+ * cross-site form cannot send): the CSRF guard of /api/authorize.
+ */
+export const requireUser = (ctx: TriggersCtx): RequestHandler => {
+  const bearer = requireBearer(ctx);
+  const dashboardOrigin = new URL(ctx.config.dashboardUrl).origin;
+  return async (req, res, next) => {
+    if (req.headers.authorization !== undefined || cookie(req, SESSION_COOKIE) === undefined) return bearer(req, res, next);
+    const user = await sessionUser(ctx, req);
+    if (!user) return next(unauthorized(`the dashboard session is unknown or expired (sign in again), or send ${BEARER_REQUIRED}`));
+    // DELETE carries no body: its Origin alone is checked.
+    const refused = req.method === "GET" || req.method === "HEAD" ? undefined : untrustedWrite(ctx, dashboardOrigin, req, req.method !== "DELETE");
+    if (refused) return next(refused);
+    req.user = user;
+    next();
+  };
 };
 
 // `next`: any well-formed text (a control character in it is no reason to refuse a login): safeNext sends what is not ours to "/".

@@ -10,7 +10,9 @@ import { requirePermittedKey } from "../keyCheck";
 import type { TriggersCtx } from "../context";
 import { prepareKind } from "../kinds";
 import type { RunRow, TriggerRow } from "../store/types";
-import { requireBearer } from "./auth";
+import { dashboardCors, requireUser } from "./auth";
+import { keyHash } from "../../protocol/usageKeySeal";
+import { hex32 } from "../../protocol/usageKeyShape";
 
 /** A trigger's name, and the usage key it runs with: one line of well-formed text (400 invalid_text). */
 const label = (max: number) => text({ kind: "label", min: 1, maxChars: max });
@@ -43,12 +45,16 @@ const iso = (ms: number | null) => (ms == null ? null : new Date(ms).toISOString
 /** A stored value as the API shows it: one nested too deeply to serialize (stored by an older version) is described instead. */
 const shown = (v: unknown) => (jsonDeeperThan(v, MAX_STORED_JSON_DEPTH) ? { unavailable: "nested too deeply to show" } : v);
 
-/** The public form of a trigger: never the usage key. */
+/**
+ * The public form of a trigger: never the usage key, only its on-chain hash (what list_api_keys shows),
+ * so an owner sees which key a trigger runs with and is warned before removing it.
+ */
 export const triggerJson = (ctx: TriggersCtx, t: TriggerRow) => ({
   id: t.id,
   name: t.name,
   kind: t.kind,
   enabled: t.enabled,
+  usage_api_key_hash: hex32(keyHash(open(ctx.secretKey, t.usageKeySealed))),
   action_code: t.actionCode,
   default_params: shown(t.defaultParams),
   config: shown(t.config),
@@ -72,8 +78,10 @@ export const runJson = (r: RunRow) => ({
 
 export function triggerRoutes(ctx: TriggersCtx): Router {
   const r = Router();
-  r.use("/api/triggers", requireBearer(ctx), jsonBody({ limit: ctx.config.apiBodyLimit, maxDepth: ctx.config.maxJsonDepth }));
-  r.use("/api/runs", requireBearer(ctx));
+  // The web dashboard manages triggers from its origin with the session cookie (requireUser's CSRF guard).
+  const cors = dashboardCors(new URL(ctx.config.dashboardUrl).origin, "GET, POST, PATCH, DELETE");
+  r.use("/api/triggers", cors, requireUser(ctx), jsonBody({ limit: ctx.config.apiBodyLimit, maxDepth: ctx.config.maxJsonDepth }));
+  r.use("/api/runs", cors, requireUser(ctx));
   const own = async (userId: string, id: string) => {
     const t = await ctx.store.getTrigger(id);
     if (!t || t.userId !== userId) throw notFound("trigger_not_found", `no trigger ${id}`);

@@ -2,7 +2,8 @@
 import { useState } from "preact/hooks";
 import { usageKeyId, type Backend, type Group, type KeyInput, type UsageKey } from "../backend";
 import { Alert, Check, Field, Form, ListTable, Section, SecretReveal, short, useAction, useLoad } from "../ui";
-import { knownKeys } from "../session";
+import { knownKeys, type DashboardConfig } from "../session";
+import { triggersApi } from "../triggersApi";
 
 const LISTS = [
   ["execute_in_groups", "Run actions"],
@@ -91,28 +92,34 @@ function KeyForm({ value, onChange, groups }: { value: KeyInput; onChange: (k: K
   );
 }
 
-export function KeysView({ backend }: { backend: Backend }) {
+/** The triggers (of the signed-in triggers user, when this browser is signed in there) that run with the key of hash `id`. */
+async function triggersUsing(config: DashboardConfig, id: string): Promise<string[]> {
+  if (!config.triggers_url) return [];
+  const api = triggersApi(config.triggers_url.replace(/\/+$/, ""));
+  const signedIn = await api.session().catch(() => null);
+  if (!signedIn) return [];
+  return (await api.list()).filter((t) => t.usage_api_key_hash.toLowerCase() === id.toLowerCase()).map((t) => t.name);
+}
+
+export function KeysView({ backend, config }: { backend: Backend; config: DashboardConfig }) {
   const keys = useLoad(() => backend.listKeys());
   const groups = useLoad(() => backend.listGroups());
   const act = useAction();
   const [draft, setDraft] = useState<KeyInput>();
   const [editing, setEditing] = useState<UsageKey>();
-  const [secretInput, setSecretInput] = useState("");
   const [created, setCreated] = useState<string>();
   const known = knownKeys();
-  const needsValue = backend.kind === "key";
 
   const open = (row?: UsageKey) => {
     setCreated(undefined);
     setEditing(row);
-    setSecretInput(row ? (known.get(row.id) ?? "") : "");
     setDraft(row ? fromRow(row) : emptyKey());
   };
   const save = () =>
     act.run(async () => {
       if (!draft!.name.trim()) throw new Error("give the key a name");
       if (editing) {
-        await backend.updateKey({ id: editing.id, secret: secretInput.trim() || undefined }, draft!);
+        await backend.updateKey({ id: editing.id }, draft!);
       } else {
         const secret = await backend.addKey(draft!);
         known.set(usageKeyId(secret), secret);
@@ -123,11 +130,24 @@ export function KeysView({ backend }: { backend: Backend }) {
     });
   const remove = (row: UsageKey) =>
     act.run(async () => {
-      const secret = known.get(row.id) ?? (needsValue ? window.prompt(`The value of usage key "${row.name}" (the API removes a key by its value):`)?.trim() : undefined);
-      if (needsValue && !secret) return;
-      if (!window.confirm(`Remove usage key "${row.name}"? Services using it stop at once.`)) return;
-      await backend.removeKey({ id: row.id, secret });
+      const using = await triggersUsing(config, row.id);
+      const warning = using.length
+        ? `Usage key "${row.name}" is used by ${using.length === 1 ? "trigger" : "triggers"} ${using.map((n) => `"${n}"`).join(", ")}: ${using.length === 1 ? "its" : "their"} runs fail once it is removed. Remove it anyway?`
+        : `Remove usage key "${row.name}"? Services using it stop at once.`;
+      if (!window.confirm(warning)) return;
+      await backend.removeKey({ id: row.id });
       known.delete(row.id);
+      keys.reload();
+    });
+  const rotate = (row: UsageKey) =>
+    act.run(async () => {
+      const using = await triggersUsing(config, row.id);
+      const note = using.length ? ` Triggers ${using.map((n) => `"${n}"`).join(", ")} run with it: give them the new key (Triggers tab, Edit).` : "";
+      if (!window.confirm(`Rotate usage key "${row.name}"? A new key with the same permissions replaces it, and the old one stops at once.${note}`)) return;
+      const secret = await backend.rotateKey!({ id: row.id });
+      known.delete(row.id);
+      known.set(usageKeyId(secret), secret);
+      setCreated(secret);
       keys.reload();
     });
 
@@ -150,6 +170,7 @@ export function KeysView({ backend }: { backend: Backend }) {
             <td>{k.expiration !== "0" ? new Date(Number(k.expiration) * 1000).toISOString().slice(0, 16).replace("T", " ") : "never"}</td>
             <td class="actions">
               <button type="button" onClick={() => open(k)}>Edit</button>
+              {backend.rotateKey && <button type="button" disabled={act.busy} onClick={() => rotate(k)}>Rotate</button>}
               <button type="button" class="danger" disabled={act.busy} onClick={() => remove(k)}>Remove</button>
             </td>
           </>
@@ -163,9 +184,6 @@ export function KeysView({ backend }: { backend: Backend }) {
       {draft && (
         <Form onSubmit={() => save()}>
           <h3>{editing ? `Edit "${editing.name}"` : "New usage key"}</h3>
-          {editing && needsValue && (
-            <Field label="The key's value (the API identifies a usage key by its value)" name="usage_api_key" type="password" value={secretInput} onInput={setSecretInput} required />
-          )}
           <KeyForm value={draft} onChange={setDraft} groups={groups.data ?? []} />
           <div class="row">
             <button class="primary" disabled={act.busy}>{act.busy ? "Saving…" : editing ? "Save permissions" : "Create usage key"}</button>

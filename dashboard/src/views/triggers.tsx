@@ -7,29 +7,7 @@
 import { useState } from "preact/hooks";
 import type { DashboardConfig } from "../session";
 import { Alert, Field, Form, Section, useAction, useLoad } from "../ui";
-
-async function triggersCall<T>(base: string, path: string, body?: unknown): Promise<T> {
-  let res: Response;
-  try {
-    res = await fetch(`${base}${path}`, {
-      method: body === undefined ? "GET" : "POST",
-      credentials: "include",
-      headers: body === undefined ? {} : { "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (err) {
-    throw new Error(`the triggers service at ${base} could not be reached (${(err as Error).message})`);
-  }
-  const text = await res.text();
-  let parsed: any;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (!res.ok) throw Object.assign(new Error(parsed?.message ?? `the triggers service answered ${res.status}`), { status: res.status });
-  return parsed as T;
-}
+import { triggersApi, triggersCall } from "../triggersApi";
 
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -47,7 +25,7 @@ export function TriggersAuthorizeView({ config, query }: { config: DashboardConf
   const base = (config.triggers_url ?? "").replace(/\/+$/, "");
   const asked = query.get("triggers")?.replace(/\/+$/, "");
   const request = approvalOf(query);
-  const session = useLoad(() => (base ? triggersCall<{ email: string }>(base, "/api/session").catch((err) => (err.status === 401 ? null : Promise.reject(err))) : Promise.resolve(null)), [base]);
+  const session = useLoad(() => (base ? triggersApi(base).session() : Promise.resolve(null)), [base]);
   const act = useAction();
   const [email, setEmail] = useState("");
   const [state, setState] = useState<"idle" | "sent" | "approved">("idle");
@@ -61,13 +39,13 @@ export function TriggersAuthorizeView({ config, query }: { config: DashboardConf
 
   const login = () =>
     act.run(async () => {
-      await triggersCall(base, "/auth/login", { email, next: window.location.href });
+      await triggersApi(base).login(email, window.location.href);
       setState("sent");
     });
   // Exactly what is shown: the challenge, name and ticket of this render's link; the service refuses a mix of two links.
   const approve = () =>
     act.run(async () => {
-      await triggersCall(base, "/api/authorize", { challenge: request.challenge, name: request.name || undefined, ticket: request.ticket });
+      await triggersCall(base, "/api/authorize", { body: { challenge: request.challenge, name: request.name || undefined, ticket: request.ticket } });
       setState("approved");
     });
 
