@@ -5,6 +5,7 @@ import { Ledger } from "../billing/ledger";
 import { ReservationStore } from "../billing/reservations";
 import { Billing } from "../billing/service";
 import { rawExec, rawQuery } from "./helpers/rawDb";
+import { usageOf } from "../billing/usage";
 import { STORES, tempStore, type TempStore } from "./helpers/postgres";
 
 const quiet = pino({ level: "silent" });
@@ -35,6 +36,34 @@ for (const store of STORES) {
       open.push(l);
       return l;
     };
+    it("usage by day (billing/usage.ts): charges by day and kind, card and free-credit top-ups, the credit walked back; the same answer on both databases", async function () {
+      const l = await ledger();
+      const DAY = 86_400_000;
+      const now = Date.UTC(2026, 10, 24, 12);
+      const at = (daysAgo: number, h = 0) => now - daysAgo * DAY + h * 3_600_000;
+      await l.commits.add(async (q) => {
+        for (const [cents, kind, t] of [[3, "run", at(2, -3)], [4, "run", at(2, -2)], [5, "write", at(1)], [7, "run", at(0, -1)], [9, "run", at(5)]] as const) {
+          await q.insertInto("debits").values({ id: l.storage.dialect.nextSeq("debits", "id"), customer_id: "cus_1", cents, kind, detail: "", created_at: t, batch: null, settled: 0 }).execute();
+        }
+        await q.insertInto("debits").values({ id: l.storage.dialect.nextSeq("debits", "id"), customer_id: "cus_2", cents: 100, kind: "run", detail: "", created_at: at(0), batch: null, settled: 0 }).execute();
+        await q.insertInto("credits").values({ payment_intent: "pi_1", customer_id: "cus_1", cents: 500, created_at: at(1), credited_at: at(1, 1), adjustment_id: "a" }).execute();
+        await q.insertInto("credits").values({ payment_intent: "pi_2", customer_id: "cus_1", cents: 800, created_at: at(0), credited_at: null, adjustment_id: null }).execute(); // not credited yet
+        for (const [key, cents, kind] of [["k1", 250, "free_credit"], ["k2", 40, "settlement"]] as const) {
+          await q.insertInto("local_adjustments").values({ idempotency_key: key, id: key, customer_id: "cus_1", delta_cents: cents, ending_credit_cents: 0, metadata: JSON.stringify({ vesta_kind: kind }), created_at: Math.floor(at(0, -2) / 1000) }).execute();
+        }
+      });
+      const u = await usageOf(l, "cus_1", 3, 1000, now);
+      expect(u.days).to.deep.equal([
+        { date: "2026-11-22", run_cents: 7, run_count: 2, write_cents: 0, write_count: 0, topup_cents: 0, credit_cents: 1000 - 250 + 7 + 5 - 500 },
+        { date: "2026-11-23", run_cents: 0, run_count: 0, write_cents: 5, write_count: 1, topup_cents: 500, credit_cents: 1000 - 250 + 7 },
+        { date: "2026-11-24", run_cents: 7, run_count: 1, write_cents: 0, write_count: 0, topup_cents: 250, credit_cents: 1000 },
+      ]);
+      expect(u.topups).to.deep.equal([
+        { at: new Date(at(1, 1)).toISOString(), cents: 500, kind: "card" },
+        { at: new Date(at(0, -2)).toISOString(), cents: 250, kind: "free_credit" },
+      ]);
+    });
+
     const row = (id: string, over: Partial<{ customerId: string; cents: number; owner: string; kind: "run" | "write" }> = {}) => ({
       id,
       customerId: over.customerId ?? "cus_1",
