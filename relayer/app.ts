@@ -86,6 +86,8 @@ export function createApp(ctx: Ctx): Express {
   v1.use(cidRoutes, jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true }));
   // Unauthenticated reads of up to the code limit each: per client, before the store is read.
   v1.use("/get_action_code", perClientLimit(ctx.config.codeReadRateLimitPerMinute, "action code reads"));
+  // Each audit page costs the chain's node up to 50 log queries and a block and a transaction read per entry.
+  v1.use("/list_audit_events", perClientLimit(ctx.config.auditRateLimitPerMinute, "audit log pages"), allClientsLimit(ctx.config.auditTotalRateLimitPerMinute, "audit log pages"));
   v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
   v1.use(jsonBody({ limit: ctx.config.bodyLimit, maxDepth, anyValue: true, type: ["application/json", "application/*+json"] }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.

@@ -50,6 +50,8 @@ const EnvSchema = z
     VESTA_CID_LARGE_RATE_LIMIT: z.coerce.number().int().min(1).default(6),
     VESTA_CID_LARGE_TOTAL_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
     VESTA_ACTION_CODE_RATE_LIMIT: z.coerce.number().int().min(1).default(120),
+    VESTA_AUDIT_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
+    VESTA_AUDIT_TOTAL_RATE_LIMIT: z.coerce.number().int().min(1).default(600),
     VESTA_TRUST_PROXY: z.string().optional(),
     VESTA_ERC1271_GAS_LIMIT: z.coerce.number().int().min(30_000, "VESTA_ERC1271_GAS_LIMIT must be >= 30000").max(10_000_000, "VESTA_ERC1271_GAS_LIMIT is at most 10000000").default(DEFAULT_ERC1271.gasLimit),
     VESTA_ERC1271_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_ERC1271_TIMEOUT_MS must be >= 100").max(30_000, "VESTA_ERC1271_TIMEOUT_MS is at most 30000").default(DEFAULT_ERC1271.timeoutMs),
@@ -170,6 +172,9 @@ export type RelayerConfig = {
   cidLargeTotalPerMinute: number;
   /** Per client address and minute, on get_action_code (unauthenticated reads of stored code). */
   codeReadRateLimitPerMinute: number;
+  /** list_audit_events pages a minute per client, and for all clients together (each page up to 50 log queries, and a block and a transaction read per entry). */
+  auditRateLimitPerMinute: number;
+  auditTotalRateLimitPerMinute: number;
   /** Express `trust proxy`: which proxies may name the client in X-Forwarded-For (false: none). */
   trustProxy: false | number | string;
   /** Bounds of an ERC-1271 isValidSignature call into a contract the caller chose. */
@@ -354,6 +359,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     cidLargeRateLimitPerMinute: e.VESTA_CID_LARGE_RATE_LIMIT,
     cidLargeTotalPerMinute: e.VESTA_CID_LARGE_TOTAL_RATE_LIMIT,
     codeReadRateLimitPerMinute: e.VESTA_ACTION_CODE_RATE_LIMIT,
+    auditRateLimitPerMinute: e.VESTA_AUDIT_RATE_LIMIT,
+    auditTotalRateLimitPerMinute: e.VESTA_AUDIT_TOTAL_RATE_LIMIT,
     trustProxy: trustProxy.value,
     erc1271: { gasLimit: e.VESTA_ERC1271_GAS_LIMIT, timeoutMs: e.VESTA_ERC1271_TIMEOUT_MS },
     logLevel: e.VESTA_LOG_LEVEL,

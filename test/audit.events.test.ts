@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { hex32 } from "../protocol/usageKeyShape";
 import { keyHash } from "../protocol/usageKeySeal";
-import { call } from "./helpers/relayer";
+import { call, newAccount } from "./helpers/relayer";
 import { suiteStack } from "./helpers/relayerChecks";
 import { accountClient, addGroup, addUsageKey, expectError, newCid, ok } from "./helpers/relayerWorkflow";
 
@@ -9,7 +9,7 @@ type Entry = { event: string; args: Record<string, string | boolean>; actor_key_
 
 describe("GET /list_audit_events: the account's administrative history from the contract's events", function () {
   this.timeout(120_000);
-  const stack = suiteStack();
+  const stack = suiteStack({ env: { VESTA_AUDIT_RATE_LIMIT: "1000" } }); // every request of this suite comes from one address
 
   it("answers who, what, when and the transaction, newest first, for this account only", async function () {
     const owner = await accountClient(stack(), false, "audited");
@@ -77,5 +77,22 @@ describe("GET /list_audit_events: the account's administrative history from the 
     for (const q of ["cursor=abc", "cursor=1:", "cursor=-1:0", "cursor=1:2:3", "limit=0", "limit=51", "limit=x", "page=2"]) {
       await expectError(owner.get(`/list_audit_events?${q}`), 400, "invalid_request");
     }
+  });
+});
+
+describe("GET /list_audit_events: rate limited (each page may cost the chain's node 50 log queries)", function () {
+  this.timeout(120_000);
+  // Clients named by X-Forwarded-For from the loopback proxy (the test).
+  const stack = suiteStack({ env: { VESTA_AUDIT_RATE_LIMIT: "3", VESTA_AUDIT_TOTAL_RATE_LIMIT: "5", VESTA_TRUST_PROXY: "loopback" } });
+  const page = (key: string, client: string) => call(stack(), "GET", "/list_audit_events", { key, headers: { "x-forwarded-for": client } });
+
+  it("answers 429 rate_limited past VESTA_AUDIT_RATE_LIMIT a minute per client, and past VESTA_AUDIT_TOTAL_RATE_LIMIT for all clients together", async function () {
+    const owner = (await newAccount(stack(), "audited")).apiKey;
+    for (let i = 0; i < 3; i++) expect((await page(owner, "203.0.113.1")).status).to.equal(200);
+    await expectError(page(owner, "203.0.113.1"), 429, "rate_limited"); // this client's 4th
+    // another client: its own budget (the 4th and 5th pages answered in all; a refused one is not counted)
+    for (let i = 0; i < 2; i++) expect((await page(owner, "203.0.113.2")).status).to.equal(200);
+    const refused = await page(owner, "203.0.113.3"); // a third client's first page, the 6th in all
+    expect([refused.status, refused.body.code, refused.body.message]).to.deep.equal([429, "rate_limited", "too many audit log pages from all clients together (at most 5 a minute); try again in a minute"]);
   });
 });

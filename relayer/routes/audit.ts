@@ -46,9 +46,10 @@ export function auditRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx)
     path: "/list_audit_events",
     tag: "Accounts",
     summary:
-      "The account's administrative history from the AccountConfig contract's events (who, what, when, transaction hash), newest first, a page at a time (next_cursor). The owner only (account key). Scans from VESTA_AUDIT_FROM_BLOCK; a page that found nothing in its scan bound answers an empty page with a next_cursor to go on.",
+      "The account's administrative history from the AccountConfig contract's events (who, what, when, transaction hash), newest first, a page at a time (next_cursor). The owner only (account key). Scans from VESTA_AUDIT_FROM_BLOCK; rate limited per client (VESTA_AUDIT_RATE_LIMIT a minute) and for all clients (VESTA_AUDIT_TOTAL_RATE_LIMIT); a page that found nothing in its scan bound answers an empty page with a next_cursor to go on.",
     auth: "account",
     query: Query,
+    errors: ["rate_limited"],
     response: z.object({ events: z.array(Entry), next_cursor: z.string().nullable() }).openapi("ListAuditEventsResponse"),
     handler: async ({ auth, query }) => auditPage(ctx.chain, auth.accountHash, { limit: query.limit, cursor: query.cursor, fromBlock: ctx.config.auditFromBlock }),
   });
