@@ -93,7 +93,7 @@ describe("attestation endpoints on the relayer (development evidence)", function
     const results = await verifyDeployment(stack.relayer.url, { rpcUrl: stack.rpcUrl, governance: pins });
     expect(results.filter((r) => r.status === "fail")).to.deep.equal([]);
     expect(results.filter((r) => r.status === "skip").map((r) => r.check)).to.deep.equal([
-      "platform.quote-signature", "platform.evidence-quote-signature", "application.image-signatures", "network.tls-certificate", "network.caa",
+      "platform.quote-signature", "platform.evidence-quote-signature", "application.compose-file", "application.image-signatures", "network.tls-certificate", "network.caa",
     ]);
   });
 
