@@ -111,4 +111,3 @@ describe("application.image-signatures: keyless Sigstore bundles checked offline
     fs.rmSync(dir, { recursive: true });
   });
 });
-});
