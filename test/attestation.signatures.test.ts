@@ -70,7 +70,8 @@ describe("application.image-signatures: keyless Sigstore bundles checked offline
     ["a payload swapped after signing", { swapPayload: Buffer.from(JSON.stringify({ subject: [{ digest: { sha256: "a".repeat(64) } }] })) }, "signature verification failed"],
   ] as const) {
     it(`fails when ${what}`, async function () {
-      const r = await check({ ...good, [APP]: [sigstore.bundle({ identity: RELEASE, subjects: [APP], ...o })] });
+      const bundle = sigstore.bundle({ identity: RELEASE, subjects: [APP], ...(o as Partial<BundleOptions>) } as BundleOptions);
+      const r = await check({ ...good, [APP]: [bundle] });
       expect(r.status).to.equal("fail");
       const problems = r.reason.split("; ");
       // the relayer and the triggers service run the same image: both are named, nothing else fails
