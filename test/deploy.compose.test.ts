@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { getComposeHash } from "@phala/dstack-sdk/get-compose-hash";
+import { getComposeHash } from "@phala/dstack-sdk";
 import { appComposeFor, composeImages, composeVariables, deployProblems, deterministicJson, UNRELEASED_DIGEST, VESTA_APP_SETTINGS } from "../attestation/appCompose";
 import { composeHash } from "../attestation/compose";
 import { DEV_COMPOSE_FILE, developmentEvidence } from "../attestation/development";
