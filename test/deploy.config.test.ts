@@ -112,3 +112,23 @@ describe("fail-closed production configuration (VESTA_MODE), checked by the star
     expect(healthUrl({ VESTA_HEALTH_URL: "http://127.0.0.1:1/x" }, cmd("triggers"))).to.equal("http://127.0.0.1:1/x");
   });
 });
+
+describe("the image's production install (npm ci --omit=dev) holds what the services load", function () {
+  this.timeout(120_000);
+
+  it("every package the relayer and the triggers service require is a production dependency (ts-node runs them)", async function () {
+    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", "scripts/lib/runtimeDeps.ts", "relayer/server.ts", "relayer/config.ts", "triggers/server.ts", "triggers/config.ts", "scripts/serve.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.on("error", reject);
+      child.on("exit", (code) => (code === 0 ? resolve({ stdout: out }) : reject(new Error(`exit ${code}`))));
+    });
+    const required = JSON.parse(stdout) as Record<string, string>;
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    const outside = Object.entries(required).filter(([name]) => !(name in pkg.dependencies));
+    expect(outside).to.deep.equal([]);
+    expect(Object.keys(required)).to.include.members(["ethers", "express", "zod"]); // the probe sees the graph
+    for (const runtime of ["ts-node", "typescript", "@sigstore/verify"]) expect(pkg.dependencies, runtime).to.have.property(runtime);
+  });
+});
