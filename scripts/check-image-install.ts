@@ -12,6 +12,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { waitForOutput } from "./lib/waitForOutput";
 
 const ROOT = path.join(__dirname, "..");
 /** What the Dockerfile's runtime stage copies besides node_modules (keep in step with it). */
@@ -21,25 +22,11 @@ const PAYER_KEY = "0xdf57089febbacf7ba0bc227dafbffa9fc08a93fdc68e1e42411a14efcf2
 
 const log = (line: string) => console.log(`check:image-install: ${line}`);
 
-function waitFor(child: ChildProcess, marker: RegExp, what: string, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`${what}: nothing matching ${marker} within ${timeoutMs} ms:\n${out}`)), timeoutMs);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      if (marker.test(out)) {
-        clearTimeout(timer);
-        resolve(out);
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited with ${code}:\n${out}`));
-    });
+/** Waits for `marker` in the output of a child, naming it when that fails. */
+const waitFor = (child: ChildProcess, marker: RegExp, what: string, timeoutMs: number) =>
+  waitForOutput(child, marker, timeoutMs).catch((err: Error) => {
+    throw new Error(`${what}: ${err.message}`);
   });
-}
 
 function stop(child: ChildProcess, what: string): Promise<void> {
   return new Promise((resolve, reject) => {
