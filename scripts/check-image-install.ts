@@ -5,8 +5,10 @@
  * point starts each service from there: the relayer against a local chain (`npm start` of this
  * checkout provides the chain and the contracts), answering GET /health, and the triggers service
  * against that relayer, answering GET /SKILL.md. Both are stopped with SIGTERM and must exit 0.
- * Exits 1 with the reason otherwise. Takes minutes (the install alone ~3 min on 2 cores), which is
- * why the test suite checks the entry point on the existing install instead (test/deploy.config.test.ts).
+ * Exits 1 with the reason otherwise. Takes minutes (the install alone: 3 min on 2 idle cores, 13 on
+ * busy ones), which is why the test suite checks the entry point on the existing install instead
+ * (test/deploy.config.test.ts). VESTA_CHECK_INSTALL_DIR=<dir> installs there and keeps it, and reuses
+ * an install already there (the built files are copied again).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -51,15 +53,27 @@ async function main() {
   for (const f of ["dist/sandbox/sandbox-process.js", "dist/dashboard/index.html", "typechain-types/index.ts"]) {
     if (!fs.existsSync(path.join(ROOT, f))) throw new Error(`${f} is missing: run npm run build first`);
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-image-"));
+  const keep = process.env.VESTA_CHECK_INSTALL_DIR;
+  const dir = keep ? path.resolve(keep) : fs.mkdtempSync(path.join(os.tmpdir(), "vesta-image-"));
+  fs.mkdirSync(dir, { recursive: true });
   const children: ChildProcess[] = [];
+  const stopAll = () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGTERM");
+  };
+  process.once("SIGTERM", () => (stopAll(), process.exit(1)));
+  process.once("SIGINT", () => (stopAll(), process.exit(1)));
   try {
-    for (const f of ["package.json", "package-lock.json"]) fs.copyFileSync(path.join(ROOT, f), path.join(dir, f));
-    log(`npm ci --omit=dev in ${dir}`);
-    const started = Date.now();
-    const ci = spawnSync("npm", ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
-    if (ci.status !== 0) throw new Error(`npm ci --omit=dev failed (exit ${ci.status})`);
-    log(`installed in ${Math.round((Date.now() - started) / 1000)} s`);
+    const installed = fs.existsSync(path.join(dir, "node_modules")) && fs.existsSync(path.join(dir, "package-lock.json")) && fs.readFileSync(path.join(dir, "package-lock.json"), "utf8") === fs.readFileSync(path.join(ROOT, "package-lock.json"), "utf8");
+    if (installed) log(`reusing the production install in ${dir}`);
+    else {
+      for (const f of ["package.json", "package-lock.json"]) fs.copyFileSync(path.join(ROOT, f), path.join(dir, f));
+      log(`npm ci --omit=dev in ${dir}`);
+      const started = Date.now();
+      const ci = spawnSync("npm", ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+      if (ci.status !== 0) throw new Error(`npm ci --omit=dev failed (exit ${ci.status})`);
+      log(`installed in ${Math.round((Date.now() - started) / 1000)} s`);
+    }
+    for (const d of ["chain", "relayer-data", "triggers-data"]) fs.rmSync(path.join(dir, d), { recursive: true, force: true });
     for (const f of IMAGE_FILES) fs.cpSync(path.join(ROOT, f), path.join(dir, f), { recursive: true });
     for (const dev of ["hardhat", "esbuild", "vite", "chai"]) {
       if (fs.existsSync(path.join(dir, "node_modules", dev))) throw new Error(`${dev} (a development dependency) is in the production install`);
@@ -98,9 +112,9 @@ async function main() {
     await stop(relayer, "the relayer");
     log("both services started from the production install and stopped on SIGTERM with exit 0");
   } finally {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGTERM");
+    stopAll();
     await new Promise((r) => setTimeout(r, 2000));
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (!keep) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
