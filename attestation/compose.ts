@@ -19,9 +19,14 @@ export function unpinnedServices(appCompose: string): { images: number; problems
     throw new Error("app_compose is not JSON");
   }
   if (typeof manifest?.docker_compose_file !== "string") throw new Error("app_compose has no docker_compose_file");
+  return unpinnedImages(manifest.docker_compose_file);
+}
+
+/** `unpinnedServices` for the compose file itself (YAML). */
+export function unpinnedImages(composeFile: string): { images: number; problems: string[] } {
   let compose: { services?: Record<string, { image?: unknown; build?: unknown } | null> };
   try {
-    compose = parseYaml(manifest.docker_compose_file);
+    compose = parseYaml(composeFile);
   } catch (err) {
     throw new Error(`docker_compose_file is not valid YAML (${(err as Error).message.split("\n")[0]})`);
   }

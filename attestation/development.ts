@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { appComposeFor } from "./appCompose";
 import { composeHash } from "./compose";
 import { checksumsFile, evidenceFile, jsonDocument, listingDocument, reportDataFor, sha256Hex, type Document, type EvidenceSource } from "./documents";
 import { replayRegister, runtimeEvent } from "./eventLog";
@@ -35,20 +36,8 @@ volumes:
   evidences:
 `;
 
-/** The `app_compose` manifest (dstack's format) around a compose file, as the exact measured string. */
-export const devAppCompose = (composeFile = DEV_COMPOSE_FILE) =>
-  JSON.stringify({
-    manifest_version: 2,
-    name: "vesta",
-    runner: "docker-compose",
-    docker_compose_file: composeFile,
-    kms_enabled: true,
-    gateway_enabled: true,
-    public_logs: false,
-    public_sysinfo: true,
-    local_key_provider_enabled: false,
-    no_instance_id: false,
-  });
+/** The `app_compose` manifest (dstack's format, attestation/appCompose.ts) around a compose file, as the exact measured string. */
+export const devAppCompose = (composeFile = DEV_COMPOSE_FILE) => appComposeFor(composeFile).appCompose;
 
 /** The compose hash of the development evidence (the same on every start). */
 export const devComposeHash = () => composeHash(devAppCompose());

@@ -1,5 +1,5 @@
 import { JsonRpcProvider, type Provider } from "ethers";
-import { applicationChecks } from "./checks/application";
+import { applicationChecks, type ApplicationOptions } from "./checks/application";
 import { governanceChecks } from "./checks/governance";
 import { networkChecks, type LiveTls, type ResolveCaa } from "./checks/network";
 import { platformChecks } from "./checks/platform";
@@ -11,7 +11,7 @@ import type { CheckResult } from "./types";
 
 export type { CheckResult, Evidence, GovernancePins };
 
-export type VerifyOptions = DcapOptions & {
+export type VerifyOptions = DcapOptions & ApplicationOptions & {
   /** JSON-RPC URL of the chain holding the app governance contract (AppAuth). */
   rpcUrl?: string;
   /** Or a provider for it (tests); takes precedence over `rpcUrl`. */
@@ -32,7 +32,7 @@ export async function verifyEvidence(ev: Evidence, opts: VerifyOptions = {}): Pr
   try {
     return [
       ...(await platformChecks(ev, opts)),
-      ...(await applicationChecks(ev)),
+      ...(await applicationChecks(ev, opts)),
       ...(await networkChecks(ev, opts)),
       ...(await governanceChecks(ev, provider, opts.governance)),
     ];

@@ -15,6 +15,7 @@ import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
 import { DEFAULT_ERC1271 } from "./signed";
 import { loadBillingConfig, type BillingConfig } from "../billing/config";
 import { productionProblems, VESTA_MODES, type VestaMode } from "./mode";
+import { bootProblemsMessage, MAX_REPLICAS, replicaProblems } from "../protocol/mode";
 import { parseTrustProxy } from "../protocol/trustProxy";
 import { parseExempt } from "./http/authFailures";
 import { CHAIN_NAME } from "../protocol/chains";
@@ -57,6 +58,7 @@ const EnvSchema = z
     VESTA_ERC1271_TIMEOUT_MS: z.coerce.number().int().min(100, "VESTA_ERC1271_TIMEOUT_MS must be >= 100").max(30_000, "VESTA_ERC1271_TIMEOUT_MS is at most 30000").default(DEFAULT_ERC1271.timeoutMs),
     VESTA_DATA_DIR: z.string().default(".vesta"),
     DATABASE_URL: z.string().min(1).optional(),
+    VESTA_REPLICAS: z.coerce.number().int("VESTA_REPLICAS must be a whole number").min(1, "VESTA_REPLICAS must be at least 1").max(MAX_REPLICAS, `VESTA_REPLICAS is at most ${MAX_REPLICAS}`).default(1),
     VESTA_EIP712_DOMAIN_NAME: z.string().min(1).max(128).default(DEFAULT_DOMAIN_NAME),
     VESTA_ACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(MAX_TIMEOUT_MS, `VESTA_ACTION_TIMEOUT_MS is at most ${MAX_TIMEOUT_MS} (15 min)`).default(DEFAULT_LIMITS.timeoutMs),
     VESTA_ACTION_MEMORY_MB: z.coerce.number().int().min(8).max(4096).default(DEFAULT_LIMITS.memoryBytes / 1024 / 1024),
@@ -183,6 +185,8 @@ export type RelayerConfig = {
   dataDir: string;
   /** PostgreSQL for the off-chain stores (storage/); unset: SQLite files in dataDir. */
   databaseUrl?: string;
+  /** VESTA_REPLICAS: processes of this service in the deployment (more than one needs databaseUrl). */
+  replicas: number;
   eip712DomainName: string;
   limits: RunLimits;
   sandboxWorkers?: number;
@@ -334,7 +338,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   problems.push(...billing.problems);
   const identity = loadIdentityConfig(env, mode);
   problems.push(...identity.problems);
-  if (problems.length) throw new Error(`bad relayer environment (VESTA_MODE=${mode}${env.VESTA_MODE ? "" : ", the default"}):\n  - ${problems.join("\n  - ")}`);
+  problems.push(...replicaProblems(e.VESTA_REPLICAS, e.DATABASE_URL));
+  if (e.VESTA_REPLICAS > 1 && billing.config.mode !== "off") {
+    // README, "Storage": the ledger's admission is one synchronous step over an in-process cache.
+    problems.push(`VESTA_REPLICAS=${e.VESTA_REPLICAS}: the billing ledger is a SQLite file of one relayer (not on the storage layer yet), so replicas would each admit spending against the same balances; run one relayer`);
+  }
+  if (problems.length) throw new Error(bootProblemsMessage("relayer", mode, Boolean(env.VESTA_MODE), problems));
   return {
     mode,
     rpcUrl: rpcUrl!,
@@ -366,6 +375,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
     logLevel: e.VESTA_LOG_LEVEL,
     dataDir: e.VESTA_DATA_DIR,
     databaseUrl: e.DATABASE_URL,
+    replicas: e.VESTA_REPLICAS,
     eip712DomainName: e.VESTA_EIP712_DOMAIN_NAME,
     limits: {
       memoryBytes: e.VESTA_ACTION_MEMORY_MB * 1024 * 1024,

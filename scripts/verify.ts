@@ -12,6 +12,10 @@
  *                        computed from the compiled contracts/AppAuth.sol for the app id's address)
  *   --collateral <file>  Intel DCAP collateral JSON (dcap-qvl format) for the quote signatures (VESTA_VERIFY_COLLATERAL)
  *   --pccs-url <url>     fetch the collateral from this PCCS instead (VESTA_VERIFY_PCCS_URL)
+ *   --compose <file>     the compose file the deployment must run (VESTA_VERIFY_COMPOSE_FILE)
+ *   --image-policy <file>  who must have signed each image (JSON; e.g. deploy/image-policy.json) (VESTA_VERIFY_IMAGE_POLICY)
+ *   --signatures <dir>   the images' Sigstore bundles: sha256-<hex>.jsonl (one bundle a line) or sha256-<hex>*.json (VESTA_VERIFY_SIGNATURES)
+ *   --trusted-root <file>  Sigstore trusted root (trusted_root.json); default: the public-good root through TUF (VESTA_VERIFY_TRUSTED_ROOT)
  *   --insecure           fetch from an https URL without validating its certificate
  *   --json               print the results as JSON
  */
@@ -20,6 +24,7 @@ import { parseArgs } from "node:util";
 import { getAddress } from "ethers";
 import { z } from "zod";
 import { formatResults } from "../attestation/report";
+import { readImageSignatureOptions } from "./lib/imageSignatures";
 import { noFailures, verifyDeployment, type GovernancePins } from "../attestation/verify";
 
 const address = z.string().transform((a, ctx) => {
@@ -43,7 +48,7 @@ const Pins = z.object({
 });
 
 function usage(message: string): never {
-  console.error(`${message}\nusage: npm run verify -- <base_url> [--rpc-url <url>] [--safe <address> --safe-threshold <n> --safe-owners <a,b,...>] [--app-auth-code-hash <0x..>] [--collateral <file>] [--pccs-url <url>] [--insecure] [--json]`);
+  console.error(`${message}\nusage: npm run verify -- <base_url> [--rpc-url <url>] [--safe <address> --safe-threshold <n> --safe-owners <a,b,...>] [--app-auth-code-hash <0x..>] [--collateral <file>] [--pccs-url <url>] [--compose <file>] [--image-policy <file> --signatures <dir> [--trusted-root <file>]] [--insecure] [--json]`);
   process.exit(2);
 }
 
@@ -60,6 +65,10 @@ async function main() {
         "app-auth-code-hash": { type: "string" },
         collateral: { type: "string" },
         "pccs-url": { type: "string" },
+        compose: { type: "string" },
+        "image-policy": { type: "string" },
+        signatures: { type: "string" },
+        "trusted-root": { type: "string" },
         insecure: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
       },
@@ -88,12 +97,33 @@ async function main() {
   });
   if (!pins.success) usage(pins.error.issues.map((i) => i.message).join("; "));
   const governance: GovernancePins = pins.data;
+  const composePath = values.compose ?? process.env.VESTA_VERIFY_COMPOSE_FILE;
+  let composeFile;
+  if (composePath) {
+    try {
+      composeFile = { name: composePath, text: fs.readFileSync(composePath, "utf8") };
+    } catch (err) {
+      usage(`cannot read the compose file ${composePath}: ${(err as Error).message}`);
+    }
+  }
+  let imageSignatures;
+  try {
+    imageSignatures = await readImageSignatureOptions({
+      policy: values["image-policy"] ?? process.env.VESTA_VERIFY_IMAGE_POLICY,
+      signatures: values.signatures ?? process.env.VESTA_VERIFY_SIGNATURES,
+      trustedRoot: values["trusted-root"] ?? process.env.VESTA_VERIFY_TRUSTED_ROOT,
+    });
+  } catch (err) {
+    usage((err as Error).message);
+  }
   const results = await verifyDeployment(baseUrl, {
     governance,
     rpcUrl: values["rpc-url"] ?? process.env.VESTA_VERIFY_RPC_URL,
     collateral,
     pccsUrl: values["pccs-url"] ?? process.env.VESTA_VERIFY_PCCS_URL,
     insecure: values.insecure,
+    composeFile,
+    imageSignatures,
   });
   console.log(values.json ? JSON.stringify(results, null, 2) : `Verifying ${baseUrl}\n\n${formatResults(results)}`);
   process.exitCode = noFailures(results) ? 0 : 1;

@@ -19,7 +19,7 @@ const OFFLINE_PASSES = [
   "platform.event-log", "platform.evidence-event-log", "application.compose-hash", "application.images-pinned",
   "application.measured-compose-hash", "application.measured-app-id", "network.evidence-checksums", "network.report-data",
 ];
-const ALWAYS_SKIPPED = ["platform.quote-signature", "platform.evidence-quote-signature", "application.image-signatures"];
+const ALWAYS_SKIPPED = ["platform.quote-signature", "platform.evidence-quote-signature", "application.compose-file", "application.image-signatures"];
 
 /** Changes one runtime event of /attestation's event log. */
 const editEvent = (ev: Evidence, name: string, change: (e: { event_payload: string; digest: string }) => void) =>

@@ -6,6 +6,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { ethers, ignition, network } from "hardhat";
 import AppAuthModule from "../ignition/modules/AppAuth";
+import { appComposeFor } from "../attestation/appCompose";
+import { composeHash } from "../attestation/compose";
 import { devComposeHash } from "../attestation/development";
 import type { CheckResult } from "../attestation/types";
 import { GOVERNANCE_CHECKS } from "../attestation/checks/governance";
@@ -78,23 +80,30 @@ describe("compose hash governance through the AppAuth owner Safe", function () {
     await expect(signProposal(conn(owners[0]), { ...one, tx: { ...one.tx, nonce: one.tx.nonce + 1 } })).to.be.rejectedWith("the proposal file was altered");
   });
 
-  it("runs as npm tasks: propose, sign and execute from the environment, against the chain's RPC URL", async function () {
-    this.timeout(60_000);
-    const other = ethers.id("compose file for the tasks");
+  it("runs as npm tasks: propose (from the compose file), sign and execute from the environment, against the chain's RPC URL", async function () {
+    this.timeout(180_000); // five processes, each loading the Safe kit
+    const composeFile = path.join(dir, "docker-compose.yml");
+    fs.writeFileSync(composeFile, `services:\n  relayer:\n    image: ghcr.io/vesta-project/vesta@sha256:${"4".repeat(64)}\n`);
+    const other = `0x${appComposeFor(fs.readFileSync(composeFile, "utf8")).composeHash}`;
     const [alice, bob] = chainKeys(10, 2);
     const env = {
       ...process.env,
       VESTA_RPC_URL: stack.rpcUrl,
       VESTA_PROPOSAL_FILE: path.join(dir, "task-proposal.json"),
       VESTA_APP_AUTH_ADDRESS: appAuth,
-      VESTA_COMPOSE_HASH: other.slice(2),
+      VESTA_COMPOSE_FILE: composeFile,
+      VESTA_APP_COMPOSE_FILE: path.join(dir, "app-compose.json"),
       VESTA_SAFE_CONTRACT_NETWORKS: path.join(dir, "safe-contracts.json"),
     };
-    const task = async (step: string, key?: string) =>
+    const task = async (step: string, key?: string, more: Record<string, string> = {}) =>
       (await promisify(execFile)(process.execPath, ["--require", "ts-node/register/transpile-only", "scripts/governance/compose-hash.ts", step], {
-        env: { ...env, ...(key ? { VESTA_SIGNER_KEY: key } : {}) },
+        env: { ...env, ...(key ? { VESTA_SIGNER_KEY: key } : {}), ...more },
       })).stdout;
+    const mismatch = await task("propose", undefined, { VESTA_COMPOSE_HASH: "ab".repeat(32) }).then(() => "", (e) => (e as { stderr: string }).stderr);
+    expect(mismatch).to.contain(`has compose hash ${other}, not VESTA_COMPOSE_HASH 0x${"ab".repeat(32)}`);
+    expect(fs.existsSync(env.VESTA_PROPOSAL_FILE)).to.equal(false);
     expect(await task("propose")).to.contain(`Proposed addComposeHash(${other}) on ${appAuth}`);
+    expect(composeHash(fs.readFileSync(env.VESTA_APP_COMPOSE_FILE, "utf8"))).to.equal(other.slice(2)); // the manifest to deploy
     await task("sign", alice);
     expect(await task("sign", bob)).to.contain(`signatures so far: ${owners[0]}, ${owners[1]}`);
     expect(await task("execute", bob)).to.contain(`Executed: ${other} is allowed on ${appAuth}`);
@@ -104,7 +113,7 @@ describe("compose hash governance through the AppAuth owner Safe", function () {
 
   it("reports every missing variable of a task at once", function () {
     expect(() => readGovernanceEnv({ VESTA_RPC_URL: "http://127.0.0.1:8545" }, { signer: true, proposal: true })).to.throw(
-      /VESTA_SIGNER_KEY: required[\s\S]*VESTA_APP_AUTH_ADDRESS: required[\s\S]*VESTA_COMPOSE_HASH: required/,
+      /VESTA_SIGNER_KEY: required[\s\S]*VESTA_APP_AUTH_ADDRESS: required/,
     );
   });
 });

@@ -1,31 +1,13 @@
 import { expect } from "chai";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { JsonRpcProvider } from "ethers";
 import { readStartEnv } from "../scripts/lib/env";
+import { waitForOutput } from "../scripts/lib/waitForOutput";
 
-/** Waits until `child` prints `marker`, or fails with what it printed. */
-function waitFor(child: ChildProcess, marker: string, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`no "${marker}" within ${timeoutMs} ms:\n${out}`)), timeoutMs);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes(marker)) {
-        clearTimeout(timer);
-        resolve(out);
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before "${marker}":\n${out}`));
-    });
-  });
-}
+const waitFor = waitForOutput;
 
 describe("npm start (scripts/start.ts)", function () {
   this.timeout(180_000);

@@ -49,7 +49,7 @@ describe(`triggers service: approval from the web dashboard (session, CORS, JSON
 
   it("defaults TRIGGERS_DASHBOARD_URL to the core's origin + /dashboard/ and refuses a URL that is not http(s)", () => {
     expect(h.svc.ctx.config.dashboardUrl).to.equal(DASHBOARD);
-    const core = { TRIGGERS_CORE_URL: "http://127.0.0.1:8000" };
+    const core = { VESTA_MODE: "development", TRIGGERS_CORE_URL: "http://127.0.0.1:8000" };
     expect(loadTriggersConfig({ ...core, TRIGGERS_DASHBOARD_URL: "https://app.example/dash?x=1#y" }).dashboardUrl).to.equal("https://app.example/dash/");
     expect(() => loadTriggersConfig({ ...core, TRIGGERS_DASHBOARD_URL: "javascript:alert(1)" })).to.throw(/TRIGGERS_DASHBOARD_URL/);
   });

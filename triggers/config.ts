@@ -1,6 +1,7 @@
 import { metricsToken, shutdownDeadline } from "../protocol/ops/config";
 import { z } from "zod";
 import { parseTrustProxy } from "../protocol/trustProxy";
+import { bootProblemsMessage, MAX_REPLICAS, replicaProblems, VESTA_MODES, type VestaMode } from "../protocol/mode";
 
 import { CHAINS, type ChainName } from "./chains";
 
@@ -9,6 +10,8 @@ export { CHAINS, type ChainName };
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 
 const EnvSchema = z.object({
+  VESTA_MODE: z.enum(VESTA_MODES, { message: "VESTA_MODE must be development or production" }).default("production"),
+  VESTA_REPLICAS: int(1, MAX_REPLICAS).default(1),
   TRIGGERS_HOST: z.string().default("127.0.0.1"),
   TRIGGERS_PORT: int(0, 65535).default(8100),
   TRIGGERS_PUBLIC_URL: z.string().url("TRIGGERS_PUBLIC_URL must be a URL").optional(),
@@ -56,6 +59,10 @@ const EnvSchema = z.object({
 });
 
 export type TriggersConfig = {
+  /** VESTA_MODE (protocol/mode.ts); production is the default. */
+  mode: VestaMode;
+  /** VESTA_REPLICAS: triggers processes in the deployment (more than one needs databaseUrl and TRIGGERS_SECRET_KEY). */
+  replicas: number;
   host: string;
   port: number;
   publicUrl?: string;
@@ -126,16 +133,26 @@ function directoryUrl(url: string): string {
 /** Reads the environment; a bad one throws one message listing every problem. */
 export function loadTriggersConfig(env: Record<string, string | undefined> = process.env): TriggersConfig {
   const r = EnvSchema.safeParse(env);
-  if (!r.success) throw new Error(`invalid triggers environment: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  const mode: VestaMode = env.VESTA_MODE === "development" ? "development" : "production";
+  if (!r.success) throw new Error(bootProblemsMessage("triggers", mode, Boolean(env.VESTA_MODE), r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`)));
   const e = r.data;
   const trustProxy = parseTrustProxy(e.TRIGGERS_TRUST_PROXY, "TRIGGERS_TRUST_PROXY");
-  if (trustProxy.problem) throw new Error(`invalid triggers environment: ${trustProxy.problem}`);
+  const problems = [...(trustProxy.problem ? [trustProxy.problem] : []), ...replicaProblems(e.VESTA_REPLICAS, e.DATABASE_URL)];
+  if (e.VESTA_REPLICAS > 1 && !e.TRIGGERS_SECRET_KEY) {
+    problems.push(`TRIGGERS_SECRET_KEY: required with VESTA_REPLICAS=${e.VESTA_REPLICAS} (every replica must open the usage keys any of them sealed; a key file is per process)`);
+  }
+  if (e.VESTA_MODE === "production" && !e.TRIGGERS_PUBLIC_URL?.startsWith("https://")) {
+    problems.push("TRIGGERS_PUBLIC_URL: production needs the service's public https URL (webhook and sign-in links are built from it)");
+  }
+  if (problems.length) throw new Error(bootProblemsMessage("triggers", e.VESTA_MODE, Boolean(env.VESTA_MODE), problems));
   const rpc: Partial<Record<ChainName, string>> = {};
   for (const c of CHAINS) {
     const url = e[`TRIGGERS_RPC_${c.toUpperCase()}` as keyof typeof e] as string | undefined;
     if (url) rpc[c] = url;
   }
   return {
+    mode: e.VESTA_MODE,
+    replicas: e.VESTA_REPLICAS,
     host: e.TRIGGERS_HOST,
     port: e.TRIGGERS_PORT,
     publicUrl: e.TRIGGERS_PUBLIC_URL?.replace(/\/$/, ""),

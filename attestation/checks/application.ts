@@ -1,4 +1,6 @@
+import { appComposeFor, composeImages } from "../appCompose";
 import { composeHash, unpinnedServices } from "../compose";
+import { checkImageSignatures, type ImageSignatureOptions } from "../signatures";
 import { attempt, docJson, fail, pass, skip, type Evidence, type Outcome } from "../evidence";
 import { parseEventLog, runtimeEventPayloads } from "../eventLog";
 import { AttestationDoc, bareHex, InfoDoc, PATHS, type CheckResult } from "../types";
@@ -13,11 +15,45 @@ function measured(ev: Evidence, name: string, field: string, expected: string): 
   return pass(`the ${name} event of both event logs equals /info's ${field}`);
 }
 
+export type ApplicationOptions = {
+  /** The compose file (YAML text) the deployment must run, with Vesta's manifest settings (attestation/appCompose.ts). */
+  composeFile?: { name: string; text: string };
+  /** How to check the images' keyless signatures (attestation/signatures.ts). */
+  imageSignatures?: ImageSignatureOptions;
+};
+
+/** The deployed app_compose is the one built from `file`; else which part differs. */
+function sameComposeFile(appCompose: string, file: { name: string; text: string }): Outcome {
+  const expected = appComposeFor(file.text);
+  const actual = composeHash(appCompose);
+  if (actual === expected.composeHash) return pass(`app_compose is the manifest of ${file.name} (compose hash ${actual})`);
+  let deployed: Record<string, unknown> = {};
+  try {
+    deployed = JSON.parse(appCompose);
+  } catch {
+    // reported below as a different compose file
+  }
+  if (deployed.docker_compose_file !== file.text) return fail(`the deployed compose file is not ${file.name} (compose hash ${actual}, ${file.name} gives ${expected.composeHash})`);
+  const wanted = JSON.parse(expected.appCompose) as Record<string, unknown>;
+  const keys = [...new Set([...Object.keys(wanted), ...Object.keys(deployed)])].filter((k) => JSON.stringify(wanted[k]) !== JSON.stringify(deployed[k]));
+  return fail(`the deployed compose file is ${file.name}, but its manifest settings differ (${keys.sort().join(", ") || "serialization"}): compose hash ${actual}, expected ${expected.composeHash}`);
+}
+
+/** Every image of the deployed compose file is signed as the policy says. */
+function signedImages(appCompose: string, opts: ImageSignatureOptions | undefined): Outcome {
+  if (!opts) return skip("no image policy given (verify --image-policy <file> --trusted-root <file> --signatures <dir>): the images' keyless signatures are not checked");
+  const manifest = JSON.parse(appCompose) as { docker_compose_file?: unknown };
+  if (typeof manifest.docker_compose_file !== "string") return fail("app_compose has no docker_compose_file");
+  const { problems, notes } = checkImageSignatures(composeImages(manifest.docker_compose_file), opts);
+  return problems.length ? fail(problems.join("; ")) : pass(notes.join("; "));
+}
+
 /**
- * Application: `/info`'s compose file hashes to its compose hash, pins every image by digest, and
- * is the one the TEE measured (the compose-hash and app-id runtime events).
+ * Application: `/info`'s compose file hashes to its compose hash, pins every image by digest, is
+ * the one the TEE measured (the compose-hash and app-id runtime events), is the operator's compose
+ * file (when given), and its images are signed by whom the image policy says (when given).
  */
-export async function applicationChecks(ev: Evidence): Promise<CheckResult[]> {
+export async function applicationChecks(ev: Evidence, opts: ApplicationOptions = {}): Promise<CheckResult[]> {
   const info = () => docJson(ev, PATHS.info, InfoDoc);
   return Promise.all([
     attempt("application.compose-hash", () => {
@@ -31,9 +67,10 @@ export async function applicationChecks(ev: Evidence): Promise<CheckResult[]> {
       const { images, problems } = unpinnedServices(info().tcb_info.app_compose);
       return problems.length ? fail(problems.join("; ")) : pass(`all ${images} images are pinned with @sha256: digests`);
     }),
-    attempt("application.image-signatures", () =>
-      skip("not checked here: verify the images' keyless (Sigstore) signatures with cosign against the operator's CI identity"),
+    attempt("application.compose-file", () =>
+      opts.composeFile ? sameComposeFile(info().tcb_info.app_compose, opts.composeFile) : skip("no compose file given (verify --compose <file>): which compose file runs is not compared"),
     ),
+    attempt("application.image-signatures", () => signedImages(info().tcb_info.app_compose, opts.imageSignatures)),
     attempt("application.measured-compose-hash", () => measured(ev, "compose-hash", "compose_hash", bareHex(info().compose_hash))),
     attempt("application.measured-app-id", () => measured(ev, "app-id", "app_id", bareHex(info().app_id))),
   ]);

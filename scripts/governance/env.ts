@@ -11,9 +11,11 @@ const Env = z.object({
   VESTA_DEPLOYMENT_FILE: z.string().optional(),
   VESTA_COMPOSE_HASH: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, "VESTA_COMPOSE_HASH must be 64 hex characters (0x optional)").optional(),
   VESTA_SAFE_CONTRACT_NETWORKS: z.string().optional(),
+  VESTA_COMPOSE_FILE: z.string().min(1).default("docker-compose.yml"),
+  VESTA_APP_COMPOSE_FILE: z.string().min(1).default(".vesta/app-compose.json"),
 });
 
-export type GovernanceEnv = { connection: Connection; file: string; appAuth?: string; composeHash?: string };
+export type GovernanceEnv = { connection: Connection; file: string; appAuth?: string; composeHash?: string; composeFile: string; appComposeFile: string };
 
 /**
  * Reads the governance tasks' environment; `need` names what this step requires. Throws one error
@@ -33,7 +35,6 @@ export function readGovernanceEnv(env: NodeJS.ProcessEnv, need: { signer?: boole
     } catch {
       problems.push("VESTA_APP_AUTH_ADDRESS: required, the AppAuth address (or VESTA_DEPLOYMENT_FILE with appAuth)");
     }
-    if (!e.VESTA_COMPOSE_HASH) problems.push("VESTA_COMPOSE_HASH: required, the compose hash to allow");
   }
   if (problems.length) throw new Error(`bad environment:\n  - ${problems.join("\n  - ")}`);
   const key = e.VESTA_SIGNER_KEY;
@@ -46,5 +47,7 @@ export function readGovernanceEnv(env: NodeJS.ProcessEnv, need: { signer?: boole
     file: e.VESTA_PROPOSAL_FILE,
     appAuth,
     composeHash: e.VESTA_COMPOSE_HASH && `0x${e.VESTA_COMPOSE_HASH.replace(/^0x/i, "").toLowerCase()}`,
+    composeFile: e.VESTA_COMPOSE_FILE,
+    appComposeFile: e.VESTA_APP_COMPOSE_FILE,
   };
 }

@@ -31,7 +31,7 @@ export async function childEnvs(base: NodeJS.ProcessEnv, c: Chain): Promise<Chil
   const relayerUrl = `http://${rc.host}:${relayerPort}`;
 
   // The local chain serves chain-event triggers as `ethereum`.
-  const triggers: NodeJS.ProcessEnv = { TRIGGERS_LOG_LEVEL: "warn", TRIGGERS_DATA_DIR: path.join(c.dataDir, "triggers"), TRIGGERS_RPC_ETHEREUM: c.rpcUrl, ...base, TRIGGERS_CORE_URL: relayerUrl };
+  const triggers: NodeJS.ProcessEnv = { TRIGGERS_LOG_LEVEL: "warn", TRIGGERS_DATA_DIR: path.join(c.dataDir, "triggers"), TRIGGERS_RPC_ETHEREUM: c.rpcUrl, ...base, VESTA_MODE: "development", TRIGGERS_CORE_URL: relayerUrl };
   const tc = loadTriggersConfig(triggers);
   // 8100 (the default) taken: any free port; a port set explicitly is used as is (the child says if it is in use).
   const triggersPort = base.TRIGGERS_PORT && tc.port ? tc.port : ((tc.port && (await probePort(tc.host, tc.port))) || (await probePort(tc.host, 0))!);

@@ -30,6 +30,7 @@ export async function startHarness(env: Record<string, string>, opts: TriggersOp
   const h: Harness = {
     dataDir,
     env: {
+      VESTA_MODE: "development", // production wants the public https URL (its own test: test/deploy.config.test.ts)
       TRIGGERS_PORT: "0",
       TRIGGERS_DATA_DIR: dataDir,
       TRIGGERS_QUEUE_POLL_MS: "20",
