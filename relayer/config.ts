@@ -339,10 +339,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   const identity = loadIdentityConfig(env, mode);
   problems.push(...identity.problems);
   problems.push(...replicaProblems(e.VESTA_REPLICAS, e.DATABASE_URL));
-  if (e.VESTA_REPLICAS > 1 && billing.config.mode !== "off") {
-    // README, "Storage": the ledger's admission is one synchronous step over an in-process cache.
-    problems.push(`VESTA_REPLICAS=${e.VESTA_REPLICAS}: the billing ledger is a SQLite file of one relayer (not on the storage layer yet), so replicas would each admit spending against the same balances; run one relayer`);
-  }
   if (problems.length) throw new Error(bootProblemsMessage("relayer", mode, Boolean(env.VESTA_MODE), problems));
   return {
     mode,
