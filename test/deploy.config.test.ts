@@ -61,7 +61,6 @@ describe("fail-closed production configuration (VESTA_MODE), checked by the star
       "VESTA_BILLING=local",
       "VESTA_FREE_CREDIT_CENTS",
       "DATABASE_URL",
-      "VESTA_REPLICAS=3",
     ]);
     expect(r.stderr).to.contain("DATABASE_URL: required with VESTA_REPLICAS=3 (replicas share their state through PostgreSQL");
     expect(r.stdout).to.equal(""); // it never started
