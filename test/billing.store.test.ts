@@ -119,13 +119,14 @@ for (const store of STORES) {
       await s.heartbeat("alive");
       await s.noteStart("theirs");
       await s.noteTx("theirs", "0xabc");
+      await s.noteTx("theirs", "0xdef"); // its replacement: the first is kept (either may be mined)
       const orphans = await s.orphans("me", cut);
       expect(orphans.map((o) => o.id)).to.deep.equal(["handed", "theirs"]);
       const theirs = orphans[1];
-      expect(theirs).to.deep.include({ customerId: "cus_1", cents: 10, unitCents: 2, kind: "run", detail: "d-theirs", owner: "other", txHash: "0xabc" });
+      expect(theirs).to.deep.include({ customerId: "cus_1", cents: 10, unitCents: 2, kind: "run", detail: "d-theirs", owner: "other", txHashes: ["0xabc", "0xdef"] });
       expect(theirs.startedAt).to.be.a("number").that.is.at.least(cut);
       expect(theirs.aliveAt).to.be.below(cut);
-      expect(orphans[0]).to.deep.include({ owner: "", startedAt: null, txHash: null });
+      expect(orphans[0]).to.deep.include({ owner: "", startedAt: null, txHashes: [] });
       await s.abandonAll("me");
       expect((await s.orphans("nobody", 0)).map((o) => o.id)).to.deep.equal(["mine", "handed"]);
       expect((await s.orphans("me", Date.now() + 1000)).map((o) => o.id)).to.deep.equal(["mine", "handed", "theirs", "alive"]);
