@@ -87,6 +87,23 @@ export class Ledger {
     return { credit: row?.credit_cents ?? 0, syncedAt: row?.synced_at ?? 0, pending: toNumber(sums.pending), reserved: toNumber(sums.reserved) };
   }
 
+  /**
+   * Runs `fn` (a provider call that reads or changes the customer's credit, then the recording of
+   * its answer) in turn with every other such call for that customer, in every replica: on
+   * PostgreSQL in a transaction holding an advisory lock on the customer (`fn` gets it, to record
+   * in); on SQLite (one process, whose settler runs them one at a time already) as it is, with no
+   * transaction (`fn` gets undefined). Without the turn, a replica could record a credit the
+   * provider answered before another replica's adjustment after that adjustment was recorded
+   * (settled): its debits would be spendable again.
+   */
+  async creditTurn<T>(customerId: string, fn: (q?: Q) => Promise<T>): Promise<T> {
+    if (!this.storage.dialect.shared) return fn();
+    return this.storage.transaction(async (trx) => {
+      await this.storage.dialect.serialize(trx, `billing-credit:${customerId}`);
+      return fn(trx);
+    });
+  }
+
   /** Records the customer's credit as the provider answered it. */
   async setCredit(customerId: string, creditCents: number, q: Q = this.db): Promise<void> {
     await q.updateTable("customers").set({ credit_cents: creditCents, synced_at: now() }).where("customer_id", "=", customerId).execute();
@@ -169,13 +186,14 @@ export class Ledger {
   }
 
   /** The provider applied the batch: its debits are settled and the customer's credit is `endingCreditCents`. */
-  async settleBatch(batch: Batch, adjustmentId: string, endingCreditCents: number): Promise<void> {
-    await this.storage.transaction(async (trx) => {
+  async settleBatch(batch: Batch, adjustmentId: string, endingCreditCents: number, q?: Q): Promise<void> {
+    const settle = async (trx: Q) => {
       const done = await trx.updateTable("batches").set({ settled_at: now(), adjustment_id: adjustmentId, lease_until: null }).where("id", "=", batch.id).where("settled_at", "is", null).executeTakeFirst();
       if (done.numUpdatedRows === 0n) return;
       await trx.updateTable("debits").set({ settled: this.storage.dialect.bool(true) }).where("batch", "=", batch.id).execute();
       await this.setCredit(batch.customerId, endingCreditCents, trx);
-    });
+    };
+    await (q ? settle(q) : this.storage.transaction(settle));
   }
 
   /** Starts crediting a payment intent, or says it was credited or attempted before. */
@@ -187,11 +205,12 @@ export class Ledger {
     return { state: row.credited_at === null ? "retry" : "done", since: row.created_at };
   }
 
-  async finishCredit(paymentIntent: string, customerId: string, adjustmentId: string, endingCreditCents: number): Promise<void> {
-    await this.storage.transaction(async (trx) => {
+  async finishCredit(paymentIntent: string, customerId: string, adjustmentId: string, endingCreditCents: number, q?: Q): Promise<void> {
+    const finish = async (trx: Q) => {
       await trx.updateTable("credits").set({ credited_at: now(), adjustment_id: adjustmentId }).where("payment_intent", "=", paymentIntent).where("credited_at", "is", null).execute();
       await this.setCredit(customerId, endingCreditCents, trx);
-    });
+    };
+    await (q ? finish(q) : this.storage.transaction(finish));
   }
 
   async close(): Promise<void> {

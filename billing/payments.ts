@@ -77,15 +77,19 @@ export class Payments {
     await ledger.durable();
     const adjustment = await providerCall(
       this.billing.settler.serial(async () => {
-        const a = await applyOnce(this.billing.remote, {
-          customerId,
-          deltaCents: pi.amountReceivedCents,
-          key: `vesta-credit-${pi.id}`,
-          metadata: { description: `Vesta credit: payment ${pi.id}`, vesta_payment_intent: pi.id },
-          retry: claim.state === "retry",
-          since: claim.since,
+        // In turn with every replica's settlements and credit reads for this customer (Ledger.creditTurn).
+        const a = await ledger.creditTurn(customerId, async (q) => {
+          const applied = await applyOnce(this.billing.remote, {
+            customerId,
+            deltaCents: pi.amountReceivedCents,
+            key: `vesta-credit-${pi.id}`,
+            metadata: { description: `Vesta credit: payment ${pi.id}`, vesta_payment_intent: pi.id },
+            retry: claim.state === "retry",
+            since: claim.since,
+          });
+          await ledger.finishCredit(pi.id, customerId, applied.id, applied.endingCreditCents, q);
+          return applied;
         });
-        await ledger.finishCredit(pi.id, customerId, a.id, a.endingCreditCents);
         this.billing.reload(customerId);
         return a;
       }),

@@ -16,7 +16,8 @@ export type WriteOutcome = number | "pending";
  *   reservation): the time it may have held a sandbox; one that never started (it was still
  *   queued when its process died) is released: it held nothing;
  * - a write that recorded no transaction hash was never broadcast (the hash is recorded before the
- *   broadcast): released; one with a hash is charged what `resolveWrite` finds from its receipt
+ *   broadcast): released; one with hashes (its transaction and any replacements) is charged what
+ *   `resolveWrite` finds from the receipt of the one mined
  *   (gas used, also when it reverted; 0 when it never landed), or, with no way to look, its reservation.
  */
 export async function recoverOrphans(billing: Billing, resolveWrite: ((r: ReservationRow) => Promise<WriteOutcome>) | undefined, logger: Pick<Logger, "warn" | "info">): Promise<number> {
@@ -25,7 +26,7 @@ export async function recoverOrphans(billing: Billing, resolveWrite: ((r: Reserv
     let charge: WriteOutcome;
     if (r.kind === "run") {
       charge = r.startedAt === null ? 0 : r.unitCents * Math.max(1, Math.ceil((r.aliveAt - r.startedAt) / 1000));
-    } else if (!r.txHash) {
+    } else if (r.txHashes.length === 0) {
       charge = 0;
     } else if (resolveWrite) {
       charge = await resolveWrite(r).catch((err: Error) => {

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Ledger } from "./ledger";
 import type { BillingDb } from "./schema";
 
@@ -18,8 +18,11 @@ export type ReservationRow = {
   startedAt: number | null;
   /** The owner's last heartbeat (ms). */
   aliveAt: number;
-  /** A write's transaction hash, recorded before the transaction is broadcast. */
-  txHash: string | null;
+  /**
+   * A write's transaction hashes, each recorded before it is broadcast: the transaction, then each
+   * replacement (same nonce, higher fees). Any one of them may be the one mined.
+   */
+  txHashes: string[];
 };
 
 type Raw = BillingDb["reservations"];
@@ -34,7 +37,7 @@ const toRow = (r: Raw): ReservationRow => ({
   createdAt: r.created_at,
   startedAt: r.started_at,
   aliveAt: r.alive_at,
-  txHash: r.tx_hash,
+  txHashes: r.tx_hash ? r.tx_hash.split(" ") : [],
 });
 
 type Q = Kysely<BillingDb>;
@@ -76,9 +79,12 @@ export class ReservationStore {
     return true;
   }
 
-  /** Records the transaction hash of a reserved write (before it is broadcast). */
+  /**
+   * Adds a transaction hash of a reserved write (before it is broadcast) to those recorded: a
+   * replacement adds its own, and the one it replaces is kept (it may be the one that is mined).
+   */
   async noteTx(id: string, txHash: string): Promise<void> {
-    await this.db.updateTable("reservations").set({ tx_hash: txHash }).where("id", "=", id).execute();
+    await this.db.updateTable("reservations").set({ tx_hash: sql<string>`coalesce(tx_hash || ' ', '') || ${txHash}` }).where("id", "=", id).execute();
   }
 
   /** Records that the reserved run started now (left the queue for a sandbox); a later start replaces it. */

@@ -288,8 +288,10 @@ export class Billing {
           cap_cents: cap,
         });
       }
-      const adj = await this.remote.adjust(customerId, cents, `free_credit_${crypto.randomUUID()}`, { vesta_kind: "free_credit" });
-      await this.ledger.setCredit(customerId, adj.endingCreditCents);
+      await this.ledger.creditTurn(customerId, async (q) => {
+        const adj = await this.remote.adjust(customerId, cents, `free_credit_${crypto.randomUUID()}`, { vesta_kind: "free_credit" });
+        await this.ledger.setCredit(customerId, adj.endingCreditCents, q);
+      });
       this.reload(customerId);
     });
   }
@@ -303,7 +305,8 @@ export class Billing {
   /** Reads the customer's credit from the provider again. */
   refresh(customerId: string): Promise<void> {
     return this.settler.serial(async () => {
-      await this.ledger.setCredit(customerId, await this.remote.credit(customerId));
+      // In turn with every replica's settlements and credits for this customer (Ledger.creditTurn).
+      await this.ledger.creditTurn(customerId, async (q) => this.ledger.setCredit(customerId, await this.remote.credit(customerId), q));
       this.reload(customerId);
     });
   }

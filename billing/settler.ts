@@ -91,15 +91,18 @@ export class Settler {
 
   private async settleBatch(batch: Batch): Promise<void> {
     const retry = batch.attempts > 0; // counted by the claim, before this send
-    const adjustment = await applyOnce(this.remote, {
-      customerId: batch.customerId,
-      deltaCents: -batch.cents,
-      key: batch.id,
-      metadata: { description: `Vesta usage: ${batch.count} charge(s)`, vesta_debits: String(batch.count) },
-      retry,
-      since: batch.createdAt,
+    // In turn with every replica's credit reads and changes for this customer (Ledger.creditTurn).
+    await this.ledger.creditTurn(batch.customerId, async (q) => {
+      const adjustment = await applyOnce(this.remote, {
+        customerId: batch.customerId,
+        deltaCents: -batch.cents,
+        key: batch.id,
+        metadata: { description: `Vesta usage: ${batch.count} charge(s)`, vesta_debits: String(batch.count) },
+        retry,
+        since: batch.createdAt,
+      });
+      await this.ledger.settleBatch(batch, adjustment.id, adjustment.endingCreditCents, q);
     });
-    await this.ledger.settleBatch(batch, adjustment.id, adjustment.endingCreditCents);
     this.onSettled(batch.customerId);
   }
 }

@@ -110,7 +110,8 @@ export const ERROR_CODES = {
   issuer_unavailable: { status: 503, meaning: "The OpenID issuer's key set (JWKS) could not be fetched; nothing was done, try again." },
   core_unavailable: { status: 503, meaning: "Triggers: the core service could not answer now; nothing was saved." },
   payers_unfunded: { status: 503, meaning: "Every payer wallet of the service is under its minimum balance (VESTA_PAYER_MIN_BALANCE_WEI): nothing was sent; the operator has been warned; Retry-After says when to try again." },
-  shutting_down: { status: 503, meaning: "The service is stopping (SIGTERM): it takes no new work, and work it could not finish before its shutdown deadline ends with this error; nothing more was done; retry on another replica or once it is back." },
+  shutting_down: { status: 503, meaning: "The service is stopping (SIGTERM) and took no new work: nothing was done; retry on another replica or once it is back." },
+  interrupted: { status: 503, meaning: "The service stopped (its shutdown deadline passed) while this request was under way: part of its work may have been done (an action may have had effects and is charged the seconds it ran; a write may still land); check its outcome before retrying." },
   chain_timeout: { status: 504, meaning: "The transaction was not mined in time; it may still land." },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

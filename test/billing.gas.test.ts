@@ -124,10 +124,32 @@ describe("relayed writes cost the account what they cost the payers (gas priced,
     const [receipt] = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
     const ctx = stack().relayer.ctx;
     const row = { id: "x", customerId: "c", cents: 10_000, unitCents: 0, kind: "write" as const, detail: "addGroup", owner: "", createdAt: Date.now(), startedAt: null, aliveAt: Date.now() };
-    expect(await recoveredWriteCost(ctx, { ...row, txHash: receipt.hash })).to.equal(expectedCents(receipt.fee));
+    expect(await recoveredWriteCost(ctx, { ...row, txHashes: [receipt.hash] })).to.equal(expectedCents(receipt.fee));
     const unknown = "0x" + "ab".repeat(32);
-    expect(await recoveredWriteCost(ctx, { ...row, txHash: unknown }), "young: may still land").to.equal("pending");
-    expect(await recoveredWriteCost(ctx, { ...row, txHash: unknown, createdAt: Date.now() - ctx.config.txTimeoutMs - 1 }), "old and unknown to the node: never landed").to.equal(0);
+    expect(await recoveredWriteCost(ctx, { ...row, txHashes: [unknown] }), "young: may still land").to.equal("pending");
+    expect(await recoveredWriteCost(ctx, { ...row, txHashes: [unknown], createdAt: Date.now() - ctx.config.txTimeoutMs - 1 }), "old and unknown to the node: never landed").to.equal(0);
+  });
+
+  it("recovery charges a write whose transaction was replaced (same nonce) from the one that was mined, not only the last signed (a replacement that never landed)", async function () {
+    const owner = await accountClient(stack());
+    const block = await ethers.provider.getBlockNumber();
+    await ok(owner.post("/add_group", { group_name: "g", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] }));
+    const [mined] = await payerReceipts(stack(), block, await ethers.provider.getBlockNumber());
+    const ctx = stack().relayer.ctx;
+    const billing = ctx.billing!;
+    const before = await balance(owner);
+    // A write as the relay records it: its transaction, then a replacement with higher fees that the node refused
+    // (or that lost to the original); the process stops before either receipt came, and recovery looks later.
+    const r = await billing.reserve(await payerOf(ctx, owner.hash), 10_000, "a write", { kind: "write", detail: "addGroup" });
+    await r.noteTx(mined.hash);
+    await r.noteTx("0x" + "cd".repeat(32));
+    r.abandon();
+    const orphan = async () => (await billing.reservations.orphans(billing.owner, 0)).find((o) => o.detail === "addGroup" && o.cents === 10_000);
+    for (let i = 0; i < 50 && !(await orphan()); i++) await new Promise((done) => setTimeout(done, 20));
+    await billing.ledger.db.updateTable("reservations").set({ created_at: Date.now() - ctx.config.txTimeoutMs - 1 }).where("id", "=", (await orphan())!.id).execute(); // past the time it may land
+    await billing.recover((row) => recoveredWriteCost(ctx, row));
+    expect(await orphan(), "ended").to.equal(undefined);
+    expect(before - (await balance(owner)), "charged what the mined transaction cost").to.equal(expectedCents(mined.fee));
   });
 });
 

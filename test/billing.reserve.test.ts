@@ -191,7 +191,7 @@ describe("reservations across a crash (against the Stripe test double)", functio
     for (const r of [unsent, sent, looked]) r.abandon(); // as a write whose receipt did not come
     expect(await b.balance(PAYER)).to.equal(70);
     const seen: string[] = [];
-    expect(await b.recover(async (r) => (seen.push(r.txHash!), r.txHash!.endsWith("02") ? 3 : "pending"))).to.equal(2);
+    expect(await b.recover(async (r) => (seen.push(...r.txHashes), r.txHashes[0].endsWith("02") ? 3 : "pending"))).to.equal(2);
     expect(seen.sort()).to.deep.equal(["0x" + "01".repeat(32), "0x" + "02".repeat(32)]);
     expect(await b.balance(PAYER), "unsent released, looked-up charged 3, pending still held").to.equal(87);
     expect(await b.recover()).to.equal(1);

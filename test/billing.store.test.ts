@@ -119,13 +119,14 @@ for (const store of STORES) {
       await s.heartbeat("alive");
       await s.noteStart("theirs");
       await s.noteTx("theirs", "0xabc");
+      await s.noteTx("theirs", "0xdef"); // its replacement: the first is kept (either may be mined)
       const orphans = await s.orphans("me", cut);
       expect(orphans.map((o) => o.id)).to.deep.equal(["handed", "theirs"]);
       const theirs = orphans[1];
-      expect(theirs).to.deep.include({ customerId: "cus_1", cents: 10, unitCents: 2, kind: "run", detail: "d-theirs", owner: "other", txHash: "0xabc" });
+      expect(theirs).to.deep.include({ customerId: "cus_1", cents: 10, unitCents: 2, kind: "run", detail: "d-theirs", owner: "other", txHashes: ["0xabc", "0xdef"] });
       expect(theirs.startedAt).to.be.a("number").that.is.at.least(cut);
       expect(theirs.aliveAt).to.be.below(cut);
-      expect(orphans[0]).to.deep.include({ owner: "", startedAt: null, txHash: null });
+      expect(orphans[0]).to.deep.include({ owner: "", startedAt: null, txHashes: [] });
       await s.abandonAll("me");
       expect((await s.orphans("nobody", 0)).map((o) => o.id)).to.deep.equal(["mine", "handed"]);
       expect((await s.orphans("me", Date.now() + 1000)).map((o) => o.id)).to.deep.equal(["mine", "handed", "theirs", "alive"]);
@@ -236,6 +237,34 @@ describe("billing across replicas on one PostgreSQL", function () {
     expect(await b.settle()).to.deep.equal({ batches: 1, cents: 30, failed: 0 });
     expect(await b.remote.credit(customer), "found by its key: not applied twice").to.equal(970);
     expect(await b.balance(PAYER)).to.equal(970);
+  });
+
+  it("a credit re-read by one replica that races another's settlement never writes back credit the settlement spent (the provider's answers are recorded in the order it gave them)", async function () {
+    const [a, b] = replicas;
+    const customer = await a.customerId(PAYER);
+    // a re-reads the credit from the provider (a refusal's refresh); its answer (1000) is slow to be recorded...
+    const read = a.remote.credit.bind(a.remote);
+    let answered!: () => void;
+    const slow = new Promise<void>((r) => (answered = r));
+    let asked!: () => void;
+    const askedP = new Promise<void>((r) => (asked = r));
+    a.remote.credit = async (id: string) => {
+      const credit = await read(id);
+      asked();
+      await slow;
+      return credit;
+    };
+    const refreshing = a.refresh(customer);
+    await askedP;
+    // ...while b settles a debit of 30 with the provider (credit 970, the debit settled).
+    await b.debit(customer, 30, "write", "addGroup");
+    const settling = b.settle();
+    await new Promise((r) => setTimeout(r, 300));
+    answered();
+    await Promise.all([refreshing, settling]);
+    a.remote.credit = read;
+    expect(await b.remote.credit(customer), "the provider applied it once").to.equal(970);
+    for (const r of replicas) expect(await r.balance(PAYER), "the 30 spent is not spendable again").to.equal(970);
   });
 
   it("the reservations of a dead replica are ended once, whichever replicas recover them at once", async function () {

@@ -311,6 +311,18 @@ describe("triggers service: the dashboard manages triggers with its session cook
     await http(`${h.svc.url}/api/triggers/${id}`, { method: "DELETE", headers: { cookie, origin: DASHBOARD_ORIGIN } });
   });
 
+  it("401 (never a 500) for a session cookie that is not valid percent-encoding, on every cookie route", async () => {
+    const bad = { cookie: "vesta_triggers_session=%E0%A4%A", origin: DASHBOARD_ORIGIN };
+    const before = await list();
+    for (const [path, method, body] of [["/api/triggers", "GET"], ["/api/triggers", "POST", trigger], ["/api/session", "GET"], ["/api/authorize", "POST", { challenge: "a".repeat(43), ticket: "x" }]] as [string, string, unknown?][]) {
+      const r = await http(`${h.svc.url}${path}`, { method, body, headers: bad });
+      expect([r.status, r.body.code], `${method} ${path}`).to.deep.equal([401, "invalid_api_key"]);
+    }
+    const page = await http<string>(`${h.svc.url}/authorize?challenge=${"a".repeat(43)}`, { headers: bad });
+    expect([page.status, page.headers.get("location")]).to.deep.equal([303, `/auth/login?next=${encodeURIComponent(`/authorize?challenge=${"a".repeat(43)}`)}`]);
+    expect(await list()).to.deep.equal(before);
+  });
+
   it("401 for an unknown session cookie; a bearer token still works from anywhere and sees the same user's triggers", async () => {
     const forged = await http(`${h.svc.url}/api/triggers`, { headers: { cookie: "vesta_triggers_session=forged", origin: DASHBOARD_ORIGIN } });
     expect([forged.status, forged.body.code]).to.deep.equal([401, "invalid_api_key"]);

@@ -11,6 +11,11 @@ import { AppError, errorBodyOf } from "../errors";
 
 const stoppingError = () => new AppError(503, "shutting_down", "the service is stopping and takes no new work; retry shortly (another replica may answer)", undefined, { "retry-after": "5" });
 
+/** The answer of a request the deadline cut short: unlike a refusal on arrival, its work may have been done in part. */
+export const INTERRUPTED_MESSAGE =
+  "the service stopped while this request was under way: part of its work may have been done (an action may have had effects, and is charged the seconds it ran; a write may still land); check its outcome before you retry";
+const interruptedError = () => new AppError(503, "interrupted", INTERRUPTED_MESSAGE);
+
 export class Drain {
   private stoppingSince?: number;
   private readonly open = new Set<Response>();
@@ -57,7 +62,7 @@ export class Drain {
       server.closeIdleConnections(); // connections that finished their request while we waited
     }
     const finished = this.open.size === 0 && this.work.size === 0;
-    for (const res of this.open) if (!res.headersSent) Drain.refuse(res);
+    for (const res of this.open) if (!res.headersSent) Drain.answer(res, interruptedError());
     return finished;
   }
 
@@ -69,7 +74,10 @@ export class Drain {
   }
 
   private static refuse(res: Response): void {
-    const e = stoppingError();
+    Drain.answer(res, stoppingError());
+  }
+
+  private static answer(res: Response, e: AppError): void {
     res.set({ ...e.headers, connection: "close" }).status(e.status).json(errorBodyOf(e));
   }
 }

@@ -143,12 +143,12 @@ async function relayOnce(ctx: Ctx, method: WriteName, args: unknown[], opts: { s
       const fees = await feesOf(ctx);
       const worstGas = signer ? gasLimit + TOP_UP_GAS : gasLimit;
       const charge = await admitWrite(ctx, billedAs, args[0] as bigint, worstGas * fees.worstPrice, { gasOnly: opts.stepOf !== undefined }); // 402 before anything is sent
-      let hash: string | undefined;
+      const hashes: string[] = []; // the transaction's, then each replacement's
       let mined: TransactionReceipt;
       let topUpWei = 0n;
       const decode = (err: unknown) => decodeRevert(contract.interface, err);
       const onSigned = (signed: string) => {
-        hash = signed;
+        hashes.push(signed);
         return charge.noteTx(signed); // recorded before the broadcast
       };
       try {
@@ -156,7 +156,7 @@ async function relayOnce(ctx: Ctx, method: WriteName, args: unknown[], opts: { s
         if (signer) ({ receipt: mined, topUpWei } = await sendAsOwner(ctx, send, signer, tx, fees.worstPrice, decode, onSigned));
         else mined = await send(tx, decode, onSigned);
       } catch (err) {
-        await chargeFailedSend(ctx, charge, hash, err);
+        await chargeFailedSend(ctx, charge, hashes, err);
         throw err;
       }
       await charge.settle(mined.fee + topUpWei);
@@ -186,9 +186,9 @@ async function relayOnce(ctx: Ctx, method: WriteName, args: unknown[], opts: { s
  * send time) is charged what it cost; one that may still land (a timeout, a lost answer) is left to
  * billing's recovery, which looks for its receipt.
  */
-async function chargeFailedSend(ctx: Ctx, charge: WriteCharge, hash: string | undefined, err: unknown): Promise<void> {
-  if (!hash || err instanceof TxNotSent) return charge.release();
-  const receipt = await ctx.chain.provider.getTransactionReceipt(hash).catch(() => null);
+async function chargeFailedSend(ctx: Ctx, charge: WriteCharge, hashes: string[], err: unknown): Promise<void> {
+  if (hashes.length === 0 || err instanceof TxNotSent) return charge.release();
+  const receipt = await minedOf(ctx, hashes).catch(() => null);
   if (receipt) return charge.settle(receipt.fee);
   if (err instanceof AppError && err.status < 500) return charge.release(); // refused before it reached the chain
   charge.abandon();
@@ -199,10 +199,21 @@ async function chargeFailedSend(ctx: Ctx, charge: WriteCharge, hash: string | un
  * may still land (within the transaction timeout, or still known to the node), "pending"; else 0.
  */
 export async function recoveredWriteCost(ctx: Ctx, r: ReservationRow): Promise<WriteOutcome> {
-  const receipt = await ctx.chain.provider.getTransactionReceipt(r.txHash!);
+  // The transaction and its replacements share one nonce: at most one is mined, and it may be any of them.
+  const receipt = await minedOf(ctx, r.txHashes);
   if (receipt) return writeCents(receipt.fee, ctx.billing!.config);
   if (Date.now() - r.createdAt < ctx.config.txTimeoutMs) return "pending";
-  return (await ctx.chain.provider.getTransaction(r.txHash!)) ? "pending" : 0;
+  for (const h of r.txHashes) if (await ctx.chain.provider.getTransaction(h)) return "pending";
+  return 0;
+}
+
+/** The receipt of whichever of `hashes` (a transaction and its replacements) was mined, if one was. */
+async function minedOf(ctx: Ctx, hashes: string[]): Promise<TransactionReceipt | null> {
+  for (const h of hashes) {
+    const receipt = await ctx.chain.provider.getTransactionReceipt(h);
+    if (receipt) return receipt;
+  }
+  return null;
 }
 
 /** Decodes view errors (e.g. GroupNotFound) the same way as writes. */
