@@ -61,7 +61,7 @@ describe("logs: a full workflow in processes leaves none of its secrets in any l
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-triggers-proc-"));
     triggers = await spawnService(
       "triggers/main.ts",
-      { TRIGGERS_CORE_URL: relayer.url, TRIGGERS_PORT: String(port), TRIGGERS_DATA_DIR: dataDir, TRIGGERS_LOG_LEVEL: "debug", TRIGGERS_QUEUE_POLL_MS: "50" },
+      { VESTA_MODE: "development", TRIGGERS_CORE_URL: relayer.url, TRIGGERS_PORT: String(port), TRIGGERS_DATA_DIR: dataDir, TRIGGERS_LOG_LEVEL: "debug", TRIGGERS_QUEUE_POLL_MS: "50" },
       "triggers service listening",
       port,
       dataDir,
