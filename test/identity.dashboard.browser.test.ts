@@ -83,7 +83,11 @@ describe("dashboard: identity sign-in in a browser (issue 21)", function () {
     await page.goto(`${origin}/dashboard/`);
     await page.getByLabel("E-mail address").fill("dora@example.com");
     await page.getByRole("button", { name: "E-mail me a code" }).click();
-    await page.getByLabel("Code from the e-mail").fill(mails[mails.length - 1].code);
+    // The click returns before the request that mails the code has been answered: wait for the mail.
+    let mail: { email: string; code: string } | undefined;
+    for (const deadline = Date.now() + 20_000; !(mail = mails.find((m) => m.email === "dora@example.com")) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+    expect(mail, "the code was mailed").to.not.equal(undefined);
+    await page.getByLabel("Code from the e-mail").fill(mail!.code);
     await page.getByRole("button", { name: "Sign in with the code" }).click();
     const s = await signedInAs();
     expect(s.method).to.equal("email (identity-owned)");

@@ -46,7 +46,8 @@ export function startPostgres(): TempPostgres {
   const initdb = pgProgram("initdb");
   const pgCtl = pgProgram("pg_ctl");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-pg-"));
-  const port = 30_000 + Math.floor(Math.random() * 20_000);
+  // Below Linux's ephemeral range (32768 and up), where a client connection may hold any port; tried again on another port when taken.
+  let port = 0;
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[]) =>
     // cwd: a directory the postgres user may enter (the caller's may be private, e.g. a mutation-testing sandbox)
@@ -54,7 +55,15 @@ export function startPostgres(): TempPostgres {
   try {
     if (asRoot) execFileSync("chown", ["postgres", dir], { stdio: "pipe" });
     run(initdb, ["-D", path.join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync"]);
-    run(pgCtl, ["-D", path.join(dir, "data"), "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, "-w", "-l", path.join(dir, "log"), "start"]);
+    for (let attempt = 1; ; attempt++) {
+      port = 20_000 + Math.floor(Math.random() * 12_000);
+      try {
+        run(pgCtl, ["-D", path.join(dir, "data"), "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, "-w", "-l", path.join(dir, "log"), "start"]);
+        break;
+      } catch (err) {
+        if (attempt >= 5) throw err;
+      }
+    }
   } catch (err) {
     const e = err as Error & { stderr?: Buffer };
     const detail = e.stderr?.toString().trim() || e.message;
