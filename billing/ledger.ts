@@ -128,7 +128,15 @@ export class Ledger {
    */
   async durable(): Promise<void> {
     await this.commits.flush();
-    if (!this.storage.dialect.shared) await sql`PRAGMA wal_checkpoint(PASSIVE)`.execute(this.db);
+    if (this.storage.dialect.shared) return;
+    // Busy: the checkpointer's thread (storage/checkpointer.ts) is in one, which may have synced the
+    // log only up to where it began: this one must run itself.
+    for (let attempt = 0; ; attempt++) {
+      const { rows } = await sql<{ busy: number }>`PRAGMA wal_checkpoint(PASSIVE)`.execute(this.db);
+      if (rows[0]?.busy !== 1) return;
+      if (attempt >= 200) throw new Error("billing: the ledger's log could not be synced (a checkpoint stayed busy for 2 s)");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   /**

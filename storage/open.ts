@@ -5,6 +5,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, S
 import pg from "pg";
 import { Dialect } from "./dialect";
 import { migrate, type StoreSchema } from "./migrate";
+import { checkpointer } from "./checkpointer";
 
 /**
  * Where a store lives: the PostgreSQL database at `databaseUrl` when it is set (every store of every
@@ -107,6 +108,8 @@ export class Storage<DB> {
   private constructor(
     readonly db: Kysely<DB>,
     readonly dialect: Dialect,
+    /** Done after the database closed (SQLite: the checkpointer lets go of the file). */
+    private readonly closed: () => Promise<void> = async () => {},
   ) {}
 
   /**
@@ -131,7 +134,20 @@ export class Storage<DB> {
     database.pragma("journal_mode = WAL");
     database.pragma(`synchronous = ${synchronous}`);
     database.pragma("busy_timeout = 5000");
-    return new Storage(new Kysely<DB>({ dialect: new VestaSqliteDialect(database) }), new Dialect("sqlite"));
+    const db = new Kysely<DB>({ dialect: new VestaSqliteDialect(database) });
+    if (file === ":memory:") return new Storage(db, new Dialect("sqlite"));
+    // The log is copied into the file by the checkpointer's thread, not by a commit on the event loop.
+    const resolved = path.resolve(file);
+    const automatic = () => {
+      try {
+        database.pragma("wal_autocheckpoint = 1000");
+      } catch {
+        /* closed meanwhile */
+      }
+    };
+    database.pragma("wal_autocheckpoint = 0");
+    checkpointer.adopt(resolved, automatic);
+    return new Storage(db, new Dialect("sqlite"), () => checkpointer.release(resolved, automatic));
   }
 
   private static postgres<DB>(url: string, max: number): Storage<DB> {
@@ -147,5 +163,6 @@ export class Storage<DB> {
 
   async close(): Promise<void> {
     await this.db.destroy();
+    await this.closed();
   }
 }

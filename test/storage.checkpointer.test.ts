@@ -1,0 +1,76 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { sql } from "kysely";
+import { Storage } from "../storage";
+import { checkpointer, CHECKPOINT_EVERY_MS } from "../storage/checkpointer";
+
+const schema = {
+  name: "cp",
+  steps: { "0001": async (db: any) => void (await db.schema.createTable("t").addColumn("id", "integer", (c: any) => c.primaryKey()).addColumn("v", "text").execute()) },
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Until `check` holds, or throws its last failure after `ms`. */
+async function eventually(check: () => void, ms = 5000): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      return check();
+    } catch (err) {
+      if (Date.now() > until) throw err;
+      await sleep(20);
+    }
+  }
+}
+
+describe("storage: SQLite checkpoints off the event loop", () => {
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-cp-"))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("a store's commits never checkpoint on its connection; the checkpointer's thread copies the log into the file", async () => {
+    const file = path.join(dir, "s.sqlite");
+    const s = await Storage.open<any>({ sqliteFile: file }, schema);
+    try {
+      const { rows } = await sql<{ wal_autocheckpoint: number }>`PRAGMA wal_autocheckpoint`.execute(s.db);
+      expect(rows[0].wal_autocheckpoint).to.equal(0);
+      const before = fs.statSync(file).size;
+      // ~100 pages of log: far below SQLite's automatic threshold (1000), so only the thread copies them
+      const big = "x".repeat(3000);
+      for (let i = 0; i < 120; i++) await s.db.insertInto("t").values({ id: i, v: big }).execute();
+      await eventually(() => expect(fs.statSync(file).size).to.be.greaterThan(before + 100 * 3000));
+      // the rows are all there, read back through the store's connection
+      const { count } = await s.db.selectFrom("t").select((eb: any) => eb.fn.countAll().as("count")).executeTakeFirstOrThrow();
+      expect(Number(count)).to.equal(120);
+    } finally {
+      await s.close();
+    }
+    // the last connection (the thread's) closed after the store's: nothing is left in a log
+    expect(fs.existsSync(`${file}-wal`)).to.equal(false);
+  });
+
+  it("a store whose checkpoint thread failed goes back to SQLite's automatic checkpoint; stores opened later get a new thread", async () => {
+    const first = await Storage.open<any>({ sqliteFile: path.join(dir, "a.sqlite") }, schema);
+    try {
+      const worker = (checkpointer as unknown as { worker?: { terminate(): Promise<number> } }).worker;
+      expect(worker, "the checkpointer's thread runs").to.not.equal(undefined);
+      await worker!.terminate();
+      await sleep(CHECKPOINT_EVERY_MS);
+      const { rows } = await sql<{ wal_autocheckpoint: number }>`PRAGMA wal_autocheckpoint`.execute(first.db);
+      expect(rows[0].wal_autocheckpoint).to.equal(1000);
+      const later = await Storage.open<any>({ sqliteFile: path.join(dir, "b.sqlite") }, schema);
+      try {
+        const file = path.join(dir, "b.sqlite");
+        const before = fs.statSync(file).size;
+        for (let i = 0; i < 40; i++) await later.db.insertInto("t").values({ id: i, v: "y".repeat(3000) }).execute();
+        await eventually(() => expect(fs.statSync(file).size).to.be.greaterThan(before + 30 * 3000));
+      } finally {
+        await later.close();
+      }
+    } finally {
+      await first.close();
+    }
+  });
+});
