@@ -1,10 +1,10 @@
-import { availableParallelism } from "node:os";
 import pino from "pino";
 import { call, newAccount, startStack, type Stack } from "../test/helpers/relayer";
 import { startStripeDouble } from "../test/helpers/stripeDouble";
 import { startRelayer } from "../relayer/server";
 import { loadBillingConfig } from "../billing/config";
 import { compareOnOff } from "./relayer";
+import { defaultSandboxCount } from "../executor/sandbox/host/pool";
 
 const HELLO = `async function main(params) { return { hello: params.name }; }`;
 const TARGET = 0.9;
@@ -18,7 +18,7 @@ const TARGET = 0.9;
 export async function printBillingBench() {
   console.log("== Billing: action runs over HTTP with billing on (Stripe mode, test double) vs off");
   const double = await startStripeDouble();
-  const workers = String(Math.max(2, availableParallelism()));
+  const workers = String(defaultSandboxCount()); // the relayer's default
   let stack: Stack | undefined;
   let off: Awaited<ReturnType<typeof startRelayer>> | undefined;
   try {

@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import type { AddressInfo } from "node:net";
-import { availableParallelism } from "node:os";
 import express from "express";
 import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
 import { call, newAccount, startStack } from "../test/helpers/relayer";
 import { measure, type LoadShape, type Stats } from "./relayer";
+import { defaultSandboxCount } from "../executor/sandbox/host/pool";
 
 const HELLO = `async function main(params) { return { hello: params.name }; }`;
 const SHAPE: LoadShape = { concurrency: 32, maxRequests: 2000, maxMs: 8000, warmup: 200 };
@@ -54,7 +54,7 @@ type Side = { stats: Stats; mainMs: number; sandboxMs: number };
 export async function printExecutorHttpBench() {
   console.log("== Action runs over HTTP (POST /core/v1/lit_action, hello world, by ipfs_id)");
   // One account makes every request: it may use every sandbox process here (the fair share is the fairness bench's subject).
-  const workers = String(Math.max(2, availableParallelism()));
+  const workers = String(defaultSandboxCount()); // the relayer's default
   const stack = await startStack({ payerCount: 1, env: { VESTA_SANDBOX_WORKERS: workers, VESTA_RUNS_PER_ACCOUNT: workers } });
   const bare = express();
   const server = bare.listen(0, "127.0.0.1");

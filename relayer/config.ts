@@ -1,12 +1,12 @@
 import path from "node:path";
 import fs from "node:fs";
-import os from "node:os";
 import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
 import type { FairShare } from "../executor/sandbox/host/fair-queue";
 import { DEFAULT_SANDBOX_MEMORY_MB, defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
 import { chooseSandboxNetwork, probeNetwork, SANDBOX_NETWORKS, type SandboxNetwork } from "../executor/sandbox/host/network";
+import { defaultSandboxCount } from "../executor/sandbox/host/pool";
 import { DEFAULT_CODE_BYTES_PER_PAYER } from "../executor/codeStore";
 import { DEFAULT_IMPORT_CONFIG, type ImportConfig } from "../executor/sandbox/host/modules";
 import { checkedBase } from "../executor/sandbox/imports";
@@ -312,7 +312,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
   if (!sandboxUser && (e.VESTA_SANDBOX_UID !== undefined || e.VESTA_SANDBOX_GID !== undefined)) {
     problems.push("VESTA_SANDBOX_UID / VESTA_SANDBOX_GID: only a relayer running as root can start its sandbox processes as another user");
   }
-  const workers = e.VESTA_SANDBOX_WORKERS ?? os.availableParallelism();
+  const workers = e.VESTA_SANDBOX_WORKERS ?? defaultSandboxCount();
   for (const [name, id] of [["VESTA_SANDBOX_UID", sandboxUser?.uid], ["VESTA_SANDBOX_GID", sandboxUser?.gid]] as const) {
     // Sandbox i runs as id + i: the whole range must be valid ids.
     if (id !== undefined && id + workers - 1 > 4_294_967_294) problems.push(`${name}: ${id} + ${workers} sandbox processes passes the largest id (4294967294)`);
