@@ -6,8 +6,13 @@ import type { BillingDb } from "./schema";
 export type Write<T> = (trx: Kysely<BillingDb>) => Promise<T>;
 type Entry = { write: Write<unknown>; resolve: (value: unknown) => void; reject: (err: unknown) => void };
 
-/** Commits follow one another at most this often: under load a commit gathers the writes of several turns. */
-export const COMMIT_EVERY_MS = 2;
+/**
+ * Commits follow one another at most this often: under load a commit gathers the writes of several
+ * turns; an idle ledger commits at the end of the turn (no wait). At 2 ms, hello-world runs at ~580/s
+ * made nearly one commit each (~150 us of the event loop a run in BEGIN and COMMIT); at 10 ms, ~90 us
+ * (issue 18, profiles of the http bench). A write waits at most this much longer under load.
+ */
+export const COMMIT_EVERY_MS = 10;
 
 /**
  * The ledger's writes. On SQLite (the file belongs to this process) they are committed together in
@@ -19,8 +24,10 @@ export const COMMIT_EVERY_MS = 2;
  * ~120 us (scratch measurements, issue 18). On PostgreSQL (shared by replicas, each write a round
  * trip that blocks nothing) each write is a transaction of its own, committed before it resolves.
  *
- * Each grouped write runs in a savepoint of its own, in the order added: one that throws rolls
- * back alone and rejects only its promise; a commit that fails rejects them all. A promise resolves
+ * The writes run in the order added. One that throws rejects only its promise: the batch is then
+ * run again with each write in a savepoint of its own, so that one rolls back alone (writes fail
+ * seldom: the first try runs without savepoints, two statements fewer a write). A commit that fails
+ * rejects them all. A promise resolves
  * (with the write's result) once its commit returned: the write is then as durable as any other
  * commit of the ledger. Whoever reads the ledger and must see every write so far awaits flush() first.
  */
@@ -64,6 +71,38 @@ export class GroupCommit {
 
   private async commit(batch: Entry[]): Promise<void> {
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    const failedWrite = Symbol("a write failed");
+    let writeError: { error: unknown } | undefined;
+    try {
+      await this.s.transaction(async (trx) => {
+        for (const entry of batch) {
+          try {
+            outcomes.push({ ok: true, value: await entry.write(trx) });
+          } catch (error) {
+            writeError = { error };
+            throw failedWrite; // rolls the whole batch back
+          }
+        }
+      });
+    } catch (error) {
+      if (error !== failedWrite) {
+        for (const entry of batch) entry.reject(error);
+        return;
+      }
+      if (batch.length === 1) return batch[0].reject(writeError!.error);
+      // Run again below, each write in a savepoint: only the failing one rolls back.
+      outcomes.length = 0;
+      if (!(await this.commitEach(batch, outcomes))) return;
+    }
+    batch.forEach((entry, i) => {
+      const outcome = outcomes[i];
+      if (outcome.ok) entry.resolve(outcome.value);
+      else entry.reject(outcome.error);
+    });
+  }
+
+  /** The batch again, each write in a savepoint; false when the commit failed (every write rejected). */
+  private async commitEach(batch: Entry[], outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[]): Promise<boolean> {
     try {
       await this.s.transaction(async (trx) => {
         for (const entry of batch) {
@@ -80,12 +119,8 @@ export class GroupCommit {
       });
     } catch (error) {
       for (const entry of batch) entry.reject(error);
-      return;
+      return false;
     }
-    batch.forEach((entry, i) => {
-      const outcome = outcomes[i];
-      if (outcome.ok) entry.resolve(outcome.value);
-      else entry.reject(outcome.error);
-    });
+    return true;
   }
 }

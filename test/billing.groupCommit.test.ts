@@ -70,6 +70,25 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
       await s.close();
     });
 
+    it("a write alone in its commit that throws rolls back what it wrote before throwing; the next commit goes on", async function () {
+      const { s, other, rows } = await open();
+      const commits = new GroupCommit(s as unknown as Storage<BillingDb>);
+      await commits.add(insert("a", 1));
+      const failing = commits.add(async (trx) => {
+        await insert("half", 1)(trx);
+        await insert("a", 2)(trx); // primary key taken: throws
+      });
+      await commits.flush();
+      await expect(failing).to.be.rejectedWith(/UNIQUE/);
+      await commits.add(insert("b", 2));
+      expect(rows()).to.deep.equal([
+        { id: "a", n: 1 },
+        { id: "b", n: 2 },
+      ]);
+      other.close();
+      await s.close();
+    });
+
     it("flush() commits at once; a closed database rejects every write of the batch", async function () {
       const { s, other, rows } = await open();
       const commits = new GroupCommit(s as unknown as Storage<BillingDb>);

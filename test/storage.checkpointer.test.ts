@@ -42,7 +42,7 @@ describe("storage: SQLite checkpoints off the event loop", () => {
       for (let i = 0; i < 120; i++) await s.db.insertInto("t").values({ id: i, v: big }).execute();
       await eventually(() => expect(fs.statSync(file).size).to.be.greaterThan(before + 100 * 3000));
       // the rows are all there, read back through the store's connection
-      const { count } = await s.db.selectFrom("t").select((eb: any) => eb.fn.countAll().as("count")).executeTakeFirstOrThrow();
+      const { count } = (await s.db.selectFrom("t").select((eb: any) => eb.fn.countAll().as("count")).executeTakeFirstOrThrow()) as { count: number };
       expect(Number(count)).to.equal(120);
     } finally {
       await s.close();
