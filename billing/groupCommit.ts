@@ -42,9 +42,34 @@ export class GroupCommit {
 
   /** Runs `write` in the next commit; resolves with its result once committed. */
   add<T>(write: Write<T>): Promise<T> {
-    if (this.s.dialect.shared) return this.s.transaction(write);
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+    return this.enqueue(write).done;
+  }
+
+  /**
+   * Like add; `withdraw()` takes the write back while it still waits for its commit (true: it will
+   * not run, and `done` resolves undefined), false once its commit began (or on PostgreSQL, where
+   * each write commits at once).
+   */
+  addWithdrawable(write: Write<void>): { done: Promise<void>; withdraw(): boolean } {
+    const { done, entry } = this.enqueue(write);
+    return {
+      done,
+      withdraw: () => {
+        const at = entry ? this.queue.indexOf(entry) : -1;
+        if (at < 0) return false;
+        this.queue.splice(at, 1);
+        entry!.resolve(undefined);
+        return true;
+      },
+    };
+  }
+
+  private enqueue<T>(write: Write<T>): { done: Promise<T>; entry?: Entry } {
+    if (this.s.dialect.shared) return { done: this.s.transaction(write) };
+    let entry: Entry | undefined;
+    const done = new Promise<T>((resolve, reject) => {
+      entry = { write, resolve: resolve as (value: unknown) => void, reject };
+      this.queue.push(entry);
       if (this.scheduled) return;
       const wait = this.lastCommit + COMMIT_EVERY_MS - performance.now();
       if (wait <= 0) {
@@ -55,6 +80,7 @@ export class GroupCommit {
         this.scheduled = { cancel: () => clearTimeout(timer) };
       }
     });
+    return { done, entry };
   }
 
   /** Commits what was added so far, now; resolves once it (and any commit before it) is committed. Never rejects (each write's promise does). */

@@ -255,9 +255,12 @@ export class Billing {
       // e.g. the ledger closed at shutdown: the row stays, and the next process's recovery ends it
       this.logger.warn({ err: (err as Error)?.message, reservation: row.id }, `billing: could not ${what} a reservation`);
     let ended = false;
+    let start: { withdraw(): boolean } | undefined;
     const end = (cents: number, detail: string, what: string): Promise<void> => {
       if (ended) return Promise.resolve();
       ended = true;
+      // A start still waiting for its commit is not written: the end, in that same commit, removes the row.
+      start?.withdraw();
       return this.endReservation(row, cents, detail).then(() => undefined, warn(what));
     };
     return {
@@ -265,7 +268,12 @@ export class Billing {
       settle: (cents, detail) => end(cents, detail, "settle"),
       release: () => end(0, "released", "release"),
       noteTx: (txHash) => this.reservations.noteTx(row.id, txHash).catch(warn("record the transaction of")),
-      noteStart: () => void this.ledger.commits.add((trx) => this.reservations.noteStart(row.id, trx)).catch(warn("record the start of")),
+      noteStart: () => {
+        if (ended) return;
+        const pending = this.ledger.commits.addWithdrawable((trx) => this.reservations.noteStart(row.id, trx));
+        pending.done.catch(warn("record the start of"));
+        start = pending;
+      },
       abandon: () => void this.reservations.abandon(row.id).catch(warn("abandon")),
     };
   }

@@ -89,6 +89,28 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
       await s.close();
     });
 
+    it("a withdrawable write taken back before its commit never runs; once its commit began it cannot be taken back", async function () {
+      const { s, other, rows } = await open();
+      const commits = new GroupCommit(s as unknown as Storage<BillingDb>);
+      const kept = commits.add(insert("a", 1));
+      const taken = commits.addWithdrawable(insert("gone", 9));
+      expect(taken.withdraw()).to.equal(true);
+      expect(taken.withdraw(), "only once").to.equal(false);
+      const late = commits.addWithdrawable(insert("b", 2));
+      const flushing = commits.flush();
+      expect(late.withdraw(), "its commit began").to.equal(false);
+      await flushing;
+      await kept;
+      expect(await taken.done).to.equal(undefined);
+      await late.done;
+      expect(rows()).to.deep.equal([
+        { id: "a", n: 1 },
+        { id: "b", n: 2 },
+      ]);
+      other.close();
+      await s.close();
+    });
+
     it("flush() commits at once; a closed database rejects every write of the batch", async function () {
       const { s, other, rows } = await open();
       const commits = new GroupCommit(s as unknown as Storage<BillingDb>);
