@@ -79,7 +79,7 @@ describe("fail-closed production configuration (VESTA_MODE), checked by the star
     expect(r.code).to.equal(1);
     const lines = r.stderr.trim().split("\n");
     expect(lines[0]).to.equal("Vesta triggers failed to start: bad triggers environment (VESTA_MODE=production, the default):");
-    expect(lines.slice(1).map((l) => l.replace(/^\s*- /, "").split(":")[0])).to.deep.equal(["DATABASE_URL", "TRIGGERS_SECRET_KEY", "TRIGGERS_PUBLIC_URL"]);
+    expect(lines.slice(1).map((l) => l.replace(/^\s*- /, "").split(":")[0])).to.deep.equal(["DATABASE_URL", "TRIGGERS_SECRET_KEY", "TRIGGERS_PUBLIC_URL", "TRIGGERS_SMTP_URL"]);
     const bad = await serve(["triggers"], { TRIGGERS_CORE_URL: "http://127.0.0.1:8000", VESTA_MODE: "staging", VESTA_REPLICAS: "0" });
     expect(bad.code).to.equal(1);
     expect(bad.stderr).to.contain("VESTA_MODE: VESTA_MODE must be development or production").and.to.contain("VESTA_REPLICAS:");

@@ -10,7 +10,8 @@ import { errorMiddleware, requestContext } from "../protocol/http";
 import type { TriggersConfig } from "./config";
 import type { Mailer, TriggersCtx } from "./context";
 import { loadSecretKey } from "./crypto";
-import { authRoutes } from "./api/auth";
+import { authRoutes, LINK_TTL_MS } from "./api/auth";
+import { linkMailer } from "./mailer";
 import { triggerRoutes } from "./api/triggers";
 import { webhookRoutes } from "./api/webhook";
 import { providersFor, scanChains } from "./kinds/chainEvent";
@@ -72,7 +73,7 @@ export async function startTriggers(config: TriggersConfig, opts: TriggersOption
     signal: abort.signal,
     secretKey: loadSecretKey(config.secretKeyHex, config.secretFile),
     now: opts.now ?? Date.now,
-    mailer: opts.mailer ?? ((email, link) => logger.info({ email, link }, `sign-in link for ${email}: ${link}`)),
+    mailer: opts.mailer ?? linkMailer(config, LINK_TTL_MS / 60_000, logger),
     providers: providersFor(config.rpc, config.rpcTimeoutMs),
     wake: () => {},
     publicUrl: () => config.publicUrl ?? url,
