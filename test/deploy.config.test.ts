@@ -106,10 +106,10 @@ describe("fail-closed production configuration (VESTA_MODE), checked by the star
     fs.rmSync(empty, { recursive: true });
   });
 
-  it("the healthcheck asks the /health of the service process 1 runs", function () {
+  it("the healthcheck asks the /live (liveness, not the chain-dependent /health or /ready) of the service process 1 runs", function () {
     const cmd = (service: string) => ["node", "--require", "ts-node/register/transpile-only", "scripts/serve.ts", service].join("\0") + "\0";
-    expect(healthUrl({}, cmd("relayer"))).to.equal("http://127.0.0.1:8000/health");
-    expect(healthUrl({ VESTA_PORT: "9000", TRIGGERS_PORT: "9100" }, cmd("triggers"))).to.equal("http://127.0.0.1:9100/health");
+    expect(healthUrl({}, cmd("relayer"))).to.equal("http://127.0.0.1:8000/live");
+    expect(healthUrl({ VESTA_PORT: "9000", TRIGGERS_PORT: "9100" }, cmd("triggers"))).to.equal("http://127.0.0.1:9100/live");
     expect(healthUrl({ VESTA_HEALTH_URL: "http://127.0.0.1:1/x" }, cmd("triggers"))).to.equal("http://127.0.0.1:1/x");
   });
 });
