@@ -20,10 +20,11 @@ function serve(args: string[], env: Record<string, string>, until?: RegExp): Pro
     const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", "scripts/serve.ts", ...args], { cwd: ROOT, env: { ...baseEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
+    let stopping = false;
     const timer = setTimeout(() => child.kill("SIGKILL"), 150_000); // a loaded machine takes 40 s to load the relayer
     child.stdout.on("data", (d) => {
       stdout += d;
-      if (until?.test(stdout)) child.kill("SIGTERM");
+      if (until?.test(stdout) && !stopping) (stopping = true), child.kill("SIGTERM"); // once: a second SIGTERM would kill it mid-stop
     });
     child.stderr.on("data", (d) => (stderr += d));
     child.on("error", reject);
