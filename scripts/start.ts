@@ -93,7 +93,7 @@ async function main() {
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
     });
-    log("stopping (what is under way gets until the shutdown deadline) ...");
+    log("stopping ..."); // each child drains within its shutdown deadline
   } finally {
     await stopAll();
   }
