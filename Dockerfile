@@ -55,7 +55,8 @@ COPY --from=build --chown=root:root /app/scripts/serve.ts /app/scripts/healthche
 USER vesta
 VOLUME ["/data"]
 EXPOSE 8000 8100
-# GET /health of the service in this container (VESTA_PORT, or TRIGGERS_PORT for "triggers").
+# GET /live of the service in this container (VESTA_PORT, or TRIGGERS_PORT for "triggers"): liveness
+# only, so the container is not marked unhealthy (and restarted) when the chain is down or it is busy.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD ["node", "scripts/healthcheck.js"]
 ENTRYPOINT ["node", "--require", "ts-node/register/transpile-only", "scripts/serve.ts"]
 CMD ["relayer"]

@@ -44,6 +44,15 @@ export function accountRecord(ctx: BillingCtx, accountHash: bigint): Promise<Acc
  * (spec 2: conversion re-routes billing to the new admin wallet's customer record). Nothing a third
  * party sends decides it: only the account's on-chain mode and admin, as the contract holds them.
  */
+/**
+ * The account classes of the sandbox's fair share, by who pays (payerOf's key): `managed` (an
+ * account in API mode pays for itself) and `wallet` (a ChainSecured account: its admin wallet pays,
+ * one share for every account it holds). Metrics break sandbox occupancy and queue depth down by it.
+ */
+export const ACCOUNT_CLASSES = ["managed", "wallet"] as const;
+export type AccountClass = (typeof ACCOUNT_CLASSES)[number];
+export const accountClassOf = (payerKey: string): AccountClass => (payerKey.startsWith("wallet:") ? "wallet" : "managed");
+
 export async function payerOf(ctx: BillingCtx, accountHash: bigint): Promise<Payer> {
   const a = await accountRecord(ctx, accountHash);
   const account = hex32(accountHash);

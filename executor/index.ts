@@ -222,6 +222,18 @@ export class Executor {
     return { queued, busy, sandboxes, queueLimit: this.pool.fairShare.queueTotal };
   }
 
+  /**
+   * Runs in the sandboxes and runs waiting for one, counted by `classOf` their payer (the `payer`
+   * given to execute): every class of `classes` is answered, 0 when it has none.
+   */
+  sandboxLoadBy<C extends string>(classes: readonly C[], classOf: (payer: string) => C): Record<C, { busy: number; queued: number }> {
+    const by = Object.fromEntries(classes.map((c) => [c, { busy: 0, queued: 0 }])) as Record<C, { busy: number; queued: number }>;
+    const { running, waiting } = this.pool.occupancy();
+    for (const o of running) by[classOf(o.payer ?? o.account)].busy++;
+    for (const o of waiting) by[classOf(o.payer ?? o.account)].queued++;
+    return by;
+  }
+
   async close(): Promise<void> {
     await this.pool.close();
     await this.codes?.close();

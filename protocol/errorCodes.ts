@@ -105,7 +105,7 @@ export const ERROR_CODES = {
   payment_provider_unavailable: { status: 503, meaning: "The payment provider failed; nothing was done." },
   attestation_unavailable: { status: 503, meaning: "The attestation source (the TEE's guest agent) did not answer." },
   dashboard_not_built: { status: 503, meaning: "The dashboard is not built on this node." },
-  mail_unavailable: { status: 503, meaning: "The mail server did not take the sign-in code; no code is pending, try again shortly." },
+  mail_unavailable: { status: 503, meaning: "The mail server did not take the sign-in code (relayer) or sign-in link (triggers service); none is pending, try again shortly." },
   identity_busy: { status: 503, meaning: "The node holds as many pending sign-ins (codes, used nonces) as it keeps; nothing was done, try again shortly." },
   issuer_unavailable: { status: 503, meaning: "The OpenID issuer's key set (JWKS) could not be fetched; nothing was done, try again." },
   core_unavailable: { status: 503, meaning: "Triggers: the core service could not answer now; nothing was saved." },

@@ -1,6 +1,6 @@
 import type { Express } from "express";
 import type { Ctx } from "./context";
-import { DEFAULT_READY, readyRoute, type ReadyCheck } from "../protocol/ops/ready";
+import { DEFAULT_READY, liveRoute, readyRoute, type ReadyCheck } from "../protocol/ops/ready";
 
 /** A permission cache that has not followed the chain's events for this many polls (and at least 30 s) is not synced. */
 const SYNC_POLLS = 20;
@@ -26,24 +26,31 @@ function chainProbe(ctx: Ctx): () => Promise<boolean> {
 }
 
 /**
- * GET /health (no authentication, for load balancers; Chipotle's route and fields): 200 when the relayer can serve, 503 when it
- * cannot, with Chipotle's fields (`lit_actions_reachable`: the sandbox runs actions; `cpu_available`:
- * its queue has room; `billing_keys_present`: card payments are configured, informational) and
- * `chain_reachable` (the RPC answered within 2 s, probed at most every 5 s).
+ * GET /health (no authentication, for load balancers; Chipotle's route, fields and rule): 200 when
+ * the relayer can serve actions, 503 when it cannot. As in Chipotle, only `lit_actions_reachable`
+ * (the sandbox runs actions) and `cpu_available` (its queue has room) decide the status; the other
+ * fields are informational: `billing_keys_present` (card payments are configured),
+ * `account_event_listener_lag_seconds` (seconds since the permission cache last followed the
+ * chain's events; null before its first poll) and `chain_reachable` (the RPC answered within 2 s,
+ * probed at most every 5 s). A chain outage shows in /ready (`chain`), which takes the replica out
+ * of a load balancer's pool, and never in /live, which an orchestrator restarts on.
  */
 export function healthRoute(app: Express, ctx: Ctx) {
   const chainReachable = chainProbe(ctx);
   app.get("/health", async (_req, res) => {
     const load = ctx.executor.sandboxLoad();
+    const lag = ctx.executor.permissions.syncAgeSeconds();
     const body = {
       lit_actions_reachable: !ctx.signal.aborted,
       cpu_available: load.queued < load.queueLimit,
       billing_keys_present: ctx.billing?.payments !== undefined,
+      account_event_listener_lag_seconds: Number.isFinite(lag) ? Math.floor(lag) : null,
       chain_reachable: await chainReachable(),
     };
-    const healthy = body.lit_actions_reachable && body.cpu_available && body.chain_reachable;
+    const healthy = body.lit_actions_reachable && body.cpu_available;
     res.status(healthy ? 200 : 503).set("cache-control", "no-store").json(body);
   });
+  liveRoute(app);
   readyRoute(app, readyChecks(ctx), { ...DEFAULT_READY, stopping: () => ctx.drain.stopping });
 }
 

@@ -9,6 +9,7 @@ import { Counter, Gauge, Histogram } from "prom-client";
 import { LATENCY_BUCKETS, ServiceMetrics } from "../protocol/ops/metrics";
 import { AppError } from "../protocol/errors";
 import { RunRefused } from "../executor/errors";
+import { ACCOUNT_CLASSES, accountClassOf } from "../billing/charges";
 import type { Ctx } from "./context";
 
 /** A bounded outcome label for an error: its catalogue code, else "error". */
@@ -57,6 +58,12 @@ export class RelayerMetrics extends ServiceMetrics {
     gauge("vesta_sandbox_processes", "Sandbox processes in the pool", (c, g) => g.set(c.executor.sandboxLoad().sandboxes));
     gauge("vesta_sandbox_busy", "Sandbox processes running an action now", (c, g) => g.set(c.executor.sandboxLoad().busy));
     gauge("vesta_sandbox_queue_depth", "Admitted runs waiting for a sandbox", (c, g) => g.set(c.executor.sandboxLoad().queued));
+    gauge("vesta_sandbox_class_busy", "Sandbox processes running an action now, by account class (managed: API-mode accounts; wallet: ChainSecured accounts, billed to their admin wallet)", (c, g) => {
+      for (const [cls, n] of Object.entries(c.executor.sandboxLoadBy(ACCOUNT_CLASSES, accountClassOf))) g.set({ account_class: cls }, n.busy);
+    }, ["account_class"]);
+    gauge("vesta_sandbox_class_queue_depth", "Admitted runs waiting for a sandbox, by account class", (c, g) => {
+      for (const [cls, n] of Object.entries(c.executor.sandboxLoadBy(ACCOUNT_CLASSES, accountClassOf))) g.set({ account_class: cls }, n.queued);
+    }, ["account_class"]);
     gauge("vesta_sandbox_queue_limit", "Most runs that may wait for a sandbox (VESTA_RUN_QUEUE_MAX)", (c, g) => g.set(c.executor.sandboxLoad().queueLimit));
     gauge("vesta_relay_queue_depth", "Relayed writes waiting for a payer wallet", (c, g) => g.set(c.payers.stats().waiting));
     gauge("vesta_payer_balance_wei", "Balance of each payer wallet at its last check (wei)", (c, g) => { for (const p of c.payers.health()) if (p.balance !== null) g.set({ payer: p.address }, Number(p.balance)); }, ["payer"]);

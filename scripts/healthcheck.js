@@ -1,6 +1,7 @@
 /**
- * The image's HEALTHCHECK (plain JavaScript: it runs every few seconds, without ts-node): GET /health
- * of the service this container runs, found from the entry point's command line (process 1: "serve.ts
+ * The image's HEALTHCHECK (plain JavaScript: it runs every few seconds, without ts-node): GET /live
+ * (liveness: the process answers; it does not flap with the chain, the database or the load, as the
+ * relayer's Chipotle /health and both /ready do) of the service this container runs, found from the entry point's command line (process 1: "serve.ts
  * relayer|triggers"), on its port (VESTA_PORT, default 8000; TRIGGERS_PORT, default 8100).
  * VESTA_HEALTH_URL overrides the URL. Exits 0 on a 200 within 4 seconds, 1 otherwise.
  */
@@ -13,7 +14,7 @@ function healthUrl(env, cmdline) {
   const args = cmdline.split("\0").filter(Boolean);
   const triggers = args[args.length - 1] === "triggers";
   const port = triggers ? env.TRIGGERS_PORT || "8100" : env.VESTA_PORT || "8000";
-  return `http://127.0.0.1:${port}/health`;
+  return `http://127.0.0.1:${port}/live`;
 }
 
 function readCmdline() {

@@ -5,7 +5,9 @@
  * AccountConfig and AppAuth through Ignition on the first start (written to
  * `<data dir>/deployment.json`), and runs the relayer (core HTTP API) and the triggers service as
  * child processes, each started again on its own if it stops (scripts/start/supervisor.ts). It
- * creates an account through the relayer and prints its key. Stops cleanly on Ctrl-C / SIGTERM.
+ * creates an account through the relayer and prints its key. Stops cleanly on Ctrl-C / SIGTERM: each
+ * child drains (the runs and writes under way get VESTA_SHUTDOWN_DEADLINE_MS /
+ * TRIGGERS_SHUTDOWN_DEADLINE_MS to finish, billing is flushed), then the chain stops; exit code 0.
  *
  * `npm start` is VESTA_MODE=development (local key provider, development evidence, local billing with
  * free credit unless Stripe keys are given); it refuses VESTA_MODE=production.
@@ -61,8 +63,10 @@ async function main() {
     writeFileAtomic(file, JSON.stringify({ rpcUrl, ...deployment }, null, 2) + "\n");
 
     const envs = await childEnvs(process.env, { dataDir: env.dataDir, rpcUrl, deployment, payerKeys: localKeys(hre, 1, deployment.apiPayers.length) });
-    const relayer = new Supervised({ name: "relayer", entry: "relayerChild.ts", env: envs.relayer }, log);
-    const triggers = new Supervised({ name: "triggers service", entry: "triggersChild.ts", env: envs.triggers }, log);
+    const relayer = new Supervised({ name: "relayer", entry: "relayerChild.ts", env: envs.relayer, deadlineMs: envs.deadlines.relayer }, log);
+    const triggers = new Supervised({ name: "triggers service", entry: "triggersChild.ts", env: envs.triggers, deadlineMs: envs.deadlines.triggers }, log);
+    // Stopping goes in order: the triggers service first (its runs under way still reach the relayer),
+    // then the relayer (its runs and writes still reach the chain), then the chain.
     stops.unshift(() => relayer.stop());
     stops.unshift(() => triggers.stop());
     // Side by side: the triggers service needs the relayer only when it runs something.
@@ -80,10 +84,16 @@ async function main() {
     console.log(banner({ relayerUrl: envs.relayerUrl, triggersUrl: envs.triggersUrl, rpcUrl, deployment, file, dataDir: env.dataDir, billing: envs.billing, apiKey: api_key, restarted: Boolean(r) }));
 
     await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
+      let signalled = false;
+      const onSignal = (signal: NodeJS.Signals) => {
+        if (signalled) return log(`${signal} again: still stopping (what is under way gets until the shutdown deadline; kill -9 to stop at once)`);
+        signalled = true;
+        resolve();
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
     });
-    log("stopping ...");
+    log("stopping ..."); // each child drains within its shutdown deadline
   } finally {
     await stopAll();
   }

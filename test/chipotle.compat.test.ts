@@ -87,7 +87,10 @@ describe("Chipotle's SDK (API mode) against Vesta", function () {
     it("GET /health (200 with Chipotle's fields), /openapi.json (to /core/v1/openapi.json), /dstack/v1/info and /dstack/v1/attestation (the /info and /attestation documents)", async function () {
       const health = await fetch(`${stack.relayer.url}/health`);
       expect(health.status).to.equal(200);
-      expect(await health.json()).to.deep.equal({ lit_actions_reachable: true, cpu_available: true, billing_keys_present: true, chain_reachable: true });
+      const body = await health.json();
+      expect(Object.keys(body)).to.deep.equal(["lit_actions_reachable", "cpu_available", "billing_keys_present", "account_event_listener_lag_seconds", "chain_reachable"]);
+      expect(body).to.include({ lit_actions_reachable: true, cpu_available: true, billing_keys_present: true, chain_reachable: true });
+      expect(body.account_event_listener_lag_seconds, "Chipotle's listener lag: whole seconds since the permission cache followed the chain").to.be.a("number").within(0, 30);
       const redirect = await fetch(`${stack.relayer.url}/openapi.json`, { redirect: "manual" });
       expect([redirect.status, redirect.headers.get("location")]).to.deep.equal([308, "/core/v1/openapi.json"]);
       const doc = await (await fetch(`${stack.relayer.url}/openapi.json`)).json();
@@ -100,19 +103,36 @@ describe("Chipotle's SDK (API mode) against Vesta", function () {
       expect((await fetch(`${stack.relayer.url}/dstack/v1/evidences/`)).status).to.equal(404);
     });
 
-    it("GET /health answers 503 when the chain does not answer within 2 s, and reuses that probe (no RPC call per check)", async function () {
+    it("a chain that does not answer: GET /health stays 200 (Chipotle's rule: only the sandbox and its queue decide) with chain_reachable false from one shared 2 s probe; /ready fails `chain`; /live answers 200", async function () {
       const relayer = await startRelayer({ ...stack.relayerConfig, port: 0 }, pino({ level: "silent" }));
       try {
         relayer.ctx.chain.provider.getBlockNumber = () => new Promise<number>(() => {}); // an RPC that never answers
         const t0 = Date.now();
         const answers = await Promise.all([1, 2, 3].map(() => fetch(`${relayer.url}/health`)));
         const waited = Date.now() - t0;
-        expect(answers.map((a) => a.status)).to.deep.equal([503, 503, 503]);
+        expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200]);
         expect(await answers[0].json()).to.include({ chain_reachable: false, lit_actions_reachable: true, cpu_available: true });
         expect(waited, "one 2 s probe shared by the concurrent checks").to.be.within(1900, 3500);
         const t1 = Date.now();
-        expect((await fetch(`${relayer.url}/health`)).status).to.equal(503);
+        expect((await fetch(`${relayer.url}/health`)).status).to.equal(200);
         expect(Date.now() - t1, "the next check reuses the probe").to.be.below(500);
+        const ready = await fetch(`${relayer.url}/ready`);
+        expect([ready.status, (await ready.json()).failing]).to.deep.equal([503, ["chain"]]);
+        const live = await fetch(`${relayer.url}/live`);
+        expect([live.status, await live.json()]).to.deep.equal([200, { alive: true }]);
+      } finally {
+        await relayer.close();
+      }
+    });
+
+    it("a full sandbox queue: GET /health answers 503 cpu_available false (Chipotle's rule), while /live stays 200", async function () {
+      const relayer = await startRelayer({ ...stack.relayerConfig, port: 0 }, pino({ level: "silent" }));
+      try {
+        const load = relayer.ctx.executor.sandboxLoad.bind(relayer.ctx.executor);
+        relayer.ctx.executor.sandboxLoad = () => ({ ...load(), queued: 10, queueLimit: 10 }); // the fair queue is full
+        const health = await fetch(`${relayer.url}/health`);
+        expect([health.status, (await health.json()).cpu_available]).to.deep.equal([503, false]);
+        expect((await fetch(`${relayer.url}/live`)).status).to.equal(200);
       } finally {
         await relayer.close();
       }

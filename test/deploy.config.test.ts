@@ -20,10 +20,11 @@ function serve(args: string[], env: Record<string, string>, until?: RegExp): Pro
     const child = spawn(process.execPath, ["--require", "ts-node/register/transpile-only", "scripts/serve.ts", ...args], { cwd: ROOT, env: { ...baseEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
+    let stopping = false;
     const timer = setTimeout(() => child.kill("SIGKILL"), 150_000); // a loaded machine takes 40 s to load the relayer
     child.stdout.on("data", (d) => {
       stdout += d;
-      if (until?.test(stdout)) child.kill("SIGTERM");
+      if (until?.test(stdout) && !stopping) (stopping = true), child.kill("SIGTERM"); // once: a second SIGTERM would kill it mid-stop
     });
     child.stderr.on("data", (d) => (stderr += d));
     child.on("error", reject);
@@ -79,7 +80,7 @@ describe("fail-closed production configuration (VESTA_MODE), checked by the star
     expect(r.code).to.equal(1);
     const lines = r.stderr.trim().split("\n");
     expect(lines[0]).to.equal("Vesta triggers failed to start: bad triggers environment (VESTA_MODE=production, the default):");
-    expect(lines.slice(1).map((l) => l.replace(/^\s*- /, "").split(":")[0])).to.deep.equal(["DATABASE_URL", "TRIGGERS_SECRET_KEY", "TRIGGERS_PUBLIC_URL"]);
+    expect(lines.slice(1).map((l) => l.replace(/^\s*- /, "").split(":")[0])).to.deep.equal(["DATABASE_URL", "TRIGGERS_SECRET_KEY", "TRIGGERS_PUBLIC_URL", "TRIGGERS_SMTP_URL"]);
     const bad = await serve(["triggers"], { TRIGGERS_CORE_URL: "http://127.0.0.1:8000", VESTA_MODE: "staging", VESTA_REPLICAS: "0" });
     expect(bad.code).to.equal(1);
     expect(bad.stderr).to.contain("VESTA_MODE: VESTA_MODE must be development or production").and.to.contain("VESTA_REPLICAS:");
@@ -106,10 +107,10 @@ describe("fail-closed production configuration (VESTA_MODE), checked by the star
     fs.rmSync(empty, { recursive: true });
   });
 
-  it("the healthcheck asks the /health of the service process 1 runs", function () {
+  it("the healthcheck asks the /live (liveness, not the chain-dependent /health or /ready) of the service process 1 runs", function () {
     const cmd = (service: string) => ["node", "--require", "ts-node/register/transpile-only", "scripts/serve.ts", service].join("\0") + "\0";
-    expect(healthUrl({}, cmd("relayer"))).to.equal("http://127.0.0.1:8000/health");
-    expect(healthUrl({ VESTA_PORT: "9000", TRIGGERS_PORT: "9100" }, cmd("triggers"))).to.equal("http://127.0.0.1:9100/health");
+    expect(healthUrl({}, cmd("relayer"))).to.equal("http://127.0.0.1:8000/live");
+    expect(healthUrl({ VESTA_PORT: "9000", TRIGGERS_PORT: "9100" }, cmd("triggers"))).to.equal("http://127.0.0.1:9100/live");
     expect(healthUrl({ VESTA_HEALTH_URL: "http://127.0.0.1:1/x" }, cmd("triggers"))).to.equal("http://127.0.0.1:1/x");
   });
 });

@@ -11,6 +11,7 @@ import { accountClient, addGroup, addUsageKey, ok, type Client } from "./helpers
 
 /** Tells the gate which run started, in the order runs start (one sandbox: one at a time). */
 const STARTED = "async function main(p) { await fetch(p.gate + p.label); return p.label }";
+const METRICS_TOKEN = "m".repeat(40);
 
 describe("fair share by payer over HTTP: accounts billed to one wallet share one share (issue 15, red team round 2)", function () {
   this.timeout(300_000);
@@ -19,7 +20,7 @@ describe("fair share by payer over HTTP: accounts billed to one wallet share one
   before(async () => {
     gate = await gateServer();
     // One sandbox: every payer may hold it (its share: 1) and keep 10 runs waiting.
-    stack = await startStack({ env: { VESTA_SANDBOX_WORKERS: "1", VESTA_RUN_QUEUE_PER_PAYER: "10" } });
+    stack = await startStack({ env: { VESTA_SANDBOX_WORKERS: "1", VESTA_RUN_QUEUE_PER_PAYER: "10", VESTA_METRICS_TOKEN: METRICS_TOKEN } });
   });
   after(async () => {
     await gate?.close();
@@ -68,5 +69,32 @@ describe("fair share by payer over HTTP: accounts billed to one wallet share one
     expect(order.slice(0, 10).filter((l, i) => l.startsWith("h") !== (i % 2 === 1))).to.deep.equal([]);
     // And the five accounts split their payer's turns in turn: each starts one before any starts a second.
     expect(new Set(order.filter((l) => l.startsWith("s")).slice(0, 5).map((l) => l.slice(0, 2))).size).to.equal(5);
+  });
+
+  it("GET /metrics breaks sandbox occupancy and queue depth down by account class: managed (API-mode accounts) and wallet (ChainSecured, billed to their admin wallet)", async function () {
+    const wallet = await fundedWallet();
+    const held = await heldBy(wallet, "held for metrics", Math.floor(Date.now() / 1000) - 100);
+    await stack.relayer.ctx.executor.permissions.sync();
+    const managed = await accountClient(stack, false, "managed for metrics");
+    const own = await gateServer();
+    const scrape = async () => {
+      const text = await (await fetch(`${stack.relayer.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+      const value = (name: string, cls: string) => Number(new RegExp(`^${name}\\{account_class="${cls}"\\} (\\S+)$`, "m").exec(text)?.[1]);
+      return { managed: [value("vesta_sandbox_class_busy", "managed"), value("vesta_sandbox_class_queue_depth", "managed")], wallet: [value("vesta_sandbox_class_busy", "wallet"), value("vesta_sandbox_class_queue_depth", "wallet")] };
+    };
+    try {
+      expect(await scrape()).to.deep.equal({ managed: [0, 0], wallet: [0, 0] });
+      const start = (c: Client, label: string) => c.post("/lit_action", { code: STARTED, js_params: { gate: own.url, label } });
+      const runs = [start(managed, "m1")];
+      await until(async () => (own.arrived === 1 ? true : undefined), 60_000, "the managed account holding the one sandbox");
+      runs.push(start(held, "w1"), start(held, "w2"), start(managed, "m2"));
+      await until(async () => (stack.relayer.ctx.executor.sandboxLoad().queued === 3 ? true : undefined), 60_000, "three runs waiting");
+      expect(await scrape()).to.deep.equal({ managed: [1, 1], wallet: [0, 2] });
+      own.open();
+      expect((await Promise.all(runs)).map((a) => a.status)).to.deep.equal([200, 200, 200, 200]);
+      expect(await scrape()).to.deep.equal({ managed: [0, 0], wallet: [0, 0] });
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -7,6 +7,12 @@ import { startStack, chainKeys, type Stack } from "./helpers/relayer";
 import { startRelayer, type RunningRelayer } from "../relayer/server";
 import type { RelayerConfig } from "../relayer/config";
 import { until } from "./helpers/triggers";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { writeCents } from "../billing/pricing";
+import { replacedWorstPrice, MAX_FEE_RAISES } from "../relayer/chain/payerWatch";
 
 const rpc = (method: string, params: unknown[] = []) => hre.network.provider.send(method, params);
 
@@ -89,6 +95,55 @@ describe("payers: balance threshold, stuck transactions, nonces after a restart"
     } finally {
       await rpc("evm_setAutomine", [true]);
       await relayer.close();
+    }
+  });
+
+  it("charges the account for a replacement's higher fee as for the first transaction: the write reserves the replaced worst price, its debit is what the mined replacement cost, and no replacement offers more than was reserved", async function () {
+    const lines: any[] = [];
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-replace-bill-"));
+    const billing = { ...stack.relayerConfig.billing, mode: "local" as const, writeCents: 1, freeCreditCents: 10_000_000, freeCreditCapCents: 10_000_000, gas: { ...stack.relayerConfig.billing.gas, tokenPriceCents: 10_000_000, marginPercent: 0 } };
+    const relayer = await relayerWith(stack, { payerKeys: [payerA], dataDir, localRootSecretFile: path.join(dataDir, "root-secret"), billing, payerWatch: { ...stack.relayerConfig.payerWatch, replaceAfterMs: 1_000, feeBumpPercent: 25 } }, lines);
+    const provider = relayer.ctx.chain.provider;
+    try {
+      const account = await newAccount(relayer.url);
+      expect(account.status).to.equal(200);
+      await rpc("evm_setAutomine", [false]);
+      const nonce = await provider.getTransactionCount(addrA, "latest");
+      const answer = fetch(`${relayer.url}/core/v1/add_group`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": account.body.api_key },
+        body: JSON.stringify({ group_name: "billed", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] }),
+      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+      await until(async () => (await provider.getTransactionCount(addrA, "pending")) === nonce + 1, 20_000, "the write in the mempool");
+      const first = ((await provider.send("eth_getBlockByNumber", ["pending", true])).transactions as any[]).find((t) => t.from.toLowerCase() === addrA.toLowerCase());
+      const offered = BigInt(first.maxFeePerGas);
+      // The base fee rises past what the transaction offers (but within what its replacements may offer): it is stuck.
+      await rpc("hardhat_setNextBlockBaseFeePerGas", ["0x" + ((offered * 17n) / 10n).toString(16)]);
+      await rpc("evm_mine");
+      expect(await provider.getTransactionCount(addrA, "latest"), "the underpriced transaction was not mined").to.equal(nonce);
+      const replaced = await until(async () => lines.find((l) => /replaced with higher fees/.test(l.msg)), 20_000, "the replacement");
+      let done = false;
+      const result = answer.finally(() => (done = true));
+      while (!done) {
+        await rpc("evm_mine");
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect((await result).status, JSON.stringify(await result)).to.equal(200);
+      const mined = (await provider.getTransactionReceipt(replaced.hash))!;
+      expect(mined?.status, "a replacement was mined").to.equal(1);
+      const cap = replacedWorstPrice(offered, 25, MAX_FEE_RAISES);
+      for (const l of lines.filter((x) => /replaced with higher fees/.test(x.msg))) expect(BigInt((await provider.getTransaction(l.hash))!.maxFeePerGas!) <= cap, "never above the reserved price").to.equal(true);
+      expect(mined.gasPrice > offered, "the replacement paid more per gas than the first transaction offered").to.equal(true);
+      const db = new Database(path.join(dataDir, "billing.sqlite"), { readonly: true });
+      const debits = db.prepare("SELECT cents, detail FROM debits WHERE kind = 'write'").all() as { cents: number; detail: string }[];
+      db.close();
+      const addGroup = debits.filter((d) => /addGroup/i.test(d.detail));
+      expect(addGroup, JSON.stringify(debits)).to.have.length(1);
+      expect(addGroup[0].cents, "the replacement's whole fee is charged").to.equal(writeCents(mined.fee, billing));
+    } finally {
+      await rpc("evm_setAutomine", [true]);
+      await relayer.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

@@ -32,8 +32,10 @@ describe("operating the triggers service: /health, /ready, /metrics, logs, grace
   const api = (p: string, init: Parameters<typeof http>[1] = {}) => http(`${h.svc.url}${p}`, { token, ...init });
   const newWebhook = async () => (await api("/api/triggers", { method: "POST", body: { name: "hook", kind: "webhook", action_code: CODE, usage_api_key: "usage-key-secret-123", config: {} } })).body;
 
-  it("GET /health answers 200 while the process runs; GET /ready names a failing check (core) and nothing more", async function () {
+  it("GET /health and GET /live answer 200 while the process runs (the core being down); GET /ready names a failing check (core) and nothing more", async function () {
     expect((await http(`${h.svc.url}/health`)).status).to.equal(200);
+    const live = await http(`${h.svc.url}/live`);
+    expect([live.status, live.body]).to.deep.equal([200, { alive: true }]);
     // The fake core has no /core/v1/version: the core check fails, the database passes.
     const r = await http(`${h.svc.url}/ready`);
     expect([r.status, r.body]).to.deep.equal([503, { ready: false, failing: ["core"] }]);

@@ -2,6 +2,7 @@ import { metricsToken, shutdownDeadline } from "../protocol/ops/config";
 import { z } from "zod";
 import { parseTrustProxy } from "../protocol/trustProxy";
 import { bootProblemsMessage, MAX_REPLICAS, replicaProblems, VESTA_MODES, type VestaMode } from "../protocol/mode";
+import { readSmtp, type SmtpConfig } from "../protocol/smtp";
 
 import { CHAINS, type ChainName } from "./chains";
 
@@ -21,6 +22,8 @@ const EnvSchema = z.object({
   TRIGGERS_SECRET_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, "TRIGGERS_SECRET_KEY must be 32 bytes of hex").optional(),
   TRIGGERS_SECRET_FILE: z.string().optional(),
   TRIGGERS_METRICS_TOKEN: metricsToken("TRIGGERS_METRICS_TOKEN"),
+  TRIGGERS_SMTP_URL: z.string().optional(),
+  TRIGGERS_EMAIL_FROM: z.string().max(254).optional(),
   TRIGGERS_SHUTDOWN_DEADLINE_MS: shutdownDeadline("TRIGGERS_SHUTDOWN_DEADLINE_MS"),
   TRIGGERS_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   TRIGGERS_WEBHOOK_BODY_LIMIT: z.string().default("32kb"),
@@ -73,6 +76,11 @@ export type TriggersConfig = {
   secretKeyHex?: string;
   secretFile: string;
   logLevel: string;
+  /**
+   * Sign-in links go by e-mail through this SMTP server (TRIGGERS_SMTP_URL, TRIGGERS_EMAIL_FROM);
+   * required in production. Unset (development only): links are printed to the log.
+   */
+  smtp?: SmtpConfig;
   /** GET /metrics needs `Authorization: Bearer <this>`; unset: /metrics is not exposed (404). */
   metricsToken?: string;
   /** On SIGTERM, how long requests and runs under way get to finish. */
@@ -130,6 +138,20 @@ function directoryUrl(url: string): string {
   return `${u.origin}${u.pathname.replace(/\/?$/, "/")}`;
 }
 
+/**
+ * The mail transport of sign-in links. A magic link is the only way a user signs in (to approve a
+ * client), and whoever reads it signs in as that user: production sends it by SMTP over TLS and
+ * refuses to boot without a transport; development prints it to the log unless SMTP is set.
+ */
+function smtpSettings(e: z.infer<typeof EnvSchema>, problems: string[]): SmtpConfig | undefined {
+  if (!e.TRIGGERS_SMTP_URL && e.VESTA_MODE === "development") {
+    if (e.TRIGGERS_EMAIL_FROM) problems.push("TRIGGERS_EMAIL_FROM is set without TRIGGERS_SMTP_URL (sign-in links would be printed to the log)");
+    return undefined;
+  }
+  const needs = e.VESTA_MODE === "production" ? "production (sign-in links go by e-mail, never to the log)" : "sending sign-in links by e-mail";
+  return readSmtp({ url: e.TRIGGERS_SMTP_URL, from: e.TRIGGERS_EMAIL_FROM }, { url: "TRIGGERS_SMTP_URL", from: "TRIGGERS_EMAIL_FROM", needs, purpose: "sign-in links" }, e.VESTA_MODE, problems);
+}
+
 /** Reads the environment; a bad one throws one message listing every problem. */
 export function loadTriggersConfig(env: Record<string, string | undefined> = process.env): TriggersConfig {
   const r = EnvSchema.safeParse(env);
@@ -144,6 +166,7 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
   if (e.VESTA_MODE === "production" && !e.TRIGGERS_PUBLIC_URL?.startsWith("https://")) {
     problems.push("TRIGGERS_PUBLIC_URL: production needs the service's public https URL (webhook and sign-in links are built from it)");
   }
+  const smtp = smtpSettings(e, problems);
   if (problems.length) throw new Error(bootProblemsMessage("triggers", e.VESTA_MODE, Boolean(env.VESTA_MODE), problems));
   const rpc: Partial<Record<ChainName, string>> = {};
   for (const c of CHAINS) {
@@ -162,6 +185,7 @@ export function loadTriggersConfig(env: Record<string, string | undefined> = pro
     secretKeyHex: e.TRIGGERS_SECRET_KEY?.replace(/^0x/, ""),
     secretFile: e.TRIGGERS_SECRET_FILE ?? `${e.TRIGGERS_DATA_DIR}/secret-key`,
     logLevel: e.TRIGGERS_LOG_LEVEL,
+    smtp,
     metricsToken: e.TRIGGERS_METRICS_TOKEN,
     shutdownDeadlineMs: e.TRIGGERS_SHUTDOWN_DEADLINE_MS,
     webhookBodyLimit: e.TRIGGERS_WEBHOOK_BODY_LIMIT,

@@ -10,7 +10,8 @@ import { errorMiddleware, requestContext } from "../protocol/http";
 import type { TriggersConfig } from "./config";
 import type { Mailer, TriggersCtx } from "./context";
 import { loadSecretKey } from "./crypto";
-import { authRoutes } from "./api/auth";
+import { authRoutes, LINK_TTL_MS } from "./api/auth";
+import { linkMailer } from "./mailer";
 import { triggerRoutes } from "./api/triggers";
 import { webhookRoutes } from "./api/webhook";
 import { providersFor, scanChains } from "./kinds/chainEvent";
@@ -18,7 +19,7 @@ import { scanSchedules } from "./kinds/schedule";
 import { startWorkers } from "./runner";
 import { TriggersMetrics } from "./metrics";
 import { Drain } from "../protocol/ops/drain";
-import { DEFAULT_READY, readyRoute, type ReadyCheck } from "../protocol/ops/ready";
+import { DEFAULT_READY, liveRoute, readyRoute, type ReadyCheck } from "../protocol/ops/ready";
 import { STALE_HEARTBEATS, TriggersStore } from "./store/store";
 import type { Store } from "./store/types";
 
@@ -72,7 +73,7 @@ export async function startTriggers(config: TriggersConfig, opts: TriggersOption
     signal: abort.signal,
     secretKey: loadSecretKey(config.secretKeyHex, config.secretFile),
     now: opts.now ?? Date.now,
-    mailer: opts.mailer ?? ((email, link) => logger.info({ email, link }, `sign-in link for ${email}: ${link}`)),
+    mailer: opts.mailer ?? linkMailer(config, LINK_TTL_MS / 60_000, logger),
     providers: providersFor(config.rpc, config.rpcTimeoutMs),
     wake: () => {},
     publicUrl: () => config.publicUrl ?? url,
@@ -96,6 +97,7 @@ export async function startTriggers(config: TriggersConfig, opts: TriggersOption
   app.use(ctx.metrics.middleware()); // requests by route template and status, latencies
   app.use(requestContext(logger)); // X-Request-Id, X-Correlation-Id and the request's logger, on every answer
   app.get("/health", (_req, res) => void res.set("cache-control", "no-store").json({ ok: true })); // the process answers
+  liveRoute(app); // the same, in the relayer's shape: GET /live, the image's HEALTHCHECK
   readyRoute(app, triggersReadyChecks(ctx), { ...DEFAULT_READY, stopping: () => drain.stopping });
   ctx.metrics.route(app, config.metricsToken); // /metrics, bearer token (TRIGGERS_METRICS_TOKEN)
   app.use(drain.middleware()); // once stopping: 503 shutting_down for new requests

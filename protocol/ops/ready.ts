@@ -33,6 +33,16 @@ export function readiness(checks: ReadyCheck[], opts: Omit<ReadyOptions, "stoppi
   };
 }
 
+/**
+ * GET /live (both services): 200 `{alive: true}` whenever the process answers HTTP, whatever its
+ * dependencies (chain, database, core service) or its load. The liveness probe of orchestrators and
+ * of the image's HEALTHCHECK: a probe that failed with the chain or under load would restart
+ * healthy processes (and cut their runs short) exactly when the service is strained.
+ */
+export function liveRoute(app: Express): void {
+  app.get("/live", (_req, res) => void res.set("cache-control", "no-store").json({ alive: true }));
+}
+
 /** Registers GET /ready on `app`; a stopping service answers 503 with `shutting_down` at once. */
 export function readyRoute(app: Express, checks: ReadyCheck[], opts: ReadyOptions): void {
   const failingNow = readiness(checks, opts);

@@ -4,7 +4,7 @@ import { AppError } from "../errors";
 import { CHAIN_RETRY_AFTER_SECONDS, chainOutage } from "../../protocol/chainErrors";
 import { defaultFairShare, FairQueue, type QueueBound } from "../../executor/sandbox/host/fair-queue";
 import type { RunOwner } from "../../executor/sandbox/types";
-import { bumpedFees, DEFAULT_PAYER_WATCH, readPayer, type PayerHealth, type PayerWatch } from "./payerWatch";
+import { bumpedFees, DEFAULT_PAYER_WATCH, maxReplacements, offeredPrice, readPayer, replacedWorstPrice, type PayerHealth, type PayerWatch } from "./payerWatch";
 
 /** A payer wallet: its next nonce (null: read it from the chain's pending count), whether it is sending, and its last check. */
 type Payer = { wallet: Wallet; nonce: number | null; busy: boolean; active: boolean; balance: bigint | null; pending: number };
@@ -135,6 +135,14 @@ export class PayerPool {
   }
 
   /**
+   * The highest price per gas a transaction sent at `price` may pay once replaced (payerWatch.ts,
+   * replacedWorstPrice): what a write reserves per gas, and what its replacements never pass.
+   */
+  worstPriceOf(price: bigint): bigint {
+    return replacedWorstPrice(price, this.watch.feeBumpPercent, maxReplacements(this.watch, this.txTimeoutMs));
+  }
+
+  /**
    * Sends `tx` from a free payer once it is `owner`'s turn and resolves with its receipt once mined.
    * `decode` turns a send error that carries revert data (some nodes, Hardhat's among them, mine a
    * reverting transaction and report the revert at send time) into the answer to give. `onSigned`
@@ -246,6 +254,7 @@ export class PayerPool {
    */
   private async waitForReceipt(payer: Payer, hashes: string[], sent: TransactionRequest, onSigned?: OnSigned): Promise<TransactionReceipt | null> {
     const deadline = Date.now() + this.txTimeoutMs;
+    const cap = this.worstPriceOf(offeredPrice(sent)); // what the write reserved per gas: no replacement offers more
     let lastSend = Date.now();
     for (;;) {
       for (const h of hashes) {
@@ -254,7 +263,7 @@ export class PayerPool {
       }
       if (Date.now() >= deadline) return null;
       if (Date.now() - lastSend >= this.watch.replaceAfterMs) {
-        const replaced = await this.replace(payer, sent, onSigned);
+        const replaced = await this.replace(payer, sent, cap, onSigned);
         lastSend = Date.now();
         if (replaced) [sent, hashes] = [replaced.tx, [...hashes, replaced.hash]];
       }
@@ -267,9 +276,14 @@ export class PayerPool {
    * what the chain asks now). Resolves undefined when the node refuses it (the original was mined
    * meanwhile, or the raise is not enough for it): waiting goes on for what was sent.
    */
-  private async replace(payer: Payer, sent: TransactionRequest, onSigned?: OnSigned): Promise<{ tx: TransactionRequest; hash: string } | undefined> {
+  private async replace(payer: Payer, sent: TransactionRequest, cap: bigint, onSigned?: OnSigned): Promise<{ tx: TransactionRequest; hash: string } | undefined> {
     try {
-      const tx = { ...sent, ...bumpedFees(sent, this.watch.feeBumpPercent, await this.provider.getFeeData()) };
+      const fees = bumpedFees(sent, this.watch.feeBumpPercent, await this.provider.getFeeData(), cap);
+      if (!fees) {
+        this.logger.warn({ payer: payer.wallet.address, nonce: sent.nonce, capWeiPerGas: cap.toString() }, "a transaction was not mined in time, and its fees already reach what was reserved for it: not replaced; still waiting for it");
+        return undefined;
+      }
+      const tx = { ...sent, ...fees };
       const signed = await payer.wallet.signTransaction(tx);
       const hash = Transaction.from(signed).hash!;
       await onSigned?.(hash); // recorded before it is broadcast, as the first

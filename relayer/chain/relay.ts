@@ -142,7 +142,10 @@ async function relayOnce(ctx: Ctx, method: WriteName, args: unknown[], opts: { s
       const gasLimit = gasLimitOf(gas);
       const fees = await feesOf(ctx);
       const worstGas = signer ? gasLimit + TOP_UP_GAS : gasLimit;
-      const charge = await admitWrite(ctx, billedAs, args[0] as bigint, worstGas * fees.worstPrice, { gasOnly: opts.stepOf !== undefined }); // 402 before anything is sent
+      // The worst case includes the replacements of a transaction that gets stuck (each raises its
+      // fees; payers.ts never lets them pass this price): their cost is the account's, as the first's.
+      const worstPrice = ctx.payers.worstPriceOf(fees.worstPrice);
+      const charge = await admitWrite(ctx, billedAs, args[0] as bigint, worstGas * worstPrice, { gasOnly: opts.stepOf !== undefined }); // 402 before anything is sent
       const hashes: string[] = []; // the transaction's, then each replacement's
       let mined: TransactionReceipt;
       let topUpWei = 0n;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { VestaMode } from "../../protocol/mode";
+import { readSmtp, type SmtpConfig } from "../../protocol/smtp";
 import type { PasskeyConfig } from "./passkeys";
 
 /** One OpenID Connect issuer whose ID tokens sign in: its `iss`, the audiences (client ids) accepted, and its JWKS. */
@@ -11,7 +12,7 @@ export type IdentityConfig = {
   /** How e-mail codes are sent: off, printed to the log (development only), or by SMTP (VESTA_SMTP_URL). */
   email: "off" | "log" | "smtp";
   /** SMTP: the server's URL (smtp:// or smtps://, credentials in it) and the From address. */
-  smtp?: { url: string; from: string };
+  smtp?: SmtpConfig;
   /** Passkeys: the relying party id and the page origins allowed (VESTA_PASSKEY_RP_ID, VESTA_PASSKEY_ORIGINS); unset: off. */
   passkey?: PasskeyConfig;
   /** Lifetime of a session after a sign-in (VESTA_IDENTITY_SESSION_SECONDS). */
@@ -80,22 +81,7 @@ export function loadIdentityConfig(env: NodeJS.ProcessEnv, mode: VestaMode): { c
 
 function smtpConfig(e: z.infer<typeof Env>, mode: VestaMode, problems: string[]): IdentityConfig["smtp"] {
   if (e.VESTA_EMAIL_CODES !== "smtp") return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(e.VESTA_SMTP_URL ?? "");
-  } catch {
-    url = undefined;
-  }
-  if (!url || !["smtp:", "smtps:"].includes(url.protocol)) {
-    problems.push("VESTA_SMTP_URL: VESTA_EMAIL_CODES=smtp needs the SMTP server's URL, smtp://user:password@host:587 or smtps://user:password@host:465");
-    return undefined;
-  }
-  if (mode === "production" && url.protocol === "smtp:" && url.searchParams.get("requireTLS") !== "true") {
-    problems.push("VESTA_SMTP_URL: production sends codes over TLS only: smtps://, or smtp:// with ?requireTLS=true (STARTTLS)");
-  }
-  const from = e.VESTA_EMAIL_FROM ?? "";
-  if (!z.string().email().safeParse(from.replace(/^.*<(.+)>\s*$/, "$1")).success) problems.push('VESTA_EMAIL_FROM: the From address of the codes, e.g. "Vesta <no-reply@example.com>"');
-  return { url: url.toString(), from };
+  return readSmtp({ url: e.VESTA_SMTP_URL, from: e.VESTA_EMAIL_FROM }, { url: "VESTA_SMTP_URL", from: "VESTA_EMAIL_FROM", needs: "VESTA_EMAIL_CODES=smtp", purpose: "codes" }, mode, problems);
 }
 
 function passkeyConfig(e: z.infer<typeof Env>, mode: VestaMode, problems: string[]): PasskeyConfig | undefined {

@@ -1,7 +1,8 @@
-import nodemailer from "nodemailer";
+import type nodemailer from "nodemailer";
 import type { Logger } from "pino";
 import type { CodeMailer } from "./emailCodes";
 import type { IdentityConfig } from "./config";
+import { smtpTransport } from "../../protocol/smtp";
 
 /** The text of a sign-in code mail. */
 export const codeMail = (code: string, minutes: number) => ({
@@ -21,7 +22,7 @@ export function codeMailer(config: IdentityConfig, ttlMinutes: number, logger: L
   }
   if (config.email !== "smtp" || !config.smtp) return undefined;
   const smtp = config.smtp;
-  const t = transport ?? nodemailer.createTransport(smtp.url, { from: smtp.from });
+  const t = transport ?? smtpTransport(smtp);
   return async (email, code) => {
     const info = await t.sendMail({ from: smtp.from, to: email, ...codeMail(code, ttlMinutes) });
     logger.info({ messageId: info.messageId }, "sign-in code sent by e-mail");

@@ -1,20 +1,30 @@
 /**
  * The child side of the supervisor (supervisor.ts): starts one service, tells the supervisor its
- * URL, and stops it on SIGTERM or when the supervisor is gone (its IPC channel closes).
+ * URL, and stops it on SIGTERM or when the supervisor is gone (its IPC channel closes). Stopping
+ * drains: requests and runs under way get the service's shutdown deadline
+ * (VESTA_SHUTDOWN_DEADLINE_MS / TRIGGERS_SHUTDOWN_DEADLINE_MS) to finish, as under `npm run
+ * relayer|triggers`; what is still under way then answers 503 interrupted, billing is flushed, and
+ * the process exits 0.
  */
-export type Service = { url: string; close: () => Promise<void> };
+export type Service = { url: string; close: (opts?: { deadlineMs?: number }) => Promise<void>; deadlineMs?: number };
 
-/** How long a stopping service may take before the process exits anyway. */
-const CLOSE_DEADLINE_MS = 8_000;
+/**
+ * What a stopping service may take past its deadline (stopping the sandboxes, settling the runs
+ * that ended, flushing billing, closing the stores) before the process exits anyway. The
+ * supervisor waits this much longer again before it kills the child (supervisor.ts).
+ */
+export const CLOSE_MARGIN_MS = 10_000;
 
+/** `start` resolves with the service and its shutdown deadline (`deadlineMs`, what its config says; none: stop at once). */
 export function runChild(name: string, start: () => Promise<Service>): void {
   let stopping = false;
   let service: Service | undefined;
   const stop = (code: number) => {
     if (stopping) return;
     stopping = true;
-    setTimeout(() => process.exit(code), CLOSE_DEADLINE_MS).unref();
-    void (service?.close() ?? Promise.resolve()).catch((err: Error) => console.error(`Vesta ${name}: stopping failed: ${err.message}`)).finally(() => process.exit(code));
+    const deadlineMs = service?.deadlineMs ?? 0;
+    setTimeout(() => process.exit(code), deadlineMs + CLOSE_MARGIN_MS).unref();
+    void (service?.close({ deadlineMs }) ?? Promise.resolve()).catch((err: Error) => console.error(`Vesta ${name}: stopping failed: ${err.message}`)).finally(() => process.exit(code));
   };
   process.on("SIGINT", () => undefined); // Ctrl-C reaches the whole group: the supervisor stops us in order
   process.once("SIGTERM", () => stop(0));

@@ -10,7 +10,8 @@ import type { BillingConfig } from "../../billing/config";
 import type { Deployment } from "../lib/deploy";
 import { probePort } from "./ports";
 
-export type ChildEnvs = { relayer: NodeJS.ProcessEnv; triggers: NodeJS.ProcessEnv; relayerUrl: string; triggersUrl: string; billing: BillingConfig };
+/** `deadlines`: each child's shutdown deadline (ms), from its own configuration. */
+export type ChildEnvs = { relayer: NodeJS.ProcessEnv; triggers: NodeJS.ProcessEnv; relayerUrl: string; triggersUrl: string; billing: BillingConfig; deadlines: { relayer: number; triggers: number } };
 type Chain = { dataDir: string; rpcUrl: string; deployment: Deployment; payerKeys: string[] };
 
 export async function childEnvs(base: NodeJS.ProcessEnv, c: Chain): Promise<ChildEnvs> {
@@ -38,5 +39,5 @@ export async function childEnvs(base: NodeJS.ProcessEnv, c: Chain): Promise<Chil
   triggers.TRIGGERS_PORT = String(triggersPort);
   const triggersUrl = `http://${tc.host}:${triggersPort}`;
   relayer.VESTA_TRIGGERS_URL ??= triggersUrl; // the dashboard approves this service's clients
-  return { relayer, triggers, relayerUrl, triggersUrl, billing: rc.billing };
+  return { relayer, triggers, relayerUrl, triggersUrl, billing: rc.billing, deadlines: { relayer: rc.shutdownDeadlineMs, triggers: tc.shutdownDeadlineMs } };
 }

@@ -3,4 +3,7 @@ import { loadConfig } from "../../relayer/config";
 import { startRelayer } from "../../relayer/server";
 import { runChild } from "./child";
 
-runChild("relayer", () => startRelayer(loadConfig(process.env)));
+runChild("relayer", async () => {
+  const config = loadConfig(process.env);
+  return { ...(await startRelayer(config)), deadlineMs: config.shutdownDeadlineMs };
+});

@@ -11,14 +11,16 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { CLOSE_MARGIN_MS } from "./child";
 
 export type Backoff = { firstMs: number; maxMs: number; stableMs: number };
 export const DEFAULT_BACKOFF: Backoff = { firstMs: 1_000, maxMs: 30_000, stableMs: 60_000 };
-/** How long a child may take to stop on SIGTERM before it is killed. */
-const STOP_GRACE_MS = 10_000;
-
-/** `entry`: the child's script, relative to this folder (or absolute). */
-export type ChildSpec = { name: string; entry: string; env: NodeJS.ProcessEnv };
+/**
+ * `entry`: the child's script, relative to this folder (or absolute). `deadlineMs`: the child's
+ * shutdown deadline (its config's); on stop it gets that, plus the child's own margin and as much
+ * again, before it is killed.
+ */
+export type ChildSpec = { name: string; entry: string; env: NodeJS.ProcessEnv; deadlineMs?: number };
 type Ready = { type: "ready"; url: string };
 
 export class Supervised {
@@ -74,7 +76,7 @@ export class Supervised {
     });
   }
 
-  /** Stops the child (SIGTERM, then SIGKILL after a grace period) and does not start it again. */
+  /** Stops the child (SIGTERM: it drains within its deadline; SIGKILL past the grace period) and does not start it again. */
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
@@ -82,7 +84,7 @@ export class Supervised {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
-    const kill = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+    const kill = setTimeout(() => child.kill("SIGKILL"), (this.spec.deadlineMs ?? 0) + 2 * CLOSE_MARGIN_MS);
     await exited;
     clearTimeout(kill);
   }

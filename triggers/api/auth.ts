@@ -12,7 +12,7 @@ import type { User } from "../store/types";
 import { mailboxOf } from "../../protocol/mailbox";
 
 const SESSION_COOKIE = "vesta_triggers_session";
-const LINK_TTL_MS = 15 * 60_000;
+export const LINK_TTL_MS = 15 * 60_000;
 const SESSION_TTL_MS = 7 * 24 * 3600_000;
 const challenge = text({ kind: "label", maxChars: 64 }).regex(/^[A-Za-z0-9_-]{43}$/, "challenge must be base64url(sha256(token)): 43 characters");
 /** An authorization request, as the client's link carries it: the token's challenge and the client's name. */
@@ -213,9 +213,13 @@ export function authRoutes(ctx: TriggersCtx): Router {
     const token = randomToken();
     await ctx.store.putMagicLink(challengeOf(token), b.email.toLowerCase(), ctx.now() + LINK_TTL_MS);
     const link = `${ctx.publicUrl()}/auth/magic?token=${token}&next=${encodeURIComponent(next)}`;
-    await ctx.mailer(b.email.toLowerCase(), link);
+    await Promise.resolve().then(() => ctx.mailer(b.email.toLowerCase(), link)).catch(async (err: unknown) => {
+      await ctx.store.useMagicLink(challengeOf(token), ctx.now()); // a link nobody received is void
+      req.log?.warn({ err: err instanceof Error ? err.message : String(err) }, "the sign-in link could not be mailed");
+      throw new AppError(503, "mail_unavailable", "the sign-in link could not be sent (the mail server did not take it); try again shortly");
+    });
     if (req.is("application/json")) return void res.status(202).json({ sent: true });
-    res.type("html").send(page("Check your e-mail", "<p>A sign-in link is on its way (in local mode it is printed in the service's log).</p>"));
+    res.type("html").send(page("Check your e-mail", "<p>A sign-in link is on its way (in local development without TRIGGERS_SMTP_URL it is printed in the service's log).</p>"));
   });
   r.get("/auth/magic", async (req, res) => {
     const token = typeof req.query.token === "string" ? req.query.token : "";

@@ -157,6 +157,11 @@ export class FairQueue<J extends Owned> {
     this.bumpRunning(job.owner, -1);
   }
 
+  /** The owners of the runs waiting for a worker, one entry per run (read at metrics scrape time; at most queueTotal). */
+  waitingOwners(): RunOwner[] {
+    return [...this.payers.values()].flatMap((p) => [...p.accounts.values()].flatMap((jobs) => jobs.map((j) => j.owner)));
+  }
+
   /** Removes and answers every waiting job (held places stay until released). */
   drain(): J[] {
     const all = [...this.payers.values()].flatMap((p) => [...p.accounts.values()].flat());

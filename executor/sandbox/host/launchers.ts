@@ -155,6 +155,10 @@ export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLaunc
       env: {},
       cwd: "/",
       stdio: ["ignore", "ignore", "pipe", "pipe"],
+      // A process group of its own: a terminal's Ctrl-C (SIGINT to the foreground group) must not kill
+      // the runs under way; the relayer ends its sandboxes itself when it stops, and a sandbox exits
+      // when the relayer's end of its channel closes (even after a kill -9 of the relayer).
+      detached: true,
       ...(command.user ? { uid: command.user.uid, gid: command.user.gid } : {}),
     });
     let ended = false;

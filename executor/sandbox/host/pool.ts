@@ -153,6 +153,11 @@ export class SandboxPool {
     return { sandboxes: this.slots.size, busy, queued: this.queue.waiting, started: this.started, replaced: this.replaced };
   }
 
+  /** Who holds the sandboxes now and who waits for one: one owner per run (metrics break them down by account class). */
+  occupancy(): { running: RunOwner[]; waiting: RunOwner[] } {
+    return { running: [...this.slots].flatMap((s) => (s.current ? [s.current.job.owner] : [])), waiting: this.queue.waitingOwners() };
+  }
+
   /** The live sandbox processes (none for thread sandboxes), and whether each holds a run. */
   processes(): { pid: number; busy: boolean }[] {
     return [...this.slots].flatMap((s) => (s.sandbox.pid === undefined || s.exited ? [] : [{ pid: s.sandbox.pid, busy: s.current !== undefined }]));
