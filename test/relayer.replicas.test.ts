@@ -112,13 +112,21 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     let killedAt = -1;
     const ops = 36;
     for (let i = 0; i < ops; i++) {
-      if (i === 12) {
-        killedAt = runs.length;
-        setTimeout(() => c.child!.kill("SIGKILL"), 60); // mid-load: this round's usage key write through c is under way
-      }
       const via = i % 3;
       const base = replicas[via].url;
       const batch: Promise<unknown>[] = [];
+      if (i === 12) {
+        // Mid-load (this round's usage key write through c is under way): c is killed the moment it
+        // has acknowledged a run, so that run's record must have been committed before its answer.
+        killedAt = runs.length;
+        batch.push(
+          api(c.url, "POST", "/lit_action", apiKey, { code: SHORT }).then((r) => {
+            c.child!.kill("SIGKILL");
+            runs.push({ via: 2, status: r.status, requestId: r.requestId, cid: r.body?.ipfs_id });
+            expect(r.status, "c acknowledged the run it was killed after").to.equal(200);
+          }),
+        );
+      }
       // Store an action through one replica, run it by its CID through the next.
       const code = `async function main() { return "action ${i}"; }`;
       batch.push(
@@ -153,7 +161,7 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     for (const cid of cids.slice(0, 5)) for (const r of [a, b]) expect((await api(r.url, "POST", "/lit_action", apiKey, { ipfs_id: cid })).status).to.equal(200);
     const extraRuns = Math.min(cids.length, 5) * 2;
 
-    // Runs: each acknowledged by a survivor is in the history once.
+    // Runs: each acknowledged, by a survivor or by c before it was killed, is in the history once.
     const history: { request_id: string | null; cost_cents: number }[] = [];
     let cursor: string | null = null;
     do {
@@ -163,7 +171,8 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     } while (cursor);
     const ids = history.map((h) => h.request_id);
     expect(new Set(ids).size, "no run recorded twice").to.equal(ids.length);
-    for (const r of runs.filter((x) => survived(x.via) && x.status === 200)) expect(ids, `run ${r.requestId} via ${r.via}`).to.include(r.requestId);
+    expect(runs.filter((x) => !survived(x.via) && x.status === 200).length, "c acknowledged runs").to.be.greaterThan(1);
+    for (const r of runs.filter((x) => x.status === 200)) expect(ids, `run ${r.requestId} via ${r.via}`).to.include(r.requestId);
 
     // Debits: c's reservations are ended by a survivor's recovery; then every debit reaches the provider once.
     const none = async (query: string) => (await rawQuery<{ n: number }>(databaseUrlWhere(databaseUrl), query))[0].n === 0;
