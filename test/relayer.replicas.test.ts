@@ -11,6 +11,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { keccak256, toUtf8Bytes } from "ethers";
+import { computeCid } from "../executor/cid";
 import { chainKeys, newAccount, startStack, usageKeyFor, type Stack } from "./helpers/relayer";
 import { dropTempDatabase, tempDatabase } from "./helpers/postgres";
 import { rawQuery } from "./helpers/rawDb";
@@ -85,6 +87,32 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     expect([refused.status, refused.body.code]).to.deep.equal([401, "invalid_api_key"]);
     expect(Date.now() - t0, "within a few permission polls").to.be.below(5_000);
     expect((await api(b.url, "POST", "/lit_action", usageKey, { code: SHORT })).status, "and by b").to.equal(401);
+  });
+
+  it("an action removed from a group through one replica is refused (403) to the group's usage key by another within a few permission polls, and the other action still runs", async function () {
+    const [a, b, c] = replicas;
+    const OTHER = `async function main() { return "other"; }`;
+    const { apiKey } = await newAccount({ ...stack!, api: `${a.url}/core/v1` });
+    expect((await api(a.url, "POST", "/billing/free_credit", apiKey, { amount_cents: 1000 })).status).to.equal(200);
+    const { usageKey, groupId } = await usageKeyFor({ ...stack!, api: `${a.url}/core/v1` }, apiKey, [SHORT, OTHER]);
+    const run = (code: string) => api(c.url, "POST", "/lit_action", usageKey, { code });
+    for (const code of [SHORT, OTHER]) expect((await run(code)).status, "c has read the group's actions (and caches them)").to.equal(200);
+    const hashed = keccak256(toUtf8Bytes(await computeCid(SHORT)));
+    const removed = await api(b.url, "POST", "/remove_action_from_group", apiKey, { group_id: groupId, hashed_cid: hashed });
+    expect(removed.status, JSON.stringify(removed.body)).to.equal(200);
+    const t0 = Date.now();
+    const refused = await until(
+      async () => {
+        const r = await run(SHORT);
+        return r.status !== 200 && r;
+      },
+      10_000,
+      "replica c to refuse the removed action",
+    );
+    expect([refused.status, refused.body.code]).to.deep.equal([403, "not_permitted"]);
+    expect(Date.now() - t0, "within a few permission polls (VESTA_PERMISSION_POLL_MS 100 here)").to.be.below(5_000);
+    expect((await run(OTHER)).status, "the action still in the group runs").to.equal(200);
+    expect((await api(a.url, "POST", "/lit_action", usageKey, { code: SHORT })).body.code, "and a refuses it too").to.equal("not_permitted");
   });
 
   it("admissions spread over the replicas never spend more than the balance (the overdraft rule across processes)", async function () {
