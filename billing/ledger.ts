@@ -53,9 +53,9 @@ export class Ledger {
     return this.storage.db;
   }
 
-  async customer(payer: Payer, q: Q = this.db): Promise<{ customerId: string; creditCents: number; syncedAt: number } | undefined> {
-    if (q === this.db) await this.commits.flush();
-    const row = await q.selectFrom("customers").select(["customer_id", "credit_cents", "synced_at"]).where("payer", "=", payer.key).executeTakeFirst();
+  async customer(payer: Payer): Promise<{ customerId: string; creditCents: number; syncedAt: number } | undefined> {
+    await this.commits.flush();
+    const row = await this.db.selectFrom("customers").select(["customer_id", "credit_cents", "synced_at"]).where("payer", "=", payer.key).executeTakeFirst();
     return row && { customerId: row.customer_id, creditCents: row.credit_cents, syncedAt: row.synced_at };
   }
 
@@ -65,24 +65,13 @@ export class Ledger {
    * writes later (a replica whose provider lookup was slower) changes neither its id nor its
    * credit, which settlements may have moved since that lookup's answer.
    */
-  async putCustomer(payer: Payer, customerId: string, creditCents: number, q: Q = this.db): Promise<string> {
-    await q
+  async putCustomer(payer: Payer, customerId: string, creditCents: number): Promise<string> {
+    await this.db
       .insertInto("customers")
       .values({ payer: payer.key, customer_id: customerId, credit_cents: creditCents, synced_at: now() })
       .onConflict((oc) => oc.column("payer").doNothing())
       .execute();
-    return (await q.selectFrom("customers").select("customer_id").where("payer", "=", payer.key).executeTakeFirstOrThrow()).customer_id;
-  }
-
-  /**
-   * Runs `fn` (finding or creating the payer's customer record at the provider, then recording it)
-   * in turn with every other such call for that payer, in every replica: on PostgreSQL in a
-   * transaction holding an advisory lock on the payer (`fn` gets it); on SQLite (one process, whose
-   * Billing asks once per payer) as it is. A replica that waited finds the record the first one made
-   * and never asks the provider.
-   */
-  customerTurn<T>(payer: Payer, fn: (q?: Q) => Promise<T>): Promise<T> {
-    return this.turn(`billing-customer:${payer.key}`, fn);
+    return (await this.db.selectFrom("customers").select("customer_id").where("payer", "=", payer.key).executeTakeFirstOrThrow()).customer_id;
   }
 
   /**
@@ -113,15 +102,10 @@ export class Ledger {
    * provider answered before another replica's adjustment after that adjustment was recorded
    * (settled): its debits would be spendable again.
    */
-  creditTurn<T>(customerId: string, fn: (q?: Q) => Promise<T>): Promise<T> {
-    return this.turn(`billing-credit:${customerId}`, fn);
-  }
-
-  /** `fn` in a PostgreSQL transaction holding the advisory lock `name` (on SQLite: as it is, with no transaction). */
-  private async turn<T>(name: string, fn: (q?: Q) => Promise<T>): Promise<T> {
+  async creditTurn<T>(customerId: string, fn: (q?: Q) => Promise<T>): Promise<T> {
     if (!this.storage.dialect.shared) return fn();
     return this.storage.transaction(async (trx) => {
-      await this.storage.dialect.serialize(trx, name);
+      await this.storage.dialect.serialize(trx, `billing-credit:${customerId}`);
       return fn(trx);
     });
   }

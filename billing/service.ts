@@ -141,10 +141,12 @@ export class Billing {
   }
 
   /**
-   * The payer's customer record id: from the ledger, else found or created at the provider, once per
-   * payer: this process asks once however many requests wait; replicas take turns (customerTurn),
-   * and one that waited reads the record the first recorded; whatever raced anyway, the first row
-   * recorded stands (putCustomer), and the provider's create carries an idempotency key.
+   * The payer's customer record id: from the ledger, else found or created at the provider. This
+   * process asks once however many requests wait. Replicas asking at once each ask the provider,
+   * which finds or creates one record (a search, then a create under the idempotency key
+   * `vesta-customer-<payer>`), and the first row recorded stands (putCustomer: insert-or-get), so a
+   * replica whose answer came late uses that row and never writes its stale credit over it. (No lock
+   * is held across the provider call: a slow provider must not tie up the ledger's connections.)
    */
   customerId(payer: Payer): Promise<string> {
     let id = this.customers.get(payer.key);
@@ -152,12 +154,7 @@ export class Billing {
       id = this.ledger.customer(payer).then(
         (known) =>
           known?.customerId ??
-          this.ledger.customerTurn(payer, async (q) => {
-            const recorded = await this.ledger.customer(payer, q);
-            if (recorded) return recorded.customerId;
-            const c = await providerCall(this.remote.customer(payer), "looking up this account's customer record");
-            return this.ledger.putCustomer(payer, c.id, c.creditCents, q);
-          }),
+          providerCall(this.remote.customer(payer), "looking up this account's customer record").then((c) => this.ledger.putCustomer(payer, c.id, c.creditCents)),
       );
       this.customers.set(payer.key, id);
       id.catch(() => this.customers.delete(payer.key)); // a failed lookup is tried again by the next request
