@@ -65,12 +65,18 @@ export async function payerOf(ctx: BillingCtx, accountHash: bigint): Promise<Pay
  * settle and release resolve once the debit is committed (they never reject): await them before
  * answering.
  */
-export type RunCharge = { started(): void; settle(durationMs: number | undefined): Promise<number>; release(): Promise<void> };
+export type RunCharge = {
+  started(): void;
+  /** What settle(durationMs) charges, in cents (known before its commit, e.g. for the run's record committed beside it). */
+  cost(durationMs: number | undefined): number;
+  settle(durationMs: number | undefined): Promise<number>;
+  release(): Promise<void>;
+};
 /** What a relayed write does with its admission (see relayWrite); settle and release as a run's. */
 export type WriteCharge = { noteTx(txHash: string): Promise<void>; settle(gasWei: bigint): Promise<void>; release(): Promise<void>; abandon(): void };
 
 const nothing = () => Promise.resolve();
-const FREE_RUN: RunCharge = { started: () => undefined, settle: () => Promise.resolve(0), release: nothing };
+const FREE_RUN: RunCharge = { started: () => undefined, cost: () => 0, settle: () => Promise.resolve(0), release: nothing };
 const FREE_WRITE: WriteCharge = { noteTx: nothing, settle: nothing, release: nothing, abandon: () => undefined };
 
 /**
@@ -85,12 +91,13 @@ export async function admitRun(ctx: BillingCtx, payer: Payer, worstCaseMs: numbe
   if (!billing || unit === 0) return FREE_RUN;
   const seconds = runSeconds(worstCaseMs);
   const r = await billing.reserve(payer, seconds * unit, `a run of up to ${seconds} s (its time limit)`, { kind: "run", detail: `up to ${seconds}s`, unitCents: unit });
+  const charged = (durationMs: number) => Math.min(seconds, runSeconds(durationMs));
   return {
     started: () => r.noteStart(),
+    cost: (durationMs) => (durationMs === undefined ? 0 : charged(durationMs) * unit),
     settle: (durationMs) => {
       if (durationMs === undefined) return r.release().then(() => 0);
-      const charged = Math.min(seconds, runSeconds(durationMs));
-      return r.settle(charged * unit, `${charged}s`).then(() => charged * unit);
+      return r.settle(charged(durationMs) * unit, `${charged(durationMs)}s`).then(() => charged(durationMs) * unit);
     },
     release: () => r.release(),
   };

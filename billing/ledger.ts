@@ -59,13 +59,19 @@ export class Ledger {
     return row && { customerId: row.customer_id, creditCents: row.credit_cents, syncedAt: row.synced_at };
   }
 
-  /** Records the payer's customer record (a replica that found it first keeps its row: the provider's record is one). */
-  async putCustomer(payer: Payer, customerId: string, creditCents: number): Promise<void> {
+  /**
+   * Records the payer's customer record unless the payer has one already, and answers the one
+   * recorded (insert-or-get on the payer's primary key): the first writer's row stands, whoever
+   * writes later (a replica whose provider lookup was slower) changes neither its id nor its
+   * credit, which settlements may have moved since that lookup's answer.
+   */
+  async putCustomer(payer: Payer, customerId: string, creditCents: number): Promise<string> {
     await this.db
       .insertInto("customers")
       .values({ payer: payer.key, customer_id: customerId, credit_cents: creditCents, synced_at: now() })
-      .onConflict((oc) => oc.column("payer").doUpdateSet((eb) => ({ customer_id: eb.ref("excluded.customer_id"), credit_cents: eb.ref("excluded.credit_cents"), synced_at: eb.ref("excluded.synced_at") })))
+      .onConflict((oc) => oc.column("payer").doNothing())
       .execute();
+    return (await this.db.selectFrom("customers").select("customer_id").where("payer", "=", payer.key).executeTakeFirstOrThrow()).customer_id;
   }
 
   /**

@@ -140,17 +140,21 @@ export class Billing {
     await this.ledger.close();
   }
 
-  /** The payer's customer record id: from the ledger, else found or created at the provider (once per payer). */
+  /**
+   * The payer's customer record id: from the ledger, else found or created at the provider. This
+   * process asks once however many requests wait. Replicas asking at once each ask the provider,
+   * which finds or creates one record (a search, then a create under the idempotency key
+   * `vesta-customer-<payer>`), and the first row recorded stands (putCustomer: insert-or-get), so a
+   * replica whose answer came late uses that row and never writes its stale credit over it. (No lock
+   * is held across the provider call: a slow provider must not tie up the ledger's connections.)
+   */
   customerId(payer: Payer): Promise<string> {
     let id = this.customers.get(payer.key);
     if (!id) {
       id = this.ledger.customer(payer).then(
         (known) =>
           known?.customerId ??
-          providerCall(this.remote.customer(payer), "looking up this account's customer record").then(async (c) => {
-            await this.ledger.putCustomer(payer, c.id, c.creditCents);
-            return c.id;
-          }),
+          providerCall(this.remote.customer(payer), "looking up this account's customer record").then((c) => this.ledger.putCustomer(payer, c.id, c.creditCents)),
       );
       this.customers.set(payer.key, id);
       id.catch(() => this.customers.delete(payer.key)); // a failed lookup is tried again by the next request
@@ -281,26 +285,31 @@ export class Billing {
   /**
    * Adds `cents` of free credit to the payer: the top-up of a development node (local billing only;
    * the route also demands VESTA_MODE=development and the owner). Refused (409) when it would raise
-   * the balance above `freeCreditCapCents`; checked and applied one at a time, so racing top-ups
-   * cannot pass the cap together.
+   * the balance above `freeCreditCapCents`. The check and the top-up are one step in the customer's
+   * credit turn (Ledger.creditTurn: this process's settler, and on PostgreSQL an advisory lock
+   * every replica takes), so racing top-ups, through one replica or several, cannot pass the cap together.
    */
   async addFreeCredit(payer: Payer, cents: number): Promise<void> {
     if (this.config.mode !== "local") throw new AppError(404, "free_credit_unavailable", "free credit exists only with local billing on a development node");
     const customerId = await this.customerId(payer);
     await this.settler.serial(async () => {
       const cap = this.config.freeCreditCapCents;
-      const balance = await this.available(customerId);
-      if (balance + cents > cap) {
-        throw new AppError(409, "free_credit_capped", `free credit may raise a balance to at most ${display(cap, this.config.currency)} (VESTA_FREE_CREDIT_CAP_CENTS); this one is ${display(balance, this.config.currency)}, nothing was added`, {
-          credit_cents: balance,
-          cap_cents: cap,
+      try {
+        await this.ledger.creditTurn(customerId, async (q) => {
+          // Read in the turn: another replica's top-up committed before it is counted.
+          const balance = spendable(q ? await this.ledger.figures(customerId, q) : await this.figures(customerId));
+          if (balance + cents > cap) {
+            throw new AppError(409, "free_credit_capped", `free credit may raise a balance to at most ${display(cap, this.config.currency)} (VESTA_FREE_CREDIT_CAP_CENTS); this one is ${display(balance, this.config.currency)}, nothing was added`, {
+              credit_cents: balance,
+              cap_cents: cap,
+            });
+          }
+          const adj = await this.remote.adjust(customerId, cents, `free_credit_${crypto.randomUUID()}`, { vesta_kind: "free_credit" });
+          await this.ledger.setCredit(customerId, adj.endingCreditCents, q);
         });
+      } finally {
+        this.reload(customerId);
       }
-      await this.ledger.creditTurn(customerId, async (q) => {
-        const adj = await this.remote.adjust(customerId, cents, `free_credit_${crypto.randomUUID()}`, { vesta_kind: "free_credit" });
-        await this.ledger.setCredit(customerId, adj.endingCreditCents, q);
-      });
-      this.reload(customerId);
     });
   }
 

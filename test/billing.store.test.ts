@@ -7,6 +7,7 @@ import { Billing } from "../billing/service";
 import { rawExec, rawQuery } from "./helpers/rawDb";
 import { usageOf } from "../billing/usage";
 import { STORES, tempStore, type TempStore } from "./helpers/postgres";
+import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
 
 const quiet = pino({ level: "silent" });
 const PAYER = { key: "account:0x" + "cd".repeat(32), account: "0x" + "cd".repeat(32) };
@@ -174,6 +175,69 @@ for (const store of STORES) {
 }
 
 /**
+ * A payer's first request reaching two replicas (two Billing instances on one ledger) at once, each
+ * with concurrent requests of its own, against the Stripe test double: one Stripe customer, one
+ * ledger row, and a replica whose provider lookup answered late never writes its stale answer
+ * (the credit before a settlement) over the row the first one recorded.
+ */
+for (const store of STORES) {
+  describe(`a payer's Stripe customer, raced by two replicas (${store})`, function () {
+    this.timeout(60_000);
+    let where: TempStore;
+    let double: StripeDouble;
+    const open: Billing[] = [];
+    beforeEach(async function () {
+      where = await tempStore(this, store, "billing.sqlite");
+      double = await startStripeDouble();
+    });
+    afterEach(async () => {
+      for (const b of open.splice(0)) await b.close().catch(() => undefined);
+      await double.close();
+      await where?.drop();
+    });
+
+    it("creates one customer and one ledger row; a late lookup leaves the recorded credit alone", async function () {
+      const config = loadBillingConfig(double.env(), "development").config;
+      const [a, b] = [await Billing.open(config, { dataDir: where.dir, databaseUrl: where.where.databaseUrl }, quiet), await Billing.open(config, { dataDir: where.dir, databaseUrl: where.where.databaseUrl }, quiet)];
+      open.push(a, b);
+      // b's lookup reaches Stripe (the customer is created there) and its answer is slow to come back.
+      const lookup = b.remote.customer.bind(b.remote);
+      let answered!: () => void;
+      const gate = new Promise<void>((r) => (answered = r));
+      let looked!: () => void;
+      const lookedUp = new Promise<void>((r) => (looked = r));
+      b.remote.customer = async (payer) => {
+        const c = await lookup(payer);
+        looked();
+        await gate;
+        return c;
+      };
+      const fromB = Promise.all([b.customerId(PAYER), b.customerId(PAYER), b.customerId(PAYER)]);
+      await lookedUp;
+      const fromA = Promise.all([a.customerId(PAYER), a.customerId(PAYER), a.customerId(PAYER)]);
+      // Meanwhile a card payment of $10 and a settled debit of 30 cents move the credit to 970.
+      const spend = async (id: string) => {
+        double.customers.get(id)!.balance = -1000;
+        await a.refresh(id);
+        await a.debit(id, 30, "write", "addGroup");
+        await a.settle();
+      };
+      await spend((await fromA)[0]); // a found the customer b created (its search), recorded it, and it was spent from
+      answered();
+      const ids = [...(await fromA), ...(await fromB)];
+      expect(new Set(ids).size, "every request of both replicas got one customer").to.equal(1);
+      const customer = ids[0];
+      expect([...double.customers.values()].filter((c) => c.metadata.vesta_payer === PAYER.key).map((c) => c.id), "one Stripe customer").to.deep.equal([customer]);
+      expect(double.requests.filter((r) => r.method === "POST" && r.path === "/v1/customers" && !r.replayed), "created once").to.have.length(1);
+      const rows = await rawQuery<{ customer_id: string; credit_cents: number }>(where.where, "SELECT customer_id, credit_cents FROM customers");
+      expect(rows.map((r) => [r.customer_id, Number(r.credit_cents)]), "one ledger row, holding the credit after the settlement").to.deep.equal([[customer, 970]]);
+      expect(await a.remote.credit(customer)).to.equal(970);
+      for (const r of [a, b]) expect(await r.balance(PAYER), "the settled 30 is not spendable again").to.equal(970);
+    });
+  });
+}
+
+/**
  * Relayer replicas on one PostgreSQL, each its own Billing (its own process in production): what
  * they admit together never passes the balance, a debit reaches the provider once whichever
  * replica settles, and work a dead replica left is ended once.
@@ -265,6 +329,17 @@ describe("billing across replicas on one PostgreSQL", function () {
     a.remote.credit = read;
     expect(await b.remote.credit(customer), "the provider applied it once").to.equal(970);
     for (const r of replicas) expect(await r.balance(PAYER), "the 30 spent is not spendable again").to.equal(970);
+  });
+
+  it("free credit racing through two replicas never raises a balance past the cap (the check and the top-up are one turn in every replica)", async function () {
+    const [a, b] = replicas;
+    const customer = await a.customerId(PAYER); // 1000 free; the cap is 2000
+    const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => refusal([a, b][i % 2].addFreeCredit(PAYER, 400))));
+    expect(outcomes.filter((o) => o === "admitted"), JSON.stringify(outcomes)).to.have.length(2); // 1000 + 2 x 400; a third would make 2200
+    expect(new Set(outcomes)).to.deep.equal(new Set(["admitted", "409 free_credit_capped"]));
+    expect(await a.remote.credit(customer), "the local provider's record").to.equal(1800);
+    expect(await rawQuery(where.where, "SELECT COUNT(*)::int AS n FROM local_adjustments")).to.deep.equal([{ n: 2 }]);
+    for (const r of [a, b]) expect(await r.balance(PAYER)).to.equal(1800);
   });
 
   it("the reservations of a dead replica are ended once, whichever replicas recover them at once", async function () {

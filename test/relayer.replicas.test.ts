@@ -11,6 +11,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { keccak256, toUtf8Bytes } from "ethers";
+import { computeCid } from "../executor/cid";
 import { chainKeys, newAccount, startStack, usageKeyFor, type Stack } from "./helpers/relayer";
 import { dropTempDatabase, tempDatabase } from "./helpers/postgres";
 import { rawQuery } from "./helpers/rawDb";
@@ -87,6 +89,32 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     expect((await api(b.url, "POST", "/lit_action", usageKey, { code: SHORT })).status, "and by b").to.equal(401);
   });
 
+  it("an action removed from a group through one replica is refused (403) to the group's usage key by another within a few permission polls, and the other action still runs", async function () {
+    const [a, b, c] = replicas;
+    const OTHER = `async function main() { return "other"; }`;
+    const { apiKey } = await newAccount({ ...stack!, api: `${a.url}/core/v1` });
+    expect((await api(a.url, "POST", "/billing/free_credit", apiKey, { amount_cents: 1000 })).status).to.equal(200);
+    const { usageKey, groupId } = await usageKeyFor({ ...stack!, api: `${a.url}/core/v1` }, apiKey, [SHORT, OTHER]);
+    const run = (code: string) => api(c.url, "POST", "/lit_action", usageKey, { code });
+    for (const code of [SHORT, OTHER]) expect((await run(code)).status, "c has read the group's actions (and caches them)").to.equal(200);
+    const hashed = keccak256(toUtf8Bytes(await computeCid(SHORT)));
+    const removed = await api(b.url, "POST", "/remove_action_from_group", apiKey, { group_id: groupId, hashed_cid: hashed });
+    expect(removed.status, JSON.stringify(removed.body)).to.equal(200);
+    const t0 = Date.now();
+    const refused = await until(
+      async () => {
+        const r = await run(SHORT);
+        return r.status !== 200 && r;
+      },
+      10_000,
+      "replica c to refuse the removed action",
+    );
+    expect([refused.status, refused.body.code]).to.deep.equal([403, "not_permitted"]);
+    expect(Date.now() - t0, "within a few permission polls (VESTA_PERMISSION_POLL_MS 100 here)").to.be.below(5_000);
+    expect((await run(OTHER)).status, "the action still in the group runs").to.equal(200);
+    expect((await api(a.url, "POST", "/lit_action", usageKey, { code: SHORT })).body.code, "and a refuses it too").to.equal("not_permitted");
+  });
+
   it("admissions spread over the replicas never spend more than the balance (the overdraft rule across processes)", async function () {
     const [a] = replicas;
     const { apiKey } = await newAccount({ ...stack!, api: `${a.url}/core/v1` }); // 40 cents: four runs of 10 s reserved
@@ -112,13 +140,21 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     let killedAt = -1;
     const ops = 36;
     for (let i = 0; i < ops; i++) {
-      if (i === 12) {
-        killedAt = runs.length;
-        setTimeout(() => c.child!.kill("SIGKILL"), 60); // mid-load: this round's usage key write through c is under way
-      }
       const via = i % 3;
       const base = replicas[via].url;
       const batch: Promise<unknown>[] = [];
+      if (i === 12) {
+        // Mid-load (this round's usage key write through c is under way): c is killed the moment it
+        // has acknowledged a run, so that run's record must have been committed before its answer.
+        killedAt = runs.length;
+        batch.push(
+          api(c.url, "POST", "/lit_action", apiKey, { code: SHORT }).then((r) => {
+            c.child!.kill("SIGKILL");
+            runs.push({ via: 2, status: r.status, requestId: r.requestId, cid: r.body?.ipfs_id });
+            expect(r.status, "c acknowledged the run it was killed after").to.equal(200);
+          }),
+        );
+      }
       // Store an action through one replica, run it by its CID through the next.
       const code = `async function main() { return "action ${i}"; }`;
       batch.push(
@@ -153,7 +189,7 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     for (const cid of cids.slice(0, 5)) for (const r of [a, b]) expect((await api(r.url, "POST", "/lit_action", apiKey, { ipfs_id: cid })).status).to.equal(200);
     const extraRuns = Math.min(cids.length, 5) * 2;
 
-    // Runs: each acknowledged by a survivor is in the history once.
+    // Runs: each acknowledged, by a survivor or by c before it was killed, is in the history once.
     const history: { request_id: string | null; cost_cents: number }[] = [];
     let cursor: string | null = null;
     do {
@@ -163,7 +199,8 @@ describe("relayer replicas on one PostgreSQL and one chain", function () {
     } while (cursor);
     const ids = history.map((h) => h.request_id);
     expect(new Set(ids).size, "no run recorded twice").to.equal(ids.length);
-    for (const r of runs.filter((x) => survived(x.via) && x.status === 200)) expect(ids, `run ${r.requestId} via ${r.via}`).to.include(r.requestId);
+    expect(runs.filter((x) => !survived(x.via) && x.status === 200).length, "c acknowledged runs").to.be.greaterThan(1);
+    for (const r of runs.filter((x) => x.status === 200)) expect(ids, `run ${r.requestId} via ${r.via}`).to.include(r.requestId);
 
     // Debits: c's reservations are ended by a survivor's recovery; then every debit reaches the provider once.
     const none = async (query: string) => (await rawQuery<{ n: number }>(databaseUrlWhere(databaseUrl), query))[0].n === 0;

@@ -4,6 +4,7 @@ import { AppError } from "../errors";
 import { CHAIN_RETRY_AFTER_SECONDS, chainOutage } from "../../protocol/chainErrors";
 import { defaultFairShare, FairQueue, type QueueBound } from "../../executor/sandbox/host/fair-queue";
 import type { RunOwner } from "../../executor/sandbox/types";
+import { BlockWatch } from "./blockWatch";
 import { bumpedFees, DEFAULT_PAYER_WATCH, maxReplacements, offeredPrice, readPayer, replacedWorstPrice, type PayerHealth, type PayerWatch } from "./payerWatch";
 
 /** A payer wallet: its next nonce (null: read it from the chain's pending count), whether it is sending, and its last check. */
@@ -53,16 +54,19 @@ export class PayerPool {
   private readonly queue: FairQueue<Job>;
   /** Recent time of a write's turn, from its start to its end (ms, moving average), for Retry-After. */
   private writeMs = 2_000;
+  /** New blocks, polled once for every payer waiting for a receipt. */
+  private readonly blocks: BlockWatch;
 
   constructor(
     keys: string[],
     private readonly provider: JsonRpcProvider,
     private readonly logger: Logger,
     private readonly txTimeoutMs: number,
-    private readonly receiptPollMs = 100,
+    receiptPollMs = 100,
     queuePerPayer = 64,
     private readonly watch: PayerWatch = DEFAULT_PAYER_WATCH,
   ) {
+    this.blocks = new BlockWatch(provider, receiptPollMs);
     this.payers = keys.map((k) => ({ wallet: new Wallet(k, provider), nonce: null, busy: false, active: true, balance: null, pending: 0 }));
     // Every wallet may serve one billing payer when no one else waits (a write holds one for a block
     // or so): fairness comes from the turns, and a newcomer waits for about one write.
@@ -247,16 +251,18 @@ export class PayerPool {
   }
 
   /**
-   * Polls for the receipt of any of `hashes` (the transaction and its replacements). (ethers'
-   * waitForTransaction compares against a cached block number and waits for its next block poll,
-   * ~4 s; under automine it can miss the only block and hang.) A transaction still not mined
-   * `watch.replaceAfterMs` after its last send is replaced (replace).
+   * Reads the receipt of any of `hashes` (the transaction and its replacements) now, then again each
+   * time a new block is seen (BlockWatch: one block-number poll every VESTA_RECEIPT_POLL_MS for all
+   * payers). (ethers' waitForTransaction compares against a cached block number and waits for its
+   * next block poll, ~4 s; under automine it can miss the only block and hang.) A transaction still
+   * not mined `watch.replaceAfterMs` after its last send is replaced (replace).
    */
   private async waitForReceipt(payer: Payer, hashes: string[], sent: TransactionRequest, onSigned?: OnSigned): Promise<TransactionReceipt | null> {
     const deadline = Date.now() + this.txTimeoutMs;
     const cap = this.worstPriceOf(offeredPrice(sent)); // what the write reserved per gas: no replacement offers more
     let lastSend = Date.now();
     for (;;) {
+      const seen = this.blocks.latest; // a block holding it comes after the head read next
       for (const h of hashes) {
         const receipt = await this.provider.getTransactionReceipt(h).catch(() => null);
         if (receipt) return receipt;
@@ -267,7 +273,7 @@ export class PayerPool {
         lastSend = Date.now();
         if (replaced) [sent, hashes] = [replaced.tx, [...hashes, replaced.hash]];
       }
-      await new Promise((r) => setTimeout(r, Math.min(this.receiptPollMs, Math.max(0, deadline - Date.now()))));
+      await this.blocks.next(seen, Math.min(deadline, lastSend + this.watch.replaceAfterMs) - Date.now());
     }
   }
 

@@ -111,13 +111,15 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
               ctx.metrics.runs.inc({ outcome: outcomeOf(err) });
               throw err;
             } finally {
-              costCents = await charge.settle(r?.durationMs); // undefined (never started, or refused): released; committed before the answer
+              // Its debit (undefined duration: never started, or refused: released) and the run's record are
+              // committed, side by side, before the answer: a run acknowledged is in the history, whatever happens next.
+              costCents = charge.cost(r?.durationMs);
+              await Promise.all([charge.settle(r?.durationMs), r && recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId })]);
             }
           })(),
         );
         if (!r) throw new Error("unreachable: a run either resolves or throws");
         ctx.metrics.observeRun(r.hasError ? "action_failed" : "ok", r.durationMs ?? 0);
-        recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId });
         const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };
         if (!r.hasError) return answer;
         // A failed run is a failed request, as on Chipotle (which answers 500; Vesta 422, a client error no client retries as a server fault): the run's answer stays in the body, beside the error body's fields.

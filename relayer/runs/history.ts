@@ -15,13 +15,6 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 /** Rows deleted per transaction when pruning (each one short, so runs being recorded never wait long). */
 const PRUNE_CHUNK = 5_000;
 
-/**
- * Runs recorded within this long of the first are committed together: under load one commit (one
- * WAL append, one Kysely transaction) holds tens of runs instead of one or two a turn of the event
- * loop. Nobody waits on it (an answer does not wait for its run's record), and list_runs commits
- * what is pending before it reads.
- */
-export const RECORD_EVERY_MS = 10;
 /** Rows per INSERT statement (12 values each: well within SQLite's 32,766 bound values). */
 const INSERT_ROWS = 500;
 
@@ -71,6 +64,7 @@ export type RunHistoryOptions = {
 
 type Row = Omit<RunsDb["runs"], "seq">;
 type Pending = { row: Row; resolve: () => void; reject: (err: unknown) => void };
+type Scheduled = ReturnType<typeof setImmediate>;
 
 /** Text any database keeps as it is: well-formed, no NUL (PostgreSQL text cannot hold U+0000). */
 const storable = (s: string) => toWellFormed(s).replaceAll("\u0000", "\uFFFD");
@@ -94,14 +88,18 @@ const toRun = (r: Selectable<RunsDb["runs"]>): StoredRun => ({
  * directory, or PostgreSQL with DATABASE_URL, where every replica lists the runs any of them
  * recorded): bounded in time (retentionMs; older rows are never listed and are deleted every
  * PRUNE_EVERY_MS) and in count (perAccount, and 1 % more between trims; past that the account's
- * oldest are dropped), each row bounded in size (logs RUN_LOG_BYTES, error RUN_ERROR_BYTES). The
- * runs recorded within RECORD_EVERY_MS are committed together (one commit for many runs under load). Every query is built by Kysely with bound values.
+ * oldest are dropped), each row bounded in size (logs RUN_LOG_BYTES, error RUN_ERROR_BYTES).
+ * Records are group-committed: those of one turn of the event loop go in one commit at its end, and
+ * those made while a commit is under way all go in the next (one commit for many runs under load, no
+ * timer: an idle run waits one commit). Every query is built by Kysely with bound values.
  */
 export class RunHistory {
   private pending: Pending[] = [];
-  private scheduled?: NodeJS.Timeout;
-  /** The batches written so far, one after the other. */
-  private writing: Promise<void> = Promise.resolve();
+  private scheduled?: Scheduled;
+  /** A commit is under way (what is recorded meanwhile waits for the next). */
+  private writing = false;
+  /** flush() callers, told once nothing is pending or being written. */
+  private idle: (() => void)[] = [];
   private readonly now: () => number;
 
   private constructor(
@@ -145,27 +143,35 @@ export class RunHistory {
     };
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ row, resolve, reject });
-      if (this.scheduled) return;
-      this.scheduled = setTimeout(() => void this.flush().catch(() => undefined), RECORD_EVERY_MS); // each record's failure goes to its caller
-      this.scheduled.unref();
+      if (this.scheduled || this.writing) return; // the commit under way takes it next
+      this.scheduled = setImmediate(() => void this.drain());
     });
   }
 
-  /** Commits what was recorded so far (after the batches before it); resolves when it is committed. */
+  /** Commits what was recorded so far; resolves when it is committed. Never rejects (each record's failure goes to its caller). */
   flush(): Promise<void> {
-    clearTimeout(this.scheduled);
+    if (this.pending.length === 0 && !this.writing) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.idle.push(resolve));
+    void this.drain();
+    return done;
+  }
+
+  /** Commits the pending records, then those recorded meanwhile, until none is left; then tells flush() callers. */
+  private async drain(): Promise<void> {
+    clearImmediate(this.scheduled);
     this.scheduled = undefined;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length > 0) {
-      this.writing = this.writing.then(() =>
-        this.write(batch.map((p) => p.row)).then(
-          () => batch.forEach((p) => p.resolve()),
-          (err) => batch.forEach((p) => p.reject(err)),
-        ),
+    if (this.writing) return;
+    this.writing = true;
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      await this.write(batch.map((p) => p.row)).then(
+        () => batch.forEach((p) => p.resolve()),
+        (err) => batch.forEach((p) => p.reject(err)),
       );
     }
-    return this.writing;
+    this.writing = false;
+    for (const tell of this.idle.splice(0)) tell();
   }
 
   /**

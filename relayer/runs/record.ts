@@ -7,14 +7,15 @@ import type { RunResult } from "../../executor/sandbox/types";
 export const runErrorText = (r: RunResult): string => (r.error ? (r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message) : "the action failed");
 
 /**
- * Records a run that ran (a refusal before the sandbox is no run) in the run history. The run
- * happened and was charged whatever this does: a failure to record it is logged, never answered.
+ * Records a run that ran (a refusal before the sandbox is no run) in the run history; resolves once
+ * the record is committed (the answer waits for it: nothing acknowledged is missing from the history
+ * after a crash). The run happened and was charged whatever this does: a failure to record it is
+ * logged, never answered (this never rejects).
  */
-export function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string }): void {
+export async function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string }): Promise<void> {
   const failed = (err: unknown) => ctx.logger.error({ err: (err as Error).message, cid: r.ipfsId }, "run history: a run could not be recorded");
   try {
-    // Not awaited: the answer does not wait for the history's commit (list_runs reads it all the same).
-    void ctx.runs.record({
+    await ctx.runs.record({
       id: `run_${crypto.randomUUID()}`,
       accountHash: auth.accountHash,
       keyHash: auth.keyHash,
@@ -26,7 +27,7 @@ export function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string 
       logs: r.logs,
       error: r.hasError ? runErrorText(r) : null,
       requestId: at.requestId ?? null,
-    }).catch(failed);
+    });
   } catch (err) {
     failed(err);
   }
