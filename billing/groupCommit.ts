@@ -50,7 +50,7 @@ export class GroupCommit {
    * not run, and `done` resolves undefined), false once its commit began (or on PostgreSQL, where
    * each write commits at once).
    */
-  addWithdrawable(write: Write<void>): { done: Promise<void>; withdraw(): boolean } {
+  addWithdrawable<T>(write: Write<T>): { done: Promise<T | undefined>; withdraw(): boolean } {
     const { done, entry } = this.enqueue(write);
     return {
       done,
