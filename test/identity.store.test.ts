@@ -83,5 +83,19 @@ for (const store of STORES) {
       expect(r.sort()).to.deep.equal(["last", "unlinked"]);
       expect((await a.links("id-p")).filter((l) => !l.unlinked)).to.have.length(1);
     });
+
+    it("an unlink bumps the identity's session epoch on every replica; a link or unlink carrying the old epoch (a session revoked meanwhile) changes nothing", async () => {
+      await a.claim("email", "email", "q@example.com", "id-q");
+      expect(await a.attach("oidc", "https://issuer", "q-sub", "id-q", async () => false, { epoch: 0 })).to.equal("linked");
+      expect(await a.attach("oidc", "https://issuer", "q-2", "id-q", async () => false, { epoch: 0 })).to.equal("linked");
+      expect(await b.epoch("id-q")).to.equal(0);
+      expect(await b.detach("oidc", "https://issuer", "q-sub", "id-q", 0)).to.equal("unlinked");
+      expect([await a.epoch("id-q"), await b.epoch("id-q")]).to.deep.equal([1, 1]);
+      const before = await a.links("id-q");
+      expect(await a.attach("oidc", "https://issuer", "mallory", "id-q", async () => false, { epoch: 0 })).to.equal("revoked");
+      expect(await b.detach("oidc", "https://issuer", "q-2", "id-q", 0)).to.equal("revoked");
+      expect(await a.links("id-q")).to.deep.equal(before);
+      expect(await a.epoch("id-q")).to.equal(1);
+    });
   });
 }

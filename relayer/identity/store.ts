@@ -150,6 +150,16 @@ export class IdentityStore {
     });
   }
 
+  /** The identity's session epoch (0 until its first unlink): a session holds only while it carries this one. */
+  epoch(identityId: string): Promise<number> {
+    return this.epochIn(this.s.db, identityId);
+  }
+
+  private async epochIn(db: Pick<Storage<IdentityDb>["db"], "selectFrom">, identityId: string): Promise<number> {
+    const row = await db.selectFrom("identity_epochs").select("epoch").where("identity_id", "=", identityId).executeTakeFirst();
+    return row ? toNumber(row.epoch) : 0;
+  }
+
   async addPasskey(p: StoredPasskey): Promise<boolean> {
     const row = await this.s.db.insertInto("identity_passkeys").values(p).onConflict((oc) => oc.column("credential_id").doNothing()).returning("credential_id").executeTakeFirst();
     return row !== undefined;
@@ -195,12 +205,15 @@ export class IdentityStore {
   /**
    * Links a method to `identityId` in one transaction: refused (false) when its row names another
    * identity and is still linked. `ownedElsewhere` is asked, in the transaction, whether a method
-   * with no row already owns an identity of its own.
+   * with no row already owns an identity of its own. `epoch` given: "revoked" unless it is still the
+   * identity's session epoch (checked under the identity's lock, which unlinks take too).
    */
-  async attach(method: string, issuer: string, subject: string, identityId: string, ownedElsewhere: () => Promise<boolean>, now = Date.now()): Promise<"linked" | "already" | "taken"> {
+  async attach(method: string, issuer: string, subject: string, identityId: string, ownedElsewhere: () => Promise<boolean>, opts: { epoch?: number; now?: number } = {}): Promise<"linked" | "already" | "taken" | "revoked"> {
+    const now = opts.now ?? Date.now();
     const mac = await this.macOf(method, issuer, subject, identityId, false);
     return this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `identity-link:${identityId}`);
+      if (opts.epoch !== undefined && opts.epoch !== (await this.epochIn(trx, identityId))) return "revoked";
       await this.s.dialect.serialize(trx, `identity-method:${method}\n${issuer}\n${subject}`);
       const q = trx.selectFrom("identity_links").selectAll().where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject);
       const found = await this.s.dialect.forUpdate(q).executeTakeFirst();
@@ -219,12 +232,15 @@ export class IdentityStore {
   /**
    * Unlinks a method of `identityId` in one transaction, refused ("last") when it is the identity's
    * only linked method: "unlinked", "last", or "not_linked" (not one of its methods). Unlinks of
-   * one identity take turns, so two racing cannot leave it with none.
+   * one identity take turns, so two racing cannot leave it with none. It bumps the identity's
+   * session epoch (revoking its sessions); `epoch` given: refused ("revoked") unless it is still the
+   * identity's (a session revoked by an unlink that committed meanwhile changes nothing).
    */
-  async detach(method: string, issuer: string, subject: string, identityId: string): Promise<"unlinked" | "last" | "not_linked"> {
+  async detach(method: string, issuer: string, subject: string, identityId: string, epoch?: number): Promise<"unlinked" | "last" | "not_linked" | "revoked"> {
     const mac = await this.macOf(method, issuer, subject, identityId, true);
     return this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `identity-link:${identityId}`);
+      if (epoch !== undefined && epoch !== (await this.epochIn(trx, identityId))) return "revoked";
       const q = trx.selectFrom("identity_links").selectAll().where("identity_id", "=", identityId);
       const rows: LinkRow[] = [];
       for (const r of await this.s.dialect.forUpdate(q).execute()) {
@@ -237,6 +253,11 @@ export class IdentityStore {
         .updateTable("identity_links")
         .set({ unlinked: this.s.dialect.bool(true), mac })
         .where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject).where("identity_id", "=", identityId)
+        .execute();
+      await trx // in the same transaction: no session outlives the unlink, on any replica
+        .insertInto("identity_epochs")
+        .values({ identity_id: identityId, epoch: 1 })
+        .onConflict((oc) => oc.column("identity_id").doUpdateSet((eb) => ({ epoch: eb("identity_epochs.epoch", "+", 1) })))
         .execute();
       return "unlinked";
     });

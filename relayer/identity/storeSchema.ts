@@ -20,6 +20,12 @@ export type IdentityDb = {
    * identity) does not verify and signs into nothing.
    */
   identity_links: { method: string; issuer: string; subject: string; identity_id: string; linked_at: number; unlinked: number | boolean; mac: string };
+  /**
+   * Each identity's session epoch (no row: 0). Sessions carry the epoch they were issued at and
+   * hold only while it is still the identity's: an unlink bumps it, so every session issued before
+   * (the unlinked method's among them) stops working at once, on every replica.
+   */
+  identity_epochs: { identity_id: string; epoch: number };
 };
 
 export const IDENTITY_SCHEMA: StoreSchema = {
@@ -63,6 +69,12 @@ export const IDENTITY_SCHEMA: StoreSchema = {
         .addPrimaryKeyConstraint("identity_links_pkey", ["method", "issuer", "subject"])
         .execute();
       await db.schema.createIndex("identity_links_identity").ifNotExists().on("identity_links").column("identity_id").execute();
+    },
+    "0002_session_epochs": async (db, { columns: t }) => {
+      await db.schema.createTable("identity_epochs").ifNotExists()
+        .addColumn("identity_id", "text", (c) => c.primaryKey())
+        .addColumn("epoch", t.int, (c) => c.notNull())
+        .execute();
     },
   },
 };
