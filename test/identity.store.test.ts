@@ -28,7 +28,7 @@ for (const store of STORES) {
     });
 
     it("a pending thing kept by one replica is taken once by another; ten racing takes admit exactly one", async () => {
-      await a.put("webauthn", "authenticate:c1", "{}", Date.now() + 60_000);
+      await a.put("webauthn", "authenticate:c1", "{}", Date.now() + 60_000, "c");
       const takes = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).take("webauthn", "authenticate:c1")));
       expect(takes.filter((t) => t !== undefined)).to.deep.equal(["{}"]);
       expect(await a.take("webauthn", "authenticate:c1")).to.equal(undefined);
@@ -36,7 +36,7 @@ for (const store of STORES) {
 
     it("an expired thing is never taken, and the sweep deletes it", async () => {
       const now = Date.now();
-      await a.put("email", "x@example.com", "h", now + 1000, now);
+      await a.put("email", "x@example.com", "h", now + 1000, "c", now);
       expect(await b.take("email", "x@example.com", now + 1000)).to.equal(undefined);
       await b.sweep(now + 1000);
       expect(await a.peek("email", "x@example.com", now)).to.equal(undefined);
@@ -52,8 +52,8 @@ for (const store of STORES) {
 
     it("a code taken with its HMAC only: a replaced code's HMAC takes nothing; wrong guesses count across replicas up to the limit", async () => {
       const now = Date.now();
-      await a.put("email", "y@example.com", "old", now + 60_000, now);
-      await b.put("email", "y@example.com", "new", now + 60_000, now);
+      await a.put("email", "y@example.com", "old", now + 60_000, "c", now);
+      await b.put("email", "y@example.com", "new", now + 60_000, "c", now);
       expect(await a.take("email", "y@example.com", now, "old")).to.equal(undefined);
       const guesses = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).wrongGuess("email", "y@example.com", "new", 5, now)));
       expect(guesses.filter((g) => g !== undefined).sort()).to.deep.equal([1, 2, 3, 4, 5]);

@@ -94,7 +94,7 @@ export function identityLinkRoutes(router: Router, registry: OpenAPIRegistry, ct
     tag: "Identity",
     summary: `Options for creating a passkey to link to the session's identity (the challenge is bound to it). ${fresh}`,
     auth: "none",
-    errors: [...SESSION_ERRORS, "identity_method_off", "identity_busy"],
+    errors: [...SESSION_ERRORS, "identity_method_off"],
     response: z.object({ options: WebAuthnOptions }),
     handler: async ({ req }) => {
       if (!id.passkeys) throw off("Passkey", "VESTA_PASSKEY_RP_ID");
@@ -110,7 +110,7 @@ export function identityLinkRoutes(router: Router, registry: OpenAPIRegistry, ct
     summary: `Registers the passkey created with /identity/link/passkey_options and links it to the session's identity. ${fresh}`,
     auth: "none",
     body: z.object({ response: RegistrationResponse }).strict().openapi("LinkPasskeyRequest"),
-    errors: [...LINK_ERRORS, "invalid_passkey", "already_exists"],
+    errors: [...LINK_ERRORS, "invalid_passkey", "already_exists", "identity_busy"],
     response: Linked,
     handler: async ({ req, body }) => {
       if (!id.passkeys) throw off("Passkey", "VESTA_PASSKEY_RP_ID");
