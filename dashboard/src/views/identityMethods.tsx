@@ -1,0 +1,84 @@
+/**
+ * The sign-in methods of the signed-in identity: listed, another one linked (a passkey, an e-mail
+ * address), one unlinked (never the last: the button is off, and the service refuses it anyway).
+ * Linking and unlinking need a sign-in of the last 5 minutes (the service says so otherwise).
+ * An unlink revokes every session of the identity: this tab continues with the renewed session the
+ * service hands back, or is signed out when its own method was the one unlinked.
+ */
+import { useState } from "preact/hooks";
+import { startRegistration } from "@simplewebauthn/browser";
+import { linkEmail, linkedMethods, linkPasskey, sendEmailCode, unlinkMethod } from "@client/identity";
+import { publicApi } from "../backend";
+import { IdentityBackend } from "../identity";
+import { saveKey } from "../session";
+import { Alert, Field, Form, Section, useAction, useLoad } from "../ui";
+
+type Method = { method: "oidc" | "email" | "passkey"; issuer: string; subject: string };
+
+const describe = (m: Method) => (m.method === "email" ? `e-mail ${m.subject}` : m.method === "passkey" ? `passkey ${m.subject.slice(0, 8)}…` : `${m.issuer} (${m.subject})`);
+
+export function IdentityMethodsView({ backend, onSession }: { backend: IdentityBackend; onSession: (next: IdentityBackend | undefined, why?: string) => void }) {
+  const act = useAction();
+  const list = useLoad(async () => (await linkedMethods(backend.api)).methods as Method[], [backend]);
+  const [email, setEmail] = useState("");
+  const [code, setCode] = useState("");
+  const [codeSent, setCodeSent] = useState(false);
+  const methods = list.data ?? [];
+
+  const unlink = (m: Method) =>
+    act.run(async () => {
+      const r = await unlinkMethod(backend.api, m);
+      if (!r.session_token) return onSession(undefined, `the method this session came from (${describe(m)}) was unlinked: sign in with another of your methods`);
+      saveKey(r.session_token);
+      onSession(new IdentityBackend(r.session_token, backend.accountHash, backend.method));
+    });
+
+  return (
+    <Section title="Sign-in methods">
+      <Alert error={act.error ?? list.error} />
+      <p class="hint">Each method signs into this identity and its wallet. Unlinking one signs out every session of this identity elsewhere.</p>
+      <ul data-testid="identity-methods">
+        {methods.map((m) => (
+          <li key={`${m.method}\n${m.issuer}\n${m.subject}`}>
+            <span class="mono">{describe(m)}</span>{" "}
+            <button type="button" disabled={act.busy || methods.length <= 1} title={methods.length <= 1 ? "the last method is never unlinked" : undefined} onClick={() => unlink(m)}>
+              Unlink
+            </button>
+          </li>
+        ))}
+      </ul>
+      <button
+        type="button"
+        disabled={act.busy}
+        onClick={() =>
+          act.run(async () => {
+            await linkPasskey(backend.api, (optionsJSON) => startRegistration({ optionsJSON }) as never);
+            list.reload();
+          })
+        }
+      >
+        Add a passkey
+      </button>
+      <Form
+        onSubmit={() =>
+          act.run(async () => {
+            if (!codeSent) {
+              await sendEmailCode(publicApi(), email.trim());
+              setCodeSent(true);
+              return;
+            }
+            await linkEmail(backend.api, email.trim(), code.trim());
+            setCodeSent(false);
+            setEmail("");
+            setCode("");
+            list.reload();
+          })
+        }
+      >
+        <Field label="Another e-mail address" name="link_email" type="email" value={email} onInput={setEmail} required />
+        {codeSent && <Field label="Code sent to that address" name="link_code" value={code} onInput={setCode} required />}
+        <button disabled={act.busy}>{codeSent ? "Link this address" : "Send a code to link it"}</button>
+      </Form>
+    </Section>
+  );
+}
