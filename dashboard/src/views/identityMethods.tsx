@@ -5,13 +5,12 @@
  * An unlink revokes every session of the identity: this tab continues with the renewed session the
  * service hands back, or is signed out when its own method was the one unlinked.
  */
-import { useState } from "preact/hooks";
 import { startRegistration } from "@simplewebauthn/browser";
-import { linkEmail, linkedMethods, linkPasskey, sendEmailCode, unlinkMethod } from "@client/identity";
-import { publicApi } from "../backend";
+import { linkEmail, linkedMethods, linkPasskey, unlinkMethod } from "@client/identity";
+import { EmailCodeForm } from "./emailCodeForm";
 import { IdentityBackend } from "../identity";
 import { saveKey } from "../session";
-import { Alert, Field, Form, Section, useAction, useLoad } from "../ui";
+import { Alert, Section, useAction, useLoad } from "../ui";
 
 type Method = { method: "oidc" | "email" | "passkey"; issuer: string; subject: string };
 
@@ -20,9 +19,6 @@ const describe = (m: Method) => (m.method === "email" ? `e-mail ${m.subject}` : 
 export function IdentityMethodsView({ backend, onSession }: { backend: IdentityBackend; onSession: (next: IdentityBackend | undefined, why?: string) => void }) {
   const act = useAction();
   const list = useLoad(async () => (await linkedMethods(backend.api)).methods as Method[], [backend]);
-  const [email, setEmail] = useState("");
-  const [code, setCode] = useState("");
-  const [codeSent, setCodeSent] = useState(false);
   const methods = list.data ?? [];
 
   const unlink = (m: Method) =>
@@ -59,26 +55,15 @@ export function IdentityMethodsView({ backend, onSession }: { backend: IdentityB
       >
         Add a passkey
       </button>
-      <Form
-        onSubmit={() =>
-          act.run(async () => {
-            if (!codeSent) {
-              await sendEmailCode(publicApi(), email.trim());
-              setCodeSent(true);
-              return;
-            }
-            await linkEmail(backend.api, email.trim(), code.trim());
-            setCodeSent(false);
-            setEmail("");
-            setCode("");
-            list.reload();
-          })
-        }
-      >
-        <Field label="Another e-mail address" name="link_email" type="email" value={email} onInput={setEmail} required />
-        {codeSent && <Field label="Code sent to that address" name="link_code" value={code} onInput={setCode} required />}
-        <button disabled={act.busy}>{codeSent ? "Link this address" : "Send a code to link it"}</button>
-      </Form>
+      <EmailCodeForm
+        act={act}
+        names={["link_email", "link_code"]}
+        labels={{ email: "Another e-mail address", code: "Code sent to that address", send: "Send a code to link it", use: "Link this address" }}
+        onCode={async (email, code) => {
+          await linkEmail(backend.api, email, code);
+          list.reload();
+        }}
+      />
     </Section>
   );
 }

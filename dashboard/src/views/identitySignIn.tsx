@@ -1,11 +1,12 @@
 /** The identity sign-in methods the node offers: passkey, e-mail code, and each configured OpenID provider. */
 import { useEffect, useState } from "preact/hooks";
 import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
-import { emailSignIn, oidcNonce, oidcSignIn, passkeyRegister, passkeySignIn, sendEmailCode, signInMethods } from "@client/identity";
+import { emailSignIn, oidcNonce, oidcSignIn, passkeyRegister, passkeySignIn, signInMethods } from "@client/identity";
 import { publicApi, serviceBase } from "../backend";
 import { IdentityBackend, type SignedIn } from "../identity";
 import { saveKey } from "../session";
-import { Alert, Field, Form, Section, useAction } from "../ui";
+import { Alert, Section, useAction } from "../ui";
+import { EmailCodeForm } from "./emailCodeForm";
 
 type Methods = Awaited<ReturnType<typeof signInMethods>>;
 /** The provider sign-in this tab started: its state and nonce (sessionStorage: this tab only, gone with it). */
@@ -53,9 +54,6 @@ function takeReturned(): { token: string } | { refused: string } | undefined {
 export function IdentitySignIn({ onIn }: { onIn: (b: IdentityBackend) => void }) {
   const act = useAction();
   const [methods, setMethods] = useState<Methods>();
-  const [email, setEmail] = useState("");
-  const [code, setCode] = useState("");
-  const [codeSent, setCodeSent] = useState(false);
 
   const done = (method: string) => (s: SignedIn) => {
     saveKey(s.session_token);
@@ -98,20 +96,12 @@ export function IdentitySignIn({ onIn }: { onIn: (b: IdentityBackend) => void })
         </div>
       )}
       {methods.email && (
-        <Form
-          onSubmit={() =>
-            act.run(async () => {
-              if (!codeSent) {
-                await sendEmailCode(publicApi(), email.trim());
-                setCodeSent(true);
-              } else done("email")(await emailSignIn(publicApi(), email.trim(), code.trim()));
-            })
-          }
-        >
-          <Field label="E-mail address" name="identity_email" type="email" value={email} onInput={setEmail} required />
-          {codeSent && <Field label="Code from the e-mail" name="identity_code" value={code} onInput={setCode} required />}
-          <button class="primary" disabled={act.busy}>{codeSent ? "Sign in with the code" : "E-mail me a code"}</button>
-        </Form>
+        <EmailCodeForm
+          act={act}
+          names={["identity_email", "identity_code"]}
+          labels={{ email: "E-mail address", code: "Code from the e-mail", send: "E-mail me a code", use: "Sign in with the code" }}
+          onCode={async (email, code) => done("email")(await emailSignIn(publicApi(), email, code))}
+        />
       )}
       {methods.oidc.map((p) => (
         <button key={p.issuer} type="button" disabled={act.busy} onClick={() => withProvider(p.issuer, p.audiences[0])}>
