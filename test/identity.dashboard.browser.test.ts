@@ -104,7 +104,7 @@ describe("dashboard: identity sign-in in a browser (issue 21)", function () {
     await signOut();
   });
 
-  it("a signed-in e-mail identity links a passkey and another address, unlinks (never the last), and an unlinked method's session is over", async () => {
+  it("a signed-in e-mail identity links a passkey, another address and an OpenID subject, unlinks (never the last), and an unlinked method's session is over", async () => {
     await cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId: authenticator }); // a fresh authenticator: this test's passkey only
     authenticator = await addAuthenticator(cdp);
     await page.goto(`${origin}/dashboard/`);
@@ -132,6 +132,13 @@ describe("dashboard: identity sign-in in a browser (issue 21)", function () {
     await items.nth(2).waitFor();
     expect(await items.nth(2).innerText()).to.equal("e-mail lin@work.example Unlink");
 
+    // The OpenID provider, by its redirect: the tab comes back signed in, and links the subject.
+    issuer.authorize.subject = "lin-oidc";
+    await page.getByRole("button", { name: "Link Local ID", exact: true }).click();
+    await items.nth(3).waitFor();
+    expect(await items.nth(3).innerText()).to.equal(`${issuer.issuer} (lin-oidc) Unlink`);
+    expect(page.url()).not.to.include("id_token");
+
     // Unlinking the method this session came from: the tab is signed out, and that session is refused everywhere.
     await items.filter({ hasText: "lin@example.com" }).getByRole("button", { name: "Unlink" }).click();
     await page.getByRole("alert").filter({ hasText: "was unlinked" }).waitFor();
@@ -146,6 +153,10 @@ describe("dashboard: identity sign-in in a browser (issue 21)", function () {
     const passkeySession = (await page.evaluate(() => sessionStorage.getItem("vesta.session.key")))!;
     await items.filter({ hasText: "lin@work.example" }).getByRole("button", { name: "Unlink" }).click();
     await page.waitForFunction((old) => sessionStorage.getItem("vesta.session.key") !== old, passkeySession);
+    await items.nth(2).waitFor({ state: "detached" });
+    const renewed = (await page.evaluate(() => sessionStorage.getItem("vesta.session.key")))!;
+    await items.filter({ hasText: "lin-oidc" }).getByRole("button", { name: "Unlink" }).click();
+    await page.waitForFunction((old) => sessionStorage.getItem("vesta.session.key") !== old, renewed);
     await items.nth(1).waitFor({ state: "detached" });
     expect((await items.allInnerTexts()).map((t) => t.split(" ")[0])).to.deep.equal(["passkey"]);
     expect(await items.first().getByRole("button", { name: "Unlink" }).isDisabled()).to.equal(true);

@@ -5,8 +5,11 @@
  * An unlink revokes every session of the identity: this tab continues with the renewed session the
  * service hands back, or is signed out when its own method was the one unlinked.
  */
+import { useEffect } from "preact/hooks";
 import { startRegistration } from "@simplewebauthn/browser";
-import { linkEmail, linkedMethods, linkPasskey, unlinkMethod } from "@client/identity";
+import { linkEmail, linkedMethods, linkIdToken, linkPasskey, signInMethods, unlinkMethod } from "@client/identity";
+import { publicApi } from "../backend";
+import { startProvider, takeReturned } from "../oidcRedirect";
 import { EmailCodeForm } from "./emailCodeForm";
 import { IdentityBackend } from "../identity";
 import { saveKey } from "../session";
@@ -20,6 +23,17 @@ export function IdentityMethodsView({ backend, onSession }: { backend: IdentityB
   const act = useAction();
   const list = useLoad(async () => (await linkedMethods(backend.api)).methods as Method[], [backend]);
   const methods = list.data ?? [];
+  const offered = useLoad(() => signInMethods(publicApi()), []);
+
+  useEffect(() => {
+    const returned = takeReturned("link"); // back from a provider this tab went to for a link
+    if (returned && "refused" in returned) act.setError(returned.refused);
+    else if (returned)
+      void act.run(async () => {
+        await linkIdToken(backend.api, returned.token);
+        list.reload();
+      });
+  }, []);
 
   const unlink = (m: Method) =>
     act.run(async () => {
@@ -55,6 +69,11 @@ export function IdentityMethodsView({ backend, onSession }: { backend: IdentityB
       >
         Add a passkey
       </button>
+      {(offered.data?.oidc ?? []).map((p) => (
+        <button key={p.issuer} type="button" disabled={act.busy} onClick={() => act.run(() => startProvider(p.issuer, p.audiences[0], "link"))}>
+          Link {p.name}
+        </button>
+      ))}
       <EmailCodeForm
         act={act}
         names={["link_email", "link_code"]}

@@ -1,55 +1,15 @@
 /** The identity sign-in methods the node offers: passkey, e-mail code, and each configured OpenID provider. */
 import { useEffect, useState } from "preact/hooks";
 import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
-import { emailSignIn, oidcNonce, oidcSignIn, passkeyRegister, passkeySignIn, signInMethods } from "@client/identity";
-import { publicApi, serviceBase } from "../backend";
+import { emailSignIn, oidcSignIn, passkeyRegister, passkeySignIn, signInMethods } from "@client/identity";
+import { publicApi } from "../backend";
 import { IdentityBackend, type SignedIn } from "../identity";
 import { saveKey } from "../session";
 import { Alert, Section, useAction } from "../ui";
 import { EmailCodeForm } from "./emailCodeForm";
+import { startProvider, takeReturned } from "../oidcRedirect";
 
 type Methods = Awaited<ReturnType<typeof signInMethods>>;
-/** The provider sign-in this tab started: its state and nonce (sessionStorage: this tab only, gone with it). */
-const PENDING = "vesta.oidc.pending";
-
-/** Where an OpenID provider sends the browser back: this page, the ID token in the fragment. */
-const returnUrl = () => `${serviceBase()}/dashboard/`;
-
-const random = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(24)))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-
-/**
- * The provider's answer in the fragment (#id_token=...&state=... or #error=...), taken out of the
- * address bar, and checked against the sign-in this tab started (taken too: one answer each). An
- * answer this tab did not ask for (its state differs: a link someone else made, to sign this
- * browser into their account) or whose token carries another nonce is refused before it is sent.
- */
-function takeReturned(): { token: string } | { refused: string } | undefined {
-  const params = new URLSearchParams(window.location.hash.replace(/^#/, ""));
-  const token = params.get("id_token");
-  const error = params.get("error");
-  if (!token && !error) return undefined;
-  history.replaceState(null, "", window.location.pathname + window.location.search);
-  const raw = sessionStorage.getItem(PENDING);
-  sessionStorage.removeItem(PENDING);
-  let pending: { state?: unknown; nonce?: unknown } | undefined;
-  try {
-    pending = raw ? JSON.parse(raw) : undefined;
-  } catch {
-    pending = undefined;
-  }
-  if (!pending || typeof pending.state !== "string" || params.get("state") !== pending.state) {
-    return { refused: "refused: this sign-in answer was not asked for by this tab (its state does not match); nothing was signed in: sign in again" };
-  }
-  if (error) return { refused: `the provider refused the sign-in: ${error.slice(0, 200)}` };
-  let nonce: unknown;
-  try {
-    nonce = JSON.parse(atob(token!.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).nonce;
-  } catch {
-    nonce = undefined;
-  }
-  if (nonce !== pending.nonce) return { refused: "refused: the provider's ID token carries another nonce than this tab's sign-in; nothing was signed in: sign in again" };
-  return { token: token! };
-}
 
 export function IdentitySignIn({ onIn }: { onIn: (b: IdentityBackend) => void }) {
   const act = useAction();
@@ -62,24 +22,14 @@ export function IdentitySignIn({ onIn }: { onIn: (b: IdentityBackend) => void })
 
   useEffect(() => {
     signInMethods(publicApi()).then(setMethods, () => setMethods({ oidc: [], email: false, passkey: false }));
-    const returned = takeReturned();
+    const returned = takeReturned("sign-in");
     if (returned && "refused" in returned) act.setError(returned.refused);
     else if (returned) void act.run(async () => done("oidc")(await oidcSignIn(publicApi(), returned.token)));
   }, []);
 
   if (!methods || (!methods.passkey && !methods.email && methods.oidc.length === 0)) return null;
 
-  const withProvider = (issuer: string, clientId: string) =>
-    act.run(async () => {
-      const { nonce } = await oidcNonce(publicApi());
-      const discovery = await (await fetch(`${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`)).json();
-      if (typeof discovery.authorization_endpoint !== "string") throw new Error(`${issuer} publishes no authorization endpoint`);
-      const state = random();
-      sessionStorage.setItem(PENDING, JSON.stringify({ state, nonce }));
-      const url = new URL(discovery.authorization_endpoint);
-      for (const [k, v] of Object.entries({ client_id: clientId, response_type: "id_token", scope: "openid email", redirect_uri: returnUrl(), nonce, state, response_mode: "fragment" })) url.searchParams.set(k, v);
-      window.location.assign(url.toString());
-    });
+  const withProvider = (issuer: string, clientId: string) => act.run(() => startProvider(issuer, clientId, "sign-in"));
 
   return (
     <Section title="Sign in with a passkey, an e-mail code or a provider">
