@@ -14,11 +14,13 @@ import type { Ctx } from "./context";
 export function dashboardRoutes(app: Express, ctx: Ctx) {
   const csp = () => {
     const triggersUrl = ctx.config.dashboard.triggersUrl;
+    // The configured OpenID issuers: the sign-in view reads each one's discovery document (its authorization endpoint).
+    const issuers = [...new Set(ctx.config.identity.oidc.map((p) => new URL(p.issuer).origin))].map((o) => ` ${o}`).join("");
     return [
       "default-src 'self'",
       "script-src 'self' https://js.stripe.com",
       "style-src 'self' 'unsafe-inline'", // Stripe Elements styles its mount point
-      `connect-src 'self' https://api.stripe.com${triggersUrl ? ` ${new URL(triggersUrl).origin}` : ""}`,
+      `connect-src 'self' https://api.stripe.com${triggersUrl ? ` ${new URL(triggersUrl).origin}` : ""}${issuers}`,
       "frame-src https://js.stripe.com https://hooks.stripe.com",
       "img-src 'self' data: https://*.stripe.com",
       "frame-ancestors 'none'",

@@ -24,8 +24,14 @@ describe("typed client: identity helpers (issue 21)", function () {
     const linked = await linkEmail(session, "uma@work.example", mails[mails.length - 1].code);
     expect(linked.admin_wallet_address).to.equal(s.admin_wallet_address);
     expect((await linkedMethods(session)).methods.map((m) => m.subject)).to.deep.equal(["uma@example.com", "uma@work.example"]);
-    await unlinkMethod(session, { method: "email", issuer: "email", subject: "uma@example.com" });
-    const err = await unlinkMethod(session, { method: "email", issuer: "email", subject: "uma@work.example" }).catch((e) => e);
+    const unlinked = await unlinkMethod(session, { method: "email", issuer: "email", subject: "uma@example.com" });
+    expect(unlinked.session_token, "the session came from the unlinked method: not renewed").to.equal(undefined);
+    const revoked = await linkedMethods(session).catch((e) => e);
+    expect(revoked).to.be.instanceOf(VestaApiError);
+    expect(revoked).to.include({ status: 401, code: "invalid_session" });
+    await sendEmailCode(vesta, "uma@work.example");
+    const work = createVestaClient({ baseUrl: stack.relayer.url, apiKey: (await emailSignIn(vesta, "uma@work.example", mails[mails.length - 1].code)).session_token });
+    const err = await unlinkMethod(work, { method: "email", issuer: "email", subject: "uma@work.example" }).catch((e) => e);
     expect(err).to.be.instanceOf(VestaApiError);
     expect(err).to.include({ status: 409, code: "last_method" });
     await sendEmailCode(vesta, "uma@work.example");

@@ -112,7 +112,7 @@ describe("identity: the identity-owned account (issue 21)", function () {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-other-"));
     const other = LocalKeyProvider.open(path.join(dir, "root"), (await import("pino")).default({ level: "silent" }));
     const aliceId = JSON.parse(Buffer.from(alice.token.split(".")[1], "base64url").toString()).sub;
-    const foreign = await new Sessions(other, `${stack.relayer.ctx.chain.chainId}:${stack.relayerConfig.accountConfigAddress}`, 900).issue(aliceId, "email");
+    const foreign = await new Sessions(other, `${stack.relayer.ctx.chain.chainId}:${stack.relayerConfig.accountConfigAddress}`, 900).issue(aliceId, { method: "email", issuer: "email", subject: "alice@example.com" }, 0);
     await expectError(await as(foreign.token, "GET", "/list_groups"), 401, "invalid_session");
     fs.rmSync(dir, { recursive: true, force: true });
   });

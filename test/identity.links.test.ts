@@ -103,7 +103,7 @@ describe("identity: linking and unlinking sign-in methods (issue 21)", function 
     try {
       Date.now = () => realNow() - 301_000;
       const id = (await stack.relayer.ctx.identity.sessions.verify(carl.session_token)).identityId;
-      stale = (await stack.relayer.ctx.identity.sessions.issue(id, "email")).token;
+      stale = (await stack.relayer.ctx.identity.sessions.issue(id, emailMethod("carl@example.com") as never, 0)).token;
     } finally {
       Date.now = realNow;
     }
@@ -118,9 +118,12 @@ describe("identity: linking and unlinking sign-in methods (issue 21)", function 
     await expectError(await unlink(dan.session_token, emailMethod("dan@example.com")), 409, "last_method");
     expect((await linkOidc(dan.session_token, "dan-oidc")).status).to.equal(200);
     const both = await Promise.all([unlink(dan.session_token, emailMethod("dan@example.com")), unlink(dan.session_token, { method: "oidc", issuer: issuer.issuer, subject: "dan-oidc" })]);
-    expect(both.map((r) => r.status).sort()).to.deep.equal([200, 409]);
-    expect(both.find((r) => r.status === 409)!.body.code).to.equal("last_method");
-    expect(await methods(dan.session_token)).to.have.length(1);
+    // The loser is refused either as the last method or (its session revoked by the winner's unlink) as a revoked session.
+    expect(both.filter((r) => r.status === 200)).to.have.length(1);
+    const loser = both.find((r) => r.status !== 200)!;
+    expect([`409 last_method`, `401 invalid_session`]).to.include(`${loser.status} ${loser.body.code}`);
+    const renewed = both.find((r) => r.status === 200)!.body.session_token as string | undefined;
+    expect(await methods(renewed ?? (await oidcSignIn("dan-oidc")).body.session_token)).to.have.length(1);
   });
 
   it("an unlinked method (even the one the identity was made from) signs into nothing; the identity keeps its wallet; it can be linked again", async () => {
@@ -152,6 +155,48 @@ describe("identity: linking and unlinking sign-in methods (issue 21)", function 
     // Re-pointing the victim's own row at an operator's identity breaks its MAC: the victim's method signs into nothing rather than elsewhere.
     await rawExec(where, "UPDATE identity_links SET identity_id = 'ff' WHERE subject = 'victim@example.com'");
     await expectError(await emailSignIn("victim@example.com"), 403, "method_unlinked", "does not verify");
+  });
+
+  it("unlinking a method revokes every session of the identity at once (on another replica too); the caller's own comes back renewed unless it came from that method", async () => {
+    const ivy = await session("ivy@example.com");
+    expect((await linkOidc(ivy.session_token, "ivy-oidc")).status).to.equal(200);
+    const viaOidc = (await oidcSignIn("ivy-oidc")).body.session_token as string;
+    const stolen = ivy.session_token; // e.g. the e-mail session of a device the owner lost: why the address is unlinked
+    expect((await call(stack, "GET", "/identity/session", { key: stolen })).status).to.equal(200);
+    // Another replica: its own Identity service over the same store.
+    const { Identity } = await import("../relayer/identity/service");
+    const { IdentityStore } = await import("../relayer/identity/store");
+    const replicaStore = await IdentityStore.inDataDir(stack.relayerConfig.dataDir, undefined);
+    const ctx = stack.relayer.ctx;
+    const replica = new Identity(ctx.keys, replicaStore, ctx.config.identity, `${ctx.chain.chainId}:${ctx.config.accountConfigAddress}`, ctx.logger);
+    try {
+      expect((await replica.fromSession(stolen)).identityId, "the replica takes it before the unlink").to.match(/^[0-9a-f]{64}$/);
+      const r = await unlink(viaOidc, emailMethod("ivy@example.com"));
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      for (const key of [stolen, viaOidc]) {
+        await expectError(await call(stack, "GET", "/identity/session", { key }), 401, "invalid_session", "revoked");
+        await expectError(await call(stack, "GET", "/identity/links", { key }), 401, "invalid_session", "revoked");
+        await expectError(await call(stack, "POST", "/identity/transfer_account", { key, body: { new_admin_wallet_address: ethers.Wallet.createRandom().address } }), 401, "invalid_session", "revoked");
+        let refused: unknown;
+        await replica.fromSession(key).catch((err) => (refused = err));
+        expect((refused as { code?: string })?.code, "the other replica refuses it too").to.equal("invalid_session");
+      }
+      // The caller's session (from the OpenID method, still linked) is renewed: same expiry, works.
+      const renewed = r.body.session_token as string;
+      expect(renewed).to.be.a("string");
+      expect(r.body.expires_at).to.equal((await ctx.identity.sessions.verify(viaOidc)).expiresAt);
+      expect((await call(stack, "GET", "/identity/session", { key: renewed })).body).to.deep.include({ admin_wallet_address: ivy.admin_wallet_address, method: "oidc" });
+      // Unlinking the method the caller's own session came from: no renewal, that session is over too.
+      expect((await linkEmail(renewed, "ivy@work.example")).status).to.equal(200);
+      const own = await unlink(renewed, { method: "oidc", issuer: issuer.issuer, subject: "ivy-oidc" });
+      expect(own.status, JSON.stringify(own.body)).to.equal(200);
+      expect(own.body.session_token).to.equal(undefined);
+      await expectError(await call(stack, "GET", "/identity/session", { key: renewed }), 401, "invalid_session", "revoked");
+      // A fresh sign-in with a method still linked works.
+      expect((await emailSignIn("ivy@work.example")).body.admin_wallet_address).to.equal(ivy.admin_wallet_address);
+    } finally {
+      await replicaStore.close();
+    }
   });
 
   it("another identity's session cannot unlink or list a method it does not have", async () => {

@@ -28,7 +28,7 @@ for (const store of STORES) {
     });
 
     it("a pending thing kept by one replica is taken once by another; ten racing takes admit exactly one", async () => {
-      await a.put("webauthn", "authenticate:c1", "{}", Date.now() + 60_000);
+      await a.put("webauthn", "authenticate:c1", "{}", Date.now() + 60_000, "c");
       const takes = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).take("webauthn", "authenticate:c1")));
       expect(takes.filter((t) => t !== undefined)).to.deep.equal(["{}"]);
       expect(await a.take("webauthn", "authenticate:c1")).to.equal(undefined);
@@ -36,7 +36,7 @@ for (const store of STORES) {
 
     it("an expired thing is never taken, and the sweep deletes it", async () => {
       const now = Date.now();
-      await a.put("email", "x@example.com", "h", now + 1000, now);
+      await a.put("email", "x@example.com", "h", now + 1000, "c", now);
       expect(await b.take("email", "x@example.com", now + 1000)).to.equal(undefined);
       await b.sweep(now + 1000);
       expect(await a.peek("email", "x@example.com", now)).to.equal(undefined);
@@ -52,8 +52,8 @@ for (const store of STORES) {
 
     it("a code taken with its HMAC only: a replaced code's HMAC takes nothing; wrong guesses count across replicas up to the limit", async () => {
       const now = Date.now();
-      await a.put("email", "y@example.com", "old", now + 60_000, now);
-      await b.put("email", "y@example.com", "new", now + 60_000, now);
+      await a.put("email", "y@example.com", "old", now + 60_000, "c", now);
+      await b.put("email", "y@example.com", "new", now + 60_000, "c", now);
       expect(await a.take("email", "y@example.com", now, "old")).to.equal(undefined);
       const guesses = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).wrongGuess("email", "y@example.com", "new", 5, now)));
       expect(guesses.filter((g) => g !== undefined).sort()).to.deep.equal([1, 2, 3, 4, 5]);
@@ -82,6 +82,20 @@ for (const store of STORES) {
       const r = await Promise.all([a.detach("email", "email", "p@example.com", "id-p"), b.detach("oidc", "https://issuer", "p-sub", "id-p")]);
       expect(r.sort()).to.deep.equal(["last", "unlinked"]);
       expect((await a.links("id-p")).filter((l) => !l.unlinked)).to.have.length(1);
+    });
+
+    it("an unlink bumps the identity's session epoch on every replica; a link or unlink carrying the old epoch (a session revoked meanwhile) changes nothing", async () => {
+      await a.claim("email", "email", "q@example.com", "id-q");
+      expect(await a.attach("oidc", "https://issuer", "q-sub", "id-q", async () => false, { epoch: 0 })).to.equal("linked");
+      expect(await a.attach("oidc", "https://issuer", "q-2", "id-q", async () => false, { epoch: 0 })).to.equal("linked");
+      expect(await b.epoch("id-q")).to.equal(0);
+      expect(await b.detach("oidc", "https://issuer", "q-sub", "id-q", 0)).to.equal("unlinked");
+      expect([await a.epoch("id-q"), await b.epoch("id-q")]).to.deep.equal([1, 1]);
+      const before = await a.links("id-q");
+      expect(await a.attach("oidc", "https://issuer", "mallory", "id-q", async () => false, { epoch: 0 })).to.equal("revoked");
+      expect(await b.detach("oidc", "https://issuer", "q-2", "id-q", 0)).to.equal("revoked");
+      expect(await a.links("id-q")).to.deep.equal(before);
+      expect(await a.epoch("id-q")).to.equal(1);
     });
   });
 }

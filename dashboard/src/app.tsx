@@ -10,6 +10,7 @@ import { RunView } from "./views/run";
 import { BillingView } from "./views/billing";
 import { TriggersAuthorizeView } from "./views/triggers";
 import { IdentitySignIn } from "./views/identitySignIn";
+import { IdentityMethodsView } from "./views/identityMethods";
 import { IdentityBackend, loginWithKeyOrSession } from "./identity";
 import { lazy, Suspense } from "preact/compat";
 
@@ -134,7 +135,7 @@ function Welcome({ config, onIn }: { config: DashboardConfig; onIn: (b: Backend)
   );
 }
 
-function AccountView({ backend, config }: { backend: Backend; config: DashboardConfig }) {
+function AccountView({ backend, config, onSession }: { backend: Backend; config: DashboardConfig; onSession: (next: IdentityBackend | undefined, why?: string) => void }) {
   return (
     <>
       <Section title="Account">
@@ -151,6 +152,7 @@ function AccountView({ backend, config }: { backend: Backend; config: DashboardC
           </p>
         )}
       </Section>
+      {backend instanceof IdentityBackend && <IdentityMethodsView backend={backend} onSession={onSession} />}
       <BillingView backend={backend} config={config} />
     </>
   );
@@ -213,7 +215,16 @@ export function App() {
       <TriggersView backend={backend} config={config} />
     </Suspense>
   ) : (
-    <AccountView backend={backend} config={config} />
+    <AccountView
+      backend={backend}
+      config={config}
+      onSession={(next, why) => {
+        if (next) return setBackend(next);
+        forgetSession();
+        setBackend(undefined);
+        setRestoreError(why);
+      }}
+    />
   );
   return (
     <>

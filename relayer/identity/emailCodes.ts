@@ -38,9 +38,13 @@ export class EmailCodes {
     return crypto.createHmac("sha256", await this.macKey).update(`${email}\n${code}`).digest("base64url");
   }
 
-  /** Sends a fresh code to `email`; resolves with its expiry (ms). 429 past the mailbox's hourly budget. */
-  async send(rawEmail: string, now = Date.now()): Promise<number> {
+  /**
+   * Sends a fresh code to `email` for `client` (the asking address: it holds at most a few pending
+   * codes, see IdentityStore.put); resolves with its expiry (ms). 429 past the mailbox's hourly budget.
+   */
+  async send(rawEmail: string, client: string, now = Date.now()): Promise<number> {
     const email = normalEmail(rawEmail);
+    await this.store.clientRoom(KIND, email, client, now); // before the mailbox's budget is spent: a refused client spends none of it
     const retry = await this.store.spendSend(mailboxOf(email), this.opts.perHour, now); // counted before the code exists: concurrent requests cannot pass the budget together
     if (retry !== undefined) {
       throw new AppError(429, "rate_limited", `too many codes sent to this address (at most ${this.opts.perHour} an hour); try again in ${retry} s`, undefined, { "retry-after": String(retry) });
@@ -48,7 +52,7 @@ export class EmailCodes {
     const code = crypto.randomInt(0, 1_000_000).toString().padStart(6, "0");
     const expiresAt = now + this.opts.ttlMs;
     const hash = await this.hash(email, code);
-    await this.store.put(KIND, email, hash, expiresAt, now);
+    await this.store.put(KIND, email, hash, expiresAt, client, now);
     try {
       await this.mailer(email, code);
     } catch {

@@ -25,13 +25,15 @@ const KIND = "webauthn";
 type Purpose = { for: "register"; userHandle: string } | { for: "link"; userHandle: string; identityId: string } | { for: "authenticate" };
 
 const invalid = (message: string) => new AppError(401, "invalid_passkey", message);
+const used = () => invalid("the response's challenge was used already (a challenge signs in once): ask for new options");
 
 /**
  * Passkey sign-in (WebAuthn, @simplewebauthn/server). Registration: the server makes the user
  * handle (32 random bytes), so the passkey's identity ("passkey", rp id, user handle) comes from
- * what this node generated, never from what the client sends. Challenges live in the identity
- * store (every replica sees them) for CHALLENGE_TTL_MS, bound to their purpose (and, for a link,
- * to the identity), and are taken once by a conditional delete. Assertions check the signature,
+ * what this node generated, never from what the client sends. Challenges are stateless: each
+ * carries its purpose (and, for a link, the identity), its expiry (CHALLENGE_TTL_MS) and an HMAC
+ * under a key only the TEE derives; one is recorded in the identity store (every replica sees it)
+ * only when a response to it verified, so it is used once. Assertions check the signature,
  * origin, rp id and user presence, and move the credential's counter forward by a conditional
  * update: a counter that does not move forward (a cloned authenticator) is refused, as is the
  * second of two assertions racing with one counter value.
@@ -54,28 +56,46 @@ export class Passkeys {
     return g.length === e.length && crypto.timingSafeEqual(g, e);
   }
 
+  /**
+   * A challenge that carries what it is for: UTF-8 of `v1.<random>.<expiry ms>.<purpose, base64url
+   * JSON>.<HMAC>`, as bytes. Nothing is stored when it is issued: a stranger asking a million times
+   * fills no table and locks nobody out. It is marked used (in the store, every replica sees it)
+   * only once a response to it has verified (see spend).
+   */
   private async challenge(purpose: Purpose): Promise<string> {
-    const challenge = crypto.randomBytes(32).toString("base64url");
-    const body = JSON.stringify(purpose);
-    await this.store.put(KIND, `${purpose.for}:${challenge}`, `${await this.mac(`${challenge}\n${body}`)}.${body}`, Date.now() + CHALLENGE_TTL_MS);
-    return challenge;
+    const body = `v1.${crypto.randomBytes(18).toString("base64url")}.${Date.now() + CHALLENGE_TTL_MS}.${Buffer.from(JSON.stringify(purpose)).toString("base64url")}`;
+    return Buffer.from(`${body}.${await this.mac(`webauthn-challenge\n${body}`)}`).toString("base64url");
   }
 
-  /** Takes the challenge a response carries, if it was issued for `purpose` and is unexpired: what it was bound to. */
-  private async take(clientDataJSON: unknown, purpose: Purpose["for"]): Promise<Purpose> {
+  /**
+   * The challenge a response carries, if this node issued it for `purpose` and it is unexpired:
+   * what it was bound to, and the key that spends it. Nothing is taken yet.
+   */
+  private async open(clientDataJSON: unknown, purpose: Purpose["for"]): Promise<{ bound: Purpose; key: string; expiresAt: number }> {
     let challenge: unknown;
     try {
-      challenge = JSON.parse(Buffer.from(String(clientDataJSON), "base64url").toString("utf8")).challenge;
+      challenge = JSON.parse(Buffer.from(String(clientDataJSON).slice(0, 4096), "base64url").toString("utf8")).challenge;
     } catch {
       throw invalid("response.clientDataJSON is not base64url JSON");
     }
-    if (typeof challenge !== "string" || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw invalid("the response carries no challenge issued by this node");
-    const body = await this.store.take(KIND, `${purpose}:${challenge}`);
-    if (body === undefined) throw invalid(`the response's challenge is not a pending ${purpose === "authenticate" ? "sign-in" : "registration"} challenge of this node (never issued, expired, or used): ask for new options`);
-    const dot = body.indexOf(".");
-    const bound = body.slice(dot + 1);
-    if (dot < 0 || !(await this.macHolds(body.slice(0, dot), this.mac(`${challenge}\n${bound}`)))) throw invalid("the response's challenge was not issued by this node");
-    return JSON.parse(bound) as Purpose;
+    const notOurs = () => invalid("the response carries no challenge issued by this node");
+    if (typeof challenge !== "string" || challenge.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(challenge)) throw notOurs();
+    const parts = Buffer.from(challenge, "base64url").toString("utf8").split(".");
+    if (parts.length !== 5 || parts[0] !== "v1") throw notOurs();
+    const body = parts.slice(0, 4).join(".");
+    if (!(await this.macHolds(parts[4], this.mac(`webauthn-challenge\n${body}`)))) throw invalid("the response's challenge was not issued by this node");
+    const expiresAt = Number(parts[2]);
+    if (!(expiresAt > Date.now())) throw invalid("the response's challenge has expired: ask for new options");
+    const bound = JSON.parse(Buffer.from(parts[3], "base64url").toString("utf8")) as Purpose;
+    if (bound.for !== purpose) throw invalid(`the response's challenge is not a ${purpose === "authenticate" ? "sign-in" : "registration"} challenge (a challenge answers only the purpose it was issued for): ask for new options`);
+    const key = `${purpose}:${parts[1]}`;
+    if (await this.store.peek(KIND, key)) throw used(); // a replay is told so before any verification (spend decides races)
+    return { bound, key, expiresAt };
+  }
+
+  /** Marks a challenge whose response verified as used (single use; of two racing, one gets it). */
+  private async spend(c: { key: string; expiresAt: number }): Promise<void> {
+    if (!(await this.store.once(KIND, c.key, c.expiresAt))) throw used();
   }
 
   /** Options for navigator.credentials.create: a new passkey, for a new identity or (identityId) to link to one. */
@@ -101,24 +121,26 @@ export class Passkeys {
    * the session's identity when linking (the challenge must have been issued to it).
    */
   async register(response: RegistrationResponseJSON, identityId?: string): Promise<VerifiedIdentity> {
-    const purpose = await this.take(response?.response?.clientDataJSON, identityId ? "link" : "register");
+    const c = await this.open(response?.response?.clientDataJSON, identityId ? "link" : "register");
+    const purpose = c.bound;
     if (purpose.for === "link" && purpose.identityId !== identityId) throw new AppError(401, "invalid_passkey", "these registration options were issued to another identity's session: nothing was registered");
     if (purpose.for === "authenticate") throw invalid("not a registration challenge");
     let result;
     try {
-      result = await verifyRegistrationResponse({ response, expectedChallenge: () => true, expectedOrigin: this.config.origins, expectedRPID: this.config.rpId, requireUserVerification: false });
+      result = await verifyRegistrationResponse({ response, expectedChallenge: () => true /* opened above, spent below once verified */, expectedOrigin: this.config.origins, expectedRPID: this.config.rpId, requireUserVerification: false });
     } catch (err) {
       throw invalid(`the registration does not verify: ${(err as Error).message}`);
     }
     if (!result.verified) throw invalid("the registration does not verify");
-    const c = result.registrationInfo.credential;
+    await this.spend(c);
+    const cred = result.registrationInfo.credential;
     const now = Date.now();
-    const fields = { credential_id: c.id, rp_id: this.config.rpId, user_handle: purpose.userHandle, public_key: Buffer.from(c.publicKey).toString("base64url") };
+    const fields = { credential_id: cred.id, rp_id: this.config.rpId, user_handle: purpose.userHandle, public_key: Buffer.from(cred.publicKey).toString("base64url") };
     const added = await this.store.addPasskey({
       ...fields,
       mac: await this.credentialMac(fields),
-      counter: c.counter,
-      transports: JSON.stringify(c.transports ?? []),
+      counter: cred.counter,
+      transports: JSON.stringify(cred.transports ?? []),
       created_at: now,
       used_at: now,
     });
@@ -134,7 +156,7 @@ export class Passkeys {
 
   /** Verifies an assertion of a registered passkey: its identity. */
   async authenticate(response: AuthenticationResponseJSON): Promise<VerifiedIdentity> {
-    await this.take(response?.response?.clientDataJSON, "authenticate");
+    const challenge = await this.open(response?.response?.clientDataJSON, "authenticate");
     const id = typeof response?.id === "string" && response.id.length <= 1400 ? response.id : "";
     const stored = id ? await this.store.passkey(id) : undefined;
     if (!stored || stored.rp_id !== this.config.rpId) throw invalid("this passkey is not registered on this node: register it first");
@@ -145,7 +167,7 @@ export class Passkeys {
     try {
       result = await verifyAuthenticationResponse({
         response,
-        expectedChallenge: () => true, // taken above: issued by this node, for a sign-in, unexpired, once
+        expectedChallenge: () => true, // opened above: issued by this node, for a sign-in, unexpired (spent below, once verified)
         expectedOrigin: this.config.origins,
         expectedRPID: this.config.rpId,
         credential: { id: stored.credential_id, publicKey: Buffer.from(stored.public_key, "base64url"), counter: stored.counter, transports: JSON.parse(stored.transports) as AuthenticatorTransportFuture[] },
@@ -157,6 +179,7 @@ export class Passkeys {
       throw invalid(`the assertion does not verify: ${message}`);
     }
     if (!result.verified) throw invalid("the assertion's signature does not verify");
+    await this.spend(challenge);
     const next = result.authenticationInfo.newCounter;
     if (!(await this.store.advanceCounter(stored.credential_id, stored.counter, next))) {
       throw new AppError(401, "passkey_cloned", "refused: another assertion of this passkey with the same counter was taken first; the credential may have been cloned");

@@ -76,21 +76,44 @@ export class Identity {
     return this.ofId(row?.identity_id ?? identityId(identity));
   }
 
-  /** As resolve, and records the method's identity on its first sign-in (a link made meanwhile wins). */
-  async claim(identity: VerifiedIdentity): Promise<{ id: string; wallet: string; accountHash: bigint }> {
+  /**
+   * As resolve, and records the method's identity on its first sign-in (a link made meanwhile
+   * wins); with the identity's session epoch for the session it signs into. The link is read again
+   * after the epoch: an unlink (which flags the link and bumps the epoch in one transaction) that
+   * committed before the epoch was read is seen there, one after it left `epoch` behind, so no
+   * session of an unlinked method outlives its unlink.
+   */
+  async claim(identity: VerifiedIdentity): Promise<{ id: string; wallet: string; accountHash: bigint; epoch: number }> {
     const found = await this.store.link(identity.method, identity.issuer, identity.subject);
     const row = found ?? (await this.store.claim(identity.method, identity.issuer, identity.subject, identityId(identity)));
     if (row.unlinked) throw unlinked();
-    return this.ofId(row.identity_id);
+    const epoch = await this.store.epoch(row.identity_id);
+    const again = await this.store.link(identity.method, identity.issuer, identity.subject);
+    if (!again || again.unlinked || again.identity_id !== row.identity_id) throw unlinked();
+    return { ...(await this.ofId(row.identity_id)), epoch };
+  }
+
+  /**
+   * The session a token proves, if it still holds: signed by this node, unexpired, and issued at the
+   * identity's current epoch (401 invalid_session otherwise: an unlink since revoked it). The epoch
+   * is read from the shared store on every use, so a revocation holds at once on every replica.
+   */
+  async session(token: string): Promise<IdentitySession> {
+    const s = await this.sessions.verify(token);
+    if (s.epoch !== (await this.store.epoch(s.identityId))) throw revoked();
+    return s;
   }
 
   /** The identity and account a session token names (401 invalid_session when it does not hold). */
   async fromSession(token: string): Promise<IdentitySession & IdentityAuth & { accountHash: bigint }> {
-    const s = await this.sessions.verify(token);
+    const s = await this.session(token);
     const wallet = await this.walletAddress(s.identityId);
     return { ...s, wallet, accountHash: identityAccountHash(wallet) };
   }
 }
+
+/** 401 invalid_session: an unlink since the session was issued revoked it. */
+export const revoked = () => new AppError(401, "invalid_session", "this session was revoked (a sign-in method of its identity was unlinked since): sign in again");
 
 const unlinked = () => new AppError(403, "method_unlinked", "this sign-in method was unlinked from its identity: sign in with another of the identity's methods (and link it again)");
 

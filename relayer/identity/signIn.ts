@@ -19,7 +19,7 @@ export type SignInAnswer = { session_token: string; expires_at: number; api_key_
  * gets 403 identity_not_owner and no session.
  */
 export async function completeSignIn(ctx: Ctx, req: Request, identity: VerifiedIdentity, names: { name?: string; description?: string }): Promise<SignInAnswer> {
-  const { id, wallet, accountHash } = await ctx.identity.claim(identity); // the identity the method signs into (its own, or the one it was linked to)
+  const { id, wallet, accountHash, epoch } = await ctx.identity.claim(identity); // the identity the method signs into (its own, or the one it was linked to)
   const created = await serialized(`sign-in:${id}`, async () => {
     if (await ctx.chain.accountConfig.accountExists(accountHash)) return false;
     const signer = await ctx.identity.signer(id);
@@ -34,6 +34,6 @@ export async function completeSignIn(ctx: Ctx, req: Request, identity: VerifiedI
     return true;
   });
   if ((await ctx.chain.accountConfig.getAccount(accountHash)).adminWalletAddress !== wallet) throw notOwner(accountHash);
-  const session = await ctx.identity.sessions.issue(id, identity.method);
+  const session = await ctx.identity.sessions.issue(id, identity, epoch);
   return { session_token: session.token, expires_at: session.expiresAt, api_key_hash: hex32(accountHash), admin_wallet_address: wallet, account_created: created };
 }

@@ -5,8 +5,10 @@ import { AppError } from "../errors";
 import { IDENTITY_SCHEMA, type IdentityDb } from "./storeSchema";
 
 const HOUR_MS = 3_600_000;
-/** Pending things of one kind kept at a time (then 503 identity_busy rather than forget one). */
+/** Pending things of one kind kept at a time, all clients together (then 503 identity_busy rather than forget one). */
 export const MAX_PENDING = 100_000;
+/** Pending things of one kind one client (its address) may hold at a time (then 429): no client fills MAX_PENDING alone. */
+export const MAX_PENDING_PER_CLIENT = 20;
 
 export type StoredPasskey = IdentityDb["identity_passkeys"];
 export type LinkRow = { method: string; issuer: string; subject: string; identity_id: string; linked_at: number; unlinked: boolean };
@@ -25,6 +27,9 @@ export class IdentityStore {
   private linkMac: (fields: string) => Promise<string> = async () => {
     throw new Error("the identity store's link MAC is not set");
   };
+
+  /** The ceilings of pending things (tests lower them). */
+  limits = { total: MAX_PENDING, perClient: MAX_PENDING_PER_CLIENT };
 
   private constructor(private readonly s: Storage<IdentityDb>) {}
 
@@ -72,13 +77,18 @@ export class IdentityStore {
     signal.addEventListener("abort", () => clearInterval(t), { once: true });
   }
 
-  /** Keeps `body` under (kind, key) until `expiresAt`, replacing what was there (a new e-mail code voids the last). */
-  async put(kind: string, key: string, body: string, expiresAt: number, now = Date.now()): Promise<void> {
+  /**
+   * Keeps `body` under (kind, key) until `expiresAt` for `client` (who asked), replacing what was
+   * there (a new e-mail code voids the last). 429 when the client holds limits.perClient unexpired
+   * things of the kind already; 503 identity_busy when all clients together hold limits.total.
+   */
+  async put(kind: string, key: string, body: string, expiresAt: number, client: string, now = Date.now()): Promise<void> {
+    await this.clientRoom(kind, key, client, now);
     await this.room(kind, now);
     await this.s.db
       .insertInto("identity_once")
-      .values({ kind, key, body, expires_at: expiresAt, attempts: 0 })
-      .onConflict((oc) => oc.columns(["kind", "key"]).doUpdateSet({ body, expires_at: expiresAt, attempts: 0 }))
+      .values({ kind, key, body, expires_at: expiresAt, attempts: 0, client })
+      .onConflict((oc) => oc.columns(["kind", "key"]).doUpdateSet({ body, expires_at: expiresAt, attempts: 0, client }))
       .execute();
   }
 
@@ -87,18 +97,26 @@ export class IdentityStore {
     await this.room(kind, now);
     const row = await this.s.db
       .insertInto("identity_once")
-      .values({ kind, key, body: "", expires_at: expiresAt, attempts: 0 })
+      .values({ kind, key, body: "", expires_at: expiresAt, attempts: 0, client: "" })
       .onConflict((oc) => oc.columns(["kind", "key"]).doUpdateSet({ expires_at: expiresAt }).where("identity_once.expires_at", "<=", now))
       .returning("key")
       .executeTakeFirst();
     return row !== undefined;
   }
 
+  /** 429 when `client` holds limits.perClient unexpired things of `kind` (other than `key`, which a put replaces). */
+  async clientRoom(kind: string, key: string, client: string, now = Date.now()): Promise<void> {
+    const mine = await this.s.db.selectFrom("identity_once").select((eb) => eb.fn.countAll().as("n")).where("kind", "=", kind).where("client", "=", client).where("expires_at", ">", now).where("key", "!=", key).executeTakeFirstOrThrow();
+    if (toNumber(mine.n) >= this.limits.perClient) {
+      throw new AppError(429, "rate_limited", `this client holds ${this.limits.perClient} pending sign-in codes already (the most one client may): use one, or wait until they expire`);
+    }
+  }
+
   private async room(kind: string, now: number): Promise<void> {
     const count = async () => toNumber((await this.s.db.selectFrom("identity_once").select((eb) => eb.fn.countAll().as("n")).where("kind", "=", kind).executeTakeFirstOrThrow()).n);
-    if ((await count()) < MAX_PENDING) return;
+    if ((await count()) < this.limits.total) return;
     await this.sweep(now);
-    if ((await count()) >= MAX_PENDING) throw busy();
+    if ((await count()) >= this.limits.total) throw busy();
   }
 
   /** The body of (kind, key), without taking it; an expired one is deleted (and undefined answered). */
@@ -150,6 +168,16 @@ export class IdentityStore {
     });
   }
 
+  /** The identity's session epoch (0 until its first unlink): a session holds only while it carries this one. */
+  epoch(identityId: string): Promise<number> {
+    return this.epochIn(this.s.db, identityId);
+  }
+
+  private async epochIn(db: Pick<Storage<IdentityDb>["db"], "selectFrom">, identityId: string): Promise<number> {
+    const row = await db.selectFrom("identity_epochs").select("epoch").where("identity_id", "=", identityId).executeTakeFirst();
+    return row ? toNumber(row.epoch) : 0;
+  }
+
   async addPasskey(p: StoredPasskey): Promise<boolean> {
     const row = await this.s.db.insertInto("identity_passkeys").values(p).onConflict((oc) => oc.column("credential_id").doNothing()).returning("credential_id").executeTakeFirst();
     return row !== undefined;
@@ -195,12 +223,15 @@ export class IdentityStore {
   /**
    * Links a method to `identityId` in one transaction: refused (false) when its row names another
    * identity and is still linked. `ownedElsewhere` is asked, in the transaction, whether a method
-   * with no row already owns an identity of its own.
+   * with no row already owns an identity of its own. `epoch` given: "revoked" unless it is still the
+   * identity's session epoch (checked under the identity's lock, which unlinks take too).
    */
-  async attach(method: string, issuer: string, subject: string, identityId: string, ownedElsewhere: () => Promise<boolean>, now = Date.now()): Promise<"linked" | "already" | "taken"> {
+  async attach(method: string, issuer: string, subject: string, identityId: string, ownedElsewhere: () => Promise<boolean>, opts: { epoch?: number; now?: number } = {}): Promise<"linked" | "already" | "taken" | "revoked"> {
+    const now = opts.now ?? Date.now();
     const mac = await this.macOf(method, issuer, subject, identityId, false);
     return this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `identity-link:${identityId}`);
+      if (opts.epoch !== undefined && opts.epoch !== (await this.epochIn(trx, identityId))) return "revoked";
       await this.s.dialect.serialize(trx, `identity-method:${method}\n${issuer}\n${subject}`);
       const q = trx.selectFrom("identity_links").selectAll().where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject);
       const found = await this.s.dialect.forUpdate(q).executeTakeFirst();
@@ -219,12 +250,15 @@ export class IdentityStore {
   /**
    * Unlinks a method of `identityId` in one transaction, refused ("last") when it is the identity's
    * only linked method: "unlinked", "last", or "not_linked" (not one of its methods). Unlinks of
-   * one identity take turns, so two racing cannot leave it with none.
+   * one identity take turns, so two racing cannot leave it with none. It bumps the identity's
+   * session epoch (revoking its sessions); `epoch` given: refused ("revoked") unless it is still the
+   * identity's (a session revoked by an unlink that committed meanwhile changes nothing).
    */
-  async detach(method: string, issuer: string, subject: string, identityId: string): Promise<"unlinked" | "last" | "not_linked"> {
+  async detach(method: string, issuer: string, subject: string, identityId: string, epoch?: number): Promise<"unlinked" | "last" | "not_linked" | "revoked"> {
     const mac = await this.macOf(method, issuer, subject, identityId, true);
     return this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `identity-link:${identityId}`);
+      if (epoch !== undefined && epoch !== (await this.epochIn(trx, identityId))) return "revoked";
       const q = trx.selectFrom("identity_links").selectAll().where("identity_id", "=", identityId);
       const rows: LinkRow[] = [];
       for (const r of await this.s.dialect.forUpdate(q).execute()) {
@@ -237,6 +271,11 @@ export class IdentityStore {
         .updateTable("identity_links")
         .set({ unlinked: this.s.dialect.bool(true), mac })
         .where("method", "=", method).where("issuer", "=", issuer).where("subject", "=", subject).where("identity_id", "=", identityId)
+        .execute();
+      await trx // in the same transaction: no session outlives the unlink, on any replica
+        .insertInto("identity_epochs")
+        .values({ identity_id: identityId, epoch: 1 })
+        .onConflict((oc) => oc.column("identity_id").doUpdateSet((eb) => ({ epoch: eb("identity_epochs.epoch", "+", 1) })))
         .execute();
       return "unlinked";
     });

@@ -1,13 +1,13 @@
-import type { StoreSchema } from "../../storage";
+import { hasColumn, type StoreSchema } from "../../storage";
 
 /** The identity store's tables, as its queries see them (both databases). */
 export type IdentityDb = {
   /**
    * Pending single-use things, each until `expires_at` (ms): e-mail codes (kind "email", key the
-   * address, body the code's HMAC), used OpenID nonces (kind "oidc-nonce"), WebAuthn challenges
-   * (kind "webauthn", key the challenge, body what it is bound to). Taken by a conditional delete.
+   * address, body the code's HMAC), used OpenID nonces (kind "oidc-nonce") and used WebAuthn
+   * challenges (kind "webauthn"). `client`: who asked for a pending code (its per-client quota).
    */
-  identity_once: { kind: string; key: string; body: string; expires_at: number; attempts: number };
+  identity_once: { kind: string; key: string; body: string; expires_at: number; attempts: number; client: string };
   /** Codes sent per mailbox (the hourly budget), kept an hour. */
   identity_sends: { mailbox: string; sent_at: number; id: string };
   /** Registered passkeys: the credential's public key (COSE, base64url), its signature counter, and an HMAC binding id, rp id, user handle and key. */
@@ -20,6 +20,12 @@ export type IdentityDb = {
    * identity) does not verify and signs into nothing.
    */
   identity_links: { method: string; issuer: string; subject: string; identity_id: string; linked_at: number; unlinked: number | boolean; mac: string };
+  /**
+   * Each identity's session epoch (no row: 0). Sessions carry the epoch they were issued at and
+   * hold only while it is still the identity's: an unlink bumps it, so every session issued before
+   * (the unlinked method's among them) stops working at once, on every replica.
+   */
+  identity_epochs: { identity_id: string; epoch: number };
 };
 
 export const IDENTITY_SCHEMA: StoreSchema = {
@@ -63,6 +69,17 @@ export const IDENTITY_SCHEMA: StoreSchema = {
         .addPrimaryKeyConstraint("identity_links_pkey", ["method", "issuer", "subject"])
         .execute();
       await db.schema.createIndex("identity_links_identity").ifNotExists().on("identity_links").column("identity_id").execute();
+    },
+    /** Session epochs (revocation on unlink), and who asked for each pending code (per-client quotas). */
+    "0002_epochs_and_clients": async (db, dialect) => {
+      await db.schema.createTable("identity_epochs").ifNotExists()
+        .addColumn("identity_id", "text", (c) => c.primaryKey())
+        .addColumn("epoch", dialect.columns.int, (c) => c.notNull())
+        .execute();
+      if (!(await hasColumn(db, dialect, "identity_once", "client"))) {
+        await db.schema.alterTable("identity_once").addColumn("client", "text", (c) => c.notNull().defaultTo("")).execute();
+      }
+      await db.schema.createIndex("identity_once_client").ifNotExists().on("identity_once").columns(["kind", "client"]).execute();
     },
   },
 };

@@ -1,4 +1,5 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import { ipKeyGenerator } from "express-rate-limit";
 import type { Router } from "express";
 import { z, name, description, token } from "../schemas/common";
 import { route } from "../http/route";
@@ -87,9 +88,9 @@ export function identityRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     body: EmailSend,
     errors: ["rate_limited", "identity_method_off", "identity_busy", "mail_unavailable"],
     response: z.object({ success: z.literal(true), expires_at: z.number().int() }),
-    handler: async ({ body }) => {
+    handler: async ({ body, req }) => {
       if (!id.email) throw off("E-mail code", "VESTA_EMAIL_CODES");
-      const expiresAt = await id.email.send(body.email);
+      const expiresAt = await id.email.send(body.email, ipKeyGenerator(req.ip ?? "unknown")); // the client as the rate limits key it (IPv6 by /56)
       return { success: true as const, expires_at: Math.floor(expiresAt / 1000) };
     },
   });

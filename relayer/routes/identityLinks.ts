@@ -94,7 +94,7 @@ export function identityLinkRoutes(router: Router, registry: OpenAPIRegistry, ct
     tag: "Identity",
     summary: `Options for creating a passkey to link to the session's identity (the challenge is bound to it). ${fresh}`,
     auth: "none",
-    errors: [...SESSION_ERRORS, "identity_method_off", "identity_busy"],
+    errors: [...SESSION_ERRORS, "identity_method_off"],
     response: z.object({ options: WebAuthnOptions }),
     handler: async ({ req }) => {
       if (!id.passkeys) throw off("Passkey", "VESTA_PASSKEY_RP_ID");
@@ -110,7 +110,7 @@ export function identityLinkRoutes(router: Router, registry: OpenAPIRegistry, ct
     summary: `Registers the passkey created with /identity/link/passkey_options and links it to the session's identity. ${fresh}`,
     auth: "none",
     body: z.object({ response: RegistrationResponse }).strict().openapi("LinkPasskeyRequest"),
-    errors: [...LINK_ERRORS, "invalid_passkey", "already_exists"],
+    errors: [...LINK_ERRORS, "invalid_passkey", "already_exists", "identity_busy"],
     response: Linked,
     handler: async ({ req, body }) => {
       if (!id.passkeys) throw off("Passkey", "VESTA_PASSKEY_RP_ID");
@@ -124,15 +124,20 @@ export function identityLinkRoutes(router: Router, registry: OpenAPIRegistry, ct
     method: "post",
     path: "/identity/unlink",
     tag: "Identity",
-    summary: `Unlinks one of the session identity's sign-in methods (as /identity/links lists it); never the last one. ${fresh}`,
+    summary: `Unlinks one of the session identity's sign-in methods (as /identity/links lists it); never the last one. Every session of the identity is revoked with it; session_token is the caller's session renewed, absent when it came from the method unlinked. ${fresh}`,
     auth: "none",
     body: z.object({ method: z.enum(IDENTITY_METHODS), issuer: token(512, "issuer", 1), subject: token(512, "subject", 1) }).strict().openapi("UnlinkRequest"),
     errors: [...SESSION_ERRORS, "last_method", "method_not_linked"],
-    response: z.object({ success: z.literal(true), methods: z.array(Method) }),
+    response: z.object({
+      success: z.literal(true),
+      methods: z.array(Method),
+      session_token: z.string().optional().openapi({ description: "The caller's session, renewed (same expiry): the one presented is revoked. Absent when it came from the unlinked method." }),
+      expires_at: z.number().int().optional(),
+    }),
     handler: async ({ req, body }) => {
       const s = await freshSession(ctx, req);
-      await unlinkMethod(ctx, s, body);
-      return { success: true as const, methods: await methods(s.identityId) };
+      const renewed = await unlinkMethod(ctx, s, body);
+      return { success: true as const, methods: await methods(s.identityId), ...(renewed && { session_token: renewed.token, expires_at: renewed.expiresAt }) };
     },
   });
 }

@@ -12,6 +12,11 @@ export type LocalIssuer = {
   rsaPublicPem: string;
   /** JWKS requests served. */
   jwksHits(): number;
+  /**
+   * Its authorization endpoint (implicit flow, response_type=id_token): who it signs in as, and the
+   * last request it answered (its parameters and the ID token it sent back to the redirect_uri).
+   */
+  authorize: { subject: string; last?: { params: Record<string, string>; token: string; location: string } };
   close(): Promise<void>;
 };
 
@@ -22,8 +27,27 @@ export async function startIssuer(audience: string): Promise<LocalIssuer> {
   const stranger = await generateKeyPair("ES256", { extractable: true }); // not in the JWKS
   const jwks = { keys: [{ ...(await exportJWK(es.publicKey)), kid: "es", alg: "ES256", use: "sig" }, { ...(await exportJWK(rs.publicKey)), kid: "rs", alg: "RS256", use: "sig" }] };
   let hits = 0;
+  let base = "";
+  const now = () => Math.floor(Date.now() / 1000);
+  const authorize: LocalIssuer["authorize"] = { subject: "dash-user" };
   const server = http.createServer((req, res) => {
-    if (req.url === "/jwks") {
+    const url = new URL(req.url ?? "/", "http://issuer");
+    if (url.pathname === "/.well-known/openid-configuration") {
+      res.setHeader("content-type", "application/json");
+      res.setHeader("access-control-allow-origin", "*"); // the dashboard reads it from its own origin
+      res.end(JSON.stringify({ issuer: base, authorization_endpoint: `${base}/authorize`, jwks_uri: `${base}/jwks`, response_types_supported: ["id_token"] }));
+    } else if (url.pathname === "/authorize") {
+      const params = Object.fromEntries(url.searchParams);
+      void new SignJWT({ iss: base, aud: params.client_id, sub: authorize.subject, iat: now(), exp: now() + 300, nonce: params.nonce })
+        .setProtectedHeader({ alg: "ES256", kid: "es" })
+        .sign(es.privateKey)
+        .then((token) => {
+          const location = `${params.redirect_uri}#${new URLSearchParams({ id_token: token, state: params.state ?? "" })}`;
+          authorize.last = { params, token, location };
+          res.writeHead(302, { location });
+          res.end();
+        });
+    } else if (req.url === "/jwks") {
       hits++;
       res.setHeader("content-type", "application/json");
       res.end(JSON.stringify(jwks));
@@ -33,13 +57,13 @@ export async function startIssuer(audience: string): Promise<LocalIssuer> {
     }
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const now = () => Math.floor(Date.now() / 1000);
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     issuer: base,
     jwksUri: `${base}/jwks`,
     rsaPublicPem: await exportSPKI(rs.publicKey),
     jwksHits: () => hits,
+    authorize,
     token: async (claims, opts = {}) => {
       const which = opts.key ?? "es";
       const key = which === "rs" ? rs.privateKey : which === "stranger" ? stranger.privateKey : es.privateKey;
