@@ -34,6 +34,9 @@ const RunResponse = z
     has_error: z.boolean(),
     error: z.string().optional().openapi({ description: "What went wrong, with the JavaScript stack when the action threw (only when has_error)." }),
     ipfs_id: z.string(),
+    run_id: z.string().openapi({ description: "The run's id in the run history (list_runs)." }),
+    duration_ms: z.number().int().nullable().openapi({ description: "How long the action ran, in milliseconds (null when it never started)." }),
+    cost_cents: z.number().int().openapi({ description: "What the run was charged, in cents (0 on a node without billing)." }),
   })
   .openapi("RunActionResponse");
 
@@ -117,8 +120,8 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
         );
         if (!r) throw new Error("unreachable: a run either resolves or throws");
         ctx.metrics.observeRun(r.hasError ? "action_failed" : "ok", r.durationMs ?? 0);
-        recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId });
-        const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };
+        const runId = recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId });
+        const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId, run_id: runId, duration_ms: r.durationMs === undefined ? null : Math.round(r.durationMs), cost_cents: costCents };
         if (!r.hasError) return answer;
         // A failed run is a failed request, as on Chipotle (which answers 500; Vesta 422, a client error no client retries as a server fault): the run's answer stays in the body, beside the error body's fields.
         const error = runErrorText(r);

@@ -8,14 +8,15 @@ export const runErrorText = (r: RunResult): string => (r.error ? (r.error.stack 
 
 /**
  * Records a run that ran (a refusal before the sandbox is no run) in the run history. The run
- * happened and was charged whatever this does: a failure to record it is logged, never answered.
+ * happened and was charged whatever this does: a failure to record it is logged, never answered. Answers the run's id (list_runs shows it once recorded).
  */
-export function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string }): void {
+export function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string }): string {
+  const id = `run_${crypto.randomUUID()}`;
   const failed = (err: unknown) => ctx.logger.error({ err: (err as Error).message, cid: r.ipfsId }, "run history: a run could not be recorded");
   try {
     // Not awaited: the answer does not wait for the history's commit (list_runs reads it all the same).
     void ctx.runs.record({
-      id: `run_${crypto.randomUUID()}`,
+      id,
       accountHash: auth.accountHash,
       keyHash: auth.keyHash,
       cid: r.ipfsId,
@@ -30,4 +31,5 @@ export function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string 
   } catch (err) {
     failed(err);
   }
+  return id;
 }
