@@ -4,12 +4,14 @@
  * with its run history. Signing in to the triggers service is its e-mail link, which comes back here.
  */
 import { useMemo, useState } from "preact/hooks";
-import { unwrap } from "@client";
-import { publicApi, usageKeyId, type Backend } from "../backend";
+import { codeOfCid, usageKeyId, type Backend } from "../backend";
 import { codeStore, knownKeys, type DashboardConfig } from "../session";
 import { triggersApi, type Trigger, type TriggersApi, type TriggerRun } from "../triggersApi";
 import { bodyOf, CHAINS, cronPreview, draftOf, emptyDraft, problems, type Draft } from "../triggerDraft";
-import { Alert, copyText, Field, Form, Section, short, useAction, useLoad } from "../ui";
+import { Alert, copyText, Field, Form, Section, short, useAction, useEvery, useLoad } from "../ui";
+
+/** How often the trigger list (and an open run history) refreshes by itself. */
+export const REFRESH_MS = 10_000;
 import { fromTriggerRun, RunList, StatusBadge, when } from "./runList";
 
 const KINDS = [
@@ -17,13 +19,6 @@ const KINDS = [
   ["schedule", "Schedule (cron, UTC)"],
   ["chain_event", "Chain event (a contract's log)"],
 ] as const;
-
-/** The code of an action by its CID: this browser's copy, else the service's (actions are public by CID). */
-export async function codeOfCid(cid: string): Promise<string> {
-  const mine = codeStore.get(cid);
-  if (mine) return mine;
-  return unwrap(publicApi().GET("/core/v1/get_action_code", { params: { query: { ipfs_id: cid } }, parseAs: "text" })) as Promise<string>;
-}
 
 export function TriggersView({ backend, config }: { backend: Backend; config: DashboardConfig }) {
   const base = (config.triggers_url ?? "").replace(/\/+$/, "");
@@ -74,6 +69,7 @@ function TriggersManager({ api, backend, email, base }: { api: TriggersApi; back
     const latest: Latest = Object.fromEntries(await Promise.all(triggers.map(async (t) => [t.id, (await api.runs(t.id, 1)).runs[0]] as const)));
     return { triggers, latest };
   });
+  useEvery(REFRESH_MS, () => list.reload());
   const keys = useLoad(() => backend.listKeys().catch(() => []));
   const act = useAction();
   const [draft, setDraft] = useState<Draft>();
@@ -109,6 +105,12 @@ function TriggersManager({ api, backend, email, base }: { api: TriggersApi; back
         </p>
         <Alert error={list.error ?? act.error} />
         {done && <p class="ok" role="status">{done}</p>}
+        <p class="hint">
+          The list refreshes every {REFRESH_MS / 1000} s.{" "}
+          <button type="button" onClick={() => list.reload()}>
+            Refresh list
+          </button>
+        </p>
         <div class="scroll">
           <table class="list cards" data-testid="triggers">
             <thead>
@@ -198,6 +200,7 @@ function TriggersManager({ api, backend, email, base }: { api: TriggersApi; back
 function TriggerRuns({ api, trigger }: { api: TriggersApi; trigger: Trigger }) {
   const [offset, setOffset] = useState(0);
   const runs = useLoad(() => api.runs(trigger.id, 20, offset), [trigger.id, offset]);
+  useEvery(REFRESH_MS, () => runs.reload());
   return (
     <Section title={`Runs of “${trigger.name}”`}>
       {trigger.webhook_url && (
@@ -243,7 +246,9 @@ function TriggerForm(props: { api: TriggersApi; backend: Backend; initial: Draft
     act.run(async () => {
       setCid(c);
       if (!c) return;
-      set({ code: await codeOfCid(c) });
+      const code = await codeOfCid(c);
+      if (code === undefined) throw new Error(`this node stores no code for ${c} yet (code is stored when it is first run): paste it`);
+      set({ code });
       touch("code");
     });
   const pickKey = (hash: string) => {
