@@ -12,7 +12,7 @@ import { keccak256, toUtf8Bytes } from "ethers";
 import { keyHash } from "../protocol/usageKeySeal";
 import { computeCid } from "../executor/cid";
 import { startStack, type Stack } from "./helpers/relayer";
-import { openBrowser, requireChromium, shot, type Browsing } from "./helpers/browser";
+import { fillCode, openBrowser, requireChromium, shot, type Browsing } from "./helpers/browser";
 import { startHarness, until, type Harness } from "./helpers/triggers";
 
 const ECHO = `async function main(params) {
@@ -75,7 +75,7 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     // The action, added in the dashboard (so this browser knows its code by CID).
     await page.getByRole("link", { name: "Actions" }).click();
     await page.getByLabel("Name", { exact: true }).fill("echo");
-    await page.locator('textarea[name="action_code"]').fill(ECHO);
+    await fillCode(page, "action_code", ECHO);
     await page.getByRole("button", { name: "Add action" }).click();
     const cid = await page.getByTestId("action-cid").innerText();
     // A group with it and with the failing action, and a usage key that may run them (over the API, as a script would).

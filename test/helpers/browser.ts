@@ -89,3 +89,12 @@ export async function injectWallet(context: BrowserContext, rpcUrl: string, key:
   });
   return { address: wallet.address, asked, close: () => provider.destroy() };
 }
+
+/**
+ * Types `code` into the dashboard's code editor `name` (CodeMirror, once its chunk has loaded) as a
+ * paste would, and waits until the form's field holds exactly that text.
+ */
+export async function fillCode(page: Page, name: string, code: string): Promise<void> {
+  await page.locator(`[data-code-editor="${name}"] .cm-content`).fill(code);
+  await page.waitForFunction(([n, c]) => (document.querySelector(`textarea[name="${n}"]`) as HTMLTextAreaElement | null)?.value === c, [name, code] as const);
+}

@@ -22,10 +22,9 @@ const centsOf = (dollars: string) => {
 
 /** The API counts cents (amount_cents); the user typed dollars: its limits are said in dollars, with what was typed. */
 export function inDollars(message: string, typedCents: number): string {
-  const m = /^amount_cents must be (at least|at most) (\d+)(.*)$/.exec(message);
+  const m = /amount_cents must be (at least|at most) (\d+)( per request)?/.exec(message);
   if (!m) return message;
-  const rest = m[3].replace(/^ \(the minimum payment\)$/, "").replace(/^ per request$/, " per top-up");
-  return `the amount must be ${m[1]} ${usd(Number(m[2]))}${rest}; you entered ${usd(typedCents)}`;
+  return `the amount must be ${m[1]} ${usd(Number(m[2]))}${m[3] ? " per top-up" : ""}; you entered ${usd(typedCents)}`;
 }
 
 /** Runs a top-up call, its amount errors said in dollars. */

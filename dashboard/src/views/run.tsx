@@ -44,11 +44,12 @@ export function RunView({ backend, cid: initialCid }: { backend: Backend; cid?: 
   const pkpShown = useMemo(() => {
     try {
       const p = JSON.parse(params || "null");
-      return typeof p?.pkpId === "string" ? p.pkpId.toLowerCase() : "";
+      const pkp = typeof p?.pkpId === "string" ? p.pkpId.toLowerCase() : "";
+      return (wallets.data ?? []).find((w) => w.address.toLowerCase() === pkp)?.address ?? "";
     } catch {
       return "";
     }
-  }, [params]);
+  }, [params, wallets.data]);
   const runnable = (actions.data ?? []).map((a) => ({ ...a, cid: codeStore.cidOf(a.hashedCid) })).filter((a) => a.cid && codeStore.get(a.cid));
   const allowed = can(backend).run;
 
@@ -122,7 +123,7 @@ export function RunView({ backend, cid: initialCid }: { backend: Backend; cid?: 
           <select name="run_wallet" value={pkpShown} onChange={(e) => pickWallet((e.currentTarget as HTMLSelectElement).value)}>
             <option value="">{(wallets.data ?? []).length ? "(none)" : "(this account has no wallets yet)"}</option>
             {(wallets.data ?? []).map((w) => (
-              <option key={w.address} value={w.address.toLowerCase()}>
+              <option key={w.address} value={w.address}>
                 {w.name || "(unnamed)"} {short(w.address, 6)}
               </option>
             ))}
