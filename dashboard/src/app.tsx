@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { unwrap } from "@client";
 import { publicApi, serviceBase, WalletBackend, type Backend, type ChainInfo } from "./backend";
 import { forgetSession, loadDashboardConfig, saveKey, savedKey, type DashboardConfig } from "./session";
-import { Alert, Field, Form, messageOf, SecretReveal, Section, useAction } from "./ui";
+import { Alert, Field, Form, messageOf, SecretReveal, Section, useAction, useLoad } from "./ui";
 import { KeysView } from "./views/keys";
 import { GroupsView, WalletsView } from "./views/resources";
 import { ActionsView } from "./views/actions";
@@ -135,10 +135,11 @@ function Welcome({ config, onIn }: { config: DashboardConfig; onIn: (b: Backend)
   );
 }
 
-const groupList = (ids: number[]) => (ids.length === 0 ? "none" : ids.includes(0) ? "all groups" : ids.map((i) => `#${i}`).join(", "));
-
 /** A usage key signed in: which key, and what it may do (what the other tabs show and hide). */
-function UsageKeySummary({ k }: { k: NonNullable<Backend["usageKey"]> }) {
+function UsageKeySummary({ backend, k }: { backend: Backend; k: NonNullable<Backend["usageKey"]> }) {
+  const groups = useLoad(() => backend.listGroups().catch(() => []));
+  const groupList = (ids: number[]) =>
+    ids.length === 0 ? "none" : ids.includes(0) ? "all groups" : ids.map((i) => groups.data?.find((g) => g.id === i)?.name ?? `#${i}`).join(", ");
   const yes = (b: boolean) => (b ? "yes" : "no");
   return (
     <div data-testid="usage-key-note">
@@ -183,7 +184,7 @@ function AccountView({ backend, config }: { backend: Backend; config: DashboardC
           <dt>{backend.kind === "wallet" ? "Account hash" : "Key hash"}</dt>
           <dd class="mono">{backend.accountHash}</dd>
         </dl>
-        {backend.usageKey && <UsageKeySummary k={backend.usageKey} />}
+        {backend.usageKey && <UsageKeySummary backend={backend} k={backend.usageKey} />}
       </Section>
       <BillingView backend={backend} config={config} />
     </>
