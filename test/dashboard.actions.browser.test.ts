@@ -122,6 +122,8 @@ describe("dashboard in a browser: actions by CID, the code editor, usage-key vie
     expect(await page.getByTestId("detail-name").innerText()).to.equal("greet v2");
     const [actions] = await stack.config.listActions(keccak256(toUtf8Bytes(owner)), 0, 10);
     expect(actions.map((a) => [a.name, a.description])).to.deep.equal([["greet v2", "says hi, politely"]]);
+    // Opened once, this browser names it by CID in the list.
+    expect(await page.getByTestId("actions").locator("tr", { hasText: "greet v2" }).locator("td").nth(1).innerText()).to.equal(cid);
 
     // A CID the node stores no code for: said so, not an error page.
     const unknown = await computeCid("async function main() { return 'never stored'; }");

@@ -121,6 +121,8 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     // Fired as curl would: POST the URL with a JSON body.
     const fired = await post(webhookUrl, { hello: "world" });
     expect(fired.status).to.equal(202);
+    // The list refreshes by itself (every 10 s): the run shows in the trigger's row with no click.
+    await row.getByTestId("trigger-last-run").locator(".badge.success").waitFor({ timeout: 25_000 });
     await row.getByRole("button", { name: "Runs" }).click();
     const runs = page.getByTestId("trigger-runs");
     await refreshUntil(page, "Refresh", async () => (await runs.locator(".badge.success").count()) === 1, "the webhook run");
@@ -289,5 +291,38 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
       }
     }
     await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it("a triggers service on another site than the dashboard: the tab warns, and indeed the browser withholds its SameSite=Lax sign-in cookie", async function () {
+    const { page, context } = b;
+    const sameSiteUrl = triggers.svc.url;
+    // localhost and 127.0.0.1 are two sites to a browser (ports never count): the same service, named from another site.
+    const crossSite = sameSiteUrl.replace("127.0.0.1", "localhost");
+    stack.relayer.ctx.config.dashboard.triggersUrl = crossSite;
+    try {
+      await context.clearCookies();
+      await page.goto(`${stack.relayer.url}/dashboard/#/triggers`);
+      await page.reload(); // a new page load reads the dashboard's settings again
+      await page.getByTestId("triggers-cross-site").waitFor();
+      expect(await page.getByTestId("triggers-cross-site").innerText()).to.contain("on another site than this dashboard");
+      await page.getByLabel("E-mail").fill("crosssite@example.com");
+      const n = triggers.links.length;
+      await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+      await page.getByRole("status").waitFor();
+      await page.goto(triggers.links[n].replace("127.0.0.1", "localhost")); // signed in at the triggers service's site...
+      expect(page.url()).to.equal(`${stack.relayer.url}/dashboard/#/triggers`);
+      expect((await context.cookies(crossSite)).length, "the session cookie is set for the triggers site").to.equal(1);
+      // ...but the dashboard's requests to it go without the cookie: still signed out, and told why.
+      await page.getByLabel("E-mail").waitFor();
+      expect(await page.getByTestId("triggers-user").count()).to.equal(0);
+      await page.getByTestId("triggers-cross-site").waitFor();
+      await shot(page, "26-triggers-cross-site");
+    } finally {
+      stack.relayer.ctx.config.dashboard.triggersUrl = sameSiteUrl;
+    }
+    // On the same site, no warning.
+    await page.reload();
+    await page.getByLabel("E-mail").waitFor();
+    expect(await page.getByTestId("triggers-cross-site").count()).to.equal(0);
   });
 });

@@ -82,8 +82,12 @@ export function ActionsView({ backend, cid }: { backend: Backend; cid?: string }
 
 /** One action by CID: its code (the service's copy), metadata, run it, edit the metadata. */
 function ActionDetail({ backend, cid, actions, onChanged }: { backend: Backend; cid: string; actions?: ActionItem[]; onChanged: () => void }) {
-  const code = useLoad(async () => ({ text: await codeOfCid(cid) }), [cid]);
   const hashed = cidHash(cid);
+  const code = useLoad(async () => {
+    const text = await codeOfCid(cid);
+    if (text !== undefined) codeStore.set(cid, hashed, text); // the list names it by CID from now on, in this browser
+    return { text };
+  }, [cid]);
   const mine = actions?.find((a) => a.hashedCid.toLowerCase() === hashed.toLowerCase());
   const owner = can(backend).owner;
   const act = useAction();

@@ -20,6 +20,29 @@ const KINDS = [
   ["chain_event", "Chain event (a contract's log)"],
 ] as const;
 
+/**
+ * Whether two URLs are on the same site, as browsers decide where a SameSite=Lax cookie goes: the
+ * same scheme and registrable domain (approximated by the last two labels of the host name; an IP
+ * address or a single-label host is its own site). Ports do not count.
+ */
+export function sameSite(a: string, b: string): boolean {
+  const [x, y] = [new URL(a), new URL(b)];
+  const site = (h: string) => (/^[\d.]+$|^\[|^[^.]+$/.test(h) ? h : h.split(".").slice(-2).join("."));
+  return x.protocol === y.protocol && site(x.hostname) === site(y.hostname);
+}
+
+/** The triggers service's sign-in is a SameSite=Lax cookie: served from another site, this page never sees it. */
+function CrossSiteWarning({ base }: { base: string }) {
+  if (sameSite(base, window.location.href)) return null;
+  return (
+    <p class="warning" role="note" data-testid="triggers-cross-site">
+      The triggers service ({new URL(base).host}) is on another site than this dashboard ({window.location.host}): browsers do not send its sign-in cookie
+      (SameSite=Lax) with this page's requests, so the Triggers tab cannot stay signed in. Serve both under one site (e.g. dashboard.example.com and
+      triggers.example.com, both https), or manage triggers with an API token (SKILL.md).
+    </p>
+  );
+}
+
 export function TriggersView({ backend, config }: { backend: Backend; config: DashboardConfig }) {
   const base = (config.triggers_url ?? "").replace(/\/+$/, "");
   const api = useMemo(() => triggersApi(base), [base]);
@@ -27,7 +50,13 @@ export function TriggersView({ backend, config }: { backend: Backend; config: Da
   if (!base) return <Section title="Triggers"><Alert error="this node has no triggers service configured (VESTA_TRIGGERS_URL)" /></Section>;
   if (session.error) return <Section title="Triggers"><Alert error={session.error} /></Section>;
   if (session.data === undefined) return <Section title="Triggers"><p>Checking your triggers session…</p></Section>;
-  if (session.data === null) return <TriggersSignIn api={api} base={base} />;
+  if (session.data === null)
+    return (
+      <>
+        <CrossSiteWarning base={base} />
+        <TriggersSignIn api={api} base={base} />
+      </>
+    );
   return <TriggersManager api={api} backend={backend} email={session.data.email} base={base} />;
 }
 
