@@ -156,7 +156,14 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     const { page } = b;
     await page.getByRole("button", { name: "New trigger" }).click();
     await page.getByLabel("Trigger name").fill("boom hook");
-    await page.getByLabel("Action code").fill(BOOM);
+    // Code that does not parse is refused before anything is saved, with where.
+    await fillCode(page, "trigger_code", "async function main() {\n  throw new Error(\"boom\";\n}");
+    await page.locator('select[name="trigger_key"]').selectOption({ index: 1 });
+    await page.getByLabel(/^Usage key value/).fill(usageKey);
+    await page.getByRole("button", { name: "Create trigger" }).click();
+    await page.getByRole("alert").filter({ hasText: /^the code does not parse: syntax error at line 2, column 25 / }).waitFor();
+    expect(await page.getByTestId("trigger-row").filter({ hasText: "boom hook" }).count()).to.equal(0);
+    await fillCode(page, "trigger_code", BOOM);
     await page.locator('select[name="trigger_key"]').selectOption({ index: 1 });
     await page.getByLabel(/^Usage key value/).fill(usageKey);
     await page.getByRole("button", { name: "Create trigger" }).click();

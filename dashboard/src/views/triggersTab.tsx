@@ -9,6 +9,7 @@ import { codeStore, knownKeys, type DashboardConfig } from "../session";
 import { triggersApi, type Trigger, type TriggersApi, type TriggerRun } from "../triggersApi";
 import { bodyOf, CHAINS, cronPreview, draftOf, emptyDraft, problems, type Draft } from "../triggerDraft";
 import { Alert, copyText, Field, Form, Section, short, useAction, useEvery, useLoad } from "../ui";
+import { CodeField, syntaxError } from "../codeField";
 
 /** How often the trigger list (and an open run history) refreshes by itself. */
 export const REFRESH_MS = 10_000;
@@ -289,7 +290,7 @@ function TriggerForm(props: { api: TriggersApi; backend: Backend; initial: Draft
   const save = () =>
     act.run(async () => {
       setTouched({ submit: true });
-      const first = Object.values(bad)[0] ?? keyMismatch;
+      const first = Object.values(bad)[0] ?? keyMismatch ?? (d.code.trim() ? await syntaxError(d.code) : undefined);
       if (first) throw new Error(first);
       const body = bodyOf(d);
       if (creating) return props.onSaved(await api.create(body), true);
@@ -375,7 +376,7 @@ function TriggerForm(props: { api: TriggersApi; backend: Backend; initial: Draft
             ))}
           </select>
         </label>
-        <Field label="Action code" name="trigger_code" value={d.code} onInput={(v) => (set({ code: v }), touch("code"))} area rows={8} />
+        <CodeField label="Action code" name="trigger_code" value={d.code} onInput={(v) => (set({ code: v }), touch("code"))} rows={8} />
         {err("code")}
         <Field label="Default params (JSON object, merged into every run's params)" name="trigger_params" value={d.params} onInput={(v) => (set({ params: v }), touch("params"))} area rows={3} />
         {err("params")}
