@@ -11,7 +11,7 @@ import { keccak256, toUtf8Bytes } from "ethers";
 import type { Page } from "playwright-core";
 import { computeCid } from "../executor/cid";
 import { call, startStack, type Stack } from "./helpers/relayer";
-import { fillCode, openBrowser, requireChromium, shot, type Browsing } from "./helpers/browser";
+import { checkWidths, fillCode, openBrowser, requireChromium, shot, type Browsing } from "./helpers/browser";
 
 const GREET = `async function main(params) {
   console.log("greeting", params.who);
@@ -256,18 +256,6 @@ describe("dashboard in a browser: actions by CID, the code editor, usage-key vie
   it("every new view at 390 px and 1280 px: screenshotted, no horizontal page overflow", async function () {
     const { page } = b;
     const cid = await computeCid(GREET);
-    const views = [`actions?cid=${cid}`, `run?cid=${cid}`, "actions", "run", "account"];
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: 900 });
-      for (const view of views) {
-        await page.evaluate((v) => (window.location.hash = `#/${v}`), view);
-        await page.locator("main h2").first().waitFor();
-        await page.waitForLoadState("networkidle");
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        expect(overflow, `${view} at ${width} px overflows by`).to.be.at.most(0);
-        await shot(page, `view-${view.replace(/\?cid=.*/, "-by-cid")}-${width}`);
-      }
-    }
-    await page.setViewportSize({ width: 1280, height: 900 });
+    await checkWidths(page, [`actions?cid=${cid}`, `run?cid=${cid}`, "actions", "run", "account"], (view) => `view-${view.replace(/\?cid=.*/, "-by-cid")}`);
   });
 });

@@ -12,7 +12,7 @@ import { keccak256, toUtf8Bytes } from "ethers";
 import { keyHash } from "../protocol/usageKeySeal";
 import { computeCid } from "../executor/cid";
 import { startStack, type Stack } from "./helpers/relayer";
-import { fillCode, openBrowser, requireChromium, shot, type Browsing } from "./helpers/browser";
+import { checkWidths, fillCode, openBrowser, requireChromium, shot, type Browsing } from "./helpers/browser";
 import { startHarness, until, type Harness } from "./helpers/triggers";
 
 const ECHO = `async function main(params) {
@@ -33,8 +33,6 @@ async function refreshUntil(page: Page, refresh: string, ready: () => Promise<bo
   await until(async () => (await ready()) || (await page.getByRole("button", { name: refresh, exact: true }).click(), false), 30_000, what);
 }
 
-/** Horizontal overflow of the page itself (a table may scroll inside its card, the page may not). */
-const pageOverflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 describe("dashboard in a browser: triggers, runs, phone width", function () {
   this.timeout(300_000);
@@ -286,18 +284,7 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
 
   it("every tab at 390 px and 1280 px: screenshotted, no horizontal page overflow", async function () {
     const { page } = b;
-    const tabs = ["account", "keys", "wallets", "groups", "actions", "run", "runs", "triggers", "usage", "audit"];
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: 900 });
-      for (const tab of tabs) {
-        await page.evaluate((t) => (window.location.hash = `#/${t}`), tab);
-        await page.locator("main h2").first().waitFor();
-        await page.waitForLoadState("networkidle");
-        expect(await pageOverflow(page), `${tab} at ${width} px overflows by`).to.be.at.most(0);
-        await shot(page, `tab-${tab}-${width}`);
-      }
-    }
-    await page.setViewportSize({ width: 1280, height: 900 });
+    await checkWidths(page, ["account", "keys", "wallets", "groups", "actions", "run", "runs", "triggers", "usage", "audit"], (tab) => `tab-${tab}`);
   });
 
   it("a triggers service on another site than the dashboard: the tab warns, and indeed the browser withholds its SameSite=Lax sign-in cookie", async function () {
