@@ -18,6 +18,8 @@ export function CodeField(props: { label: string; name: string; value: string; o
   const editor = useRef<MountedEditor>();
   const onInput = useRef(props.onInput);
   onInput.current = props.onInput;
+  const value = useRef(props.value); // what the editor starts with: whatever was typed before its chunk arrived
+  value.current = props.value;
   const [ready, setReady] = useState(false);
 
   useEffect(() => {
@@ -25,7 +27,7 @@ export function CodeField(props: { label: string; name: string; value: string; o
     loadEditor().then(
       (m) => {
         if (!live || !host.current) return;
-        editor.current = m.mountEditor(host.current, { value: props.value, label: props.label, onChange: (v) => onInput.current(v) });
+        editor.current = m.mountEditor(host.current, { value: value.current, label: props.label, onChange: (v) => onInput.current(v) });
         setReady(true);
       },
       () => undefined, // the chunk could not load: the textarea stays
@@ -40,7 +42,7 @@ export function CodeField(props: { label: string; name: string; value: string; o
   const id = `f-${props.name}`;
   return (
     <div class="field">
-      <label for={id}>
+      <label for={ready ? undefined : id}>
         <span>{props.label}</span>
       </label>
       <div ref={host} class="code-editor" data-code-editor={props.name} />
