@@ -41,4 +41,10 @@ describe("get_current_api_key (issue 23)", function () {
     const res = await fetch(`${stack().api}/get_current_api_key`);
     expect(res.status).to.equal(401);
   });
+
+  it("400 for a query field it does not have (nothing answered about the key)", async function () {
+    const owner = await accountClient(stack());
+    const key = await addUsageKey(stack(), owner, { name: "asker" });
+    await expectError(key.get("/get_current_api_key?api_key_hash=0x01"), 400, "invalid_request", "api_key_hash");
+  });
 });

@@ -26,6 +26,7 @@ export function currentKeyRoutes(router: Router, registry: OpenAPIRegistry, ctx:
     tag: "Usage keys",
     summary: "The presented key: account or usage key, its hash, and for a usage key its own name and permissions (the key itself is never answered).",
     auth: "key",
+    query: z.object({}).strict(),
     response: CurrentKey,
     handler: async ({ auth }) => {
       if (auth.isAccountKey) return { key_kind: "account" as const, api_key_hash: hex32(auth.keyHash) };
