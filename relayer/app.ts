@@ -10,6 +10,7 @@ import { configRoutes, versionRoutes } from "./routes/config";
 import { accountRoutes } from "./routes/accounts";
 import { usageKeyRoutes } from "./routes/usageKeys";
 import { usageKeyByHashRoutes } from "./routes/usageKeysByHash";
+import { currentKeyRoutes } from "./routes/currentKey";
 import { groupRoutes } from "./routes/groups";
 import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
@@ -41,6 +42,7 @@ export function apiRoutes(router: Router, ctx: Ctx) {
   accountRoutes(router, registry, ctx);
   usageKeyRoutes(router, registry, ctx);
   usageKeyByHashRoutes(router, registry, ctx);
+  currentKeyRoutes(router, registry, ctx);
   groupRoutes(router, registry, ctx);
   walletRoutes(router, registry, ctx);
   actionRoutes(router, registry, ctx);

@@ -49,6 +49,12 @@ export function dashboardRoutes(app: Express, ctx: Ctx) {
     if (!fs.existsSync(index)) return next(new AppError(503, "dashboard_not_built", `the dashboard is not built (no ${index}): run npm run build`));
     res.set("Cache-Control", "no-cache").sendFile(index);
   });
+  // The README the dashboard links to (its guides), as text.
+  app.get("/dashboard/README.md", (_req, res, next) => {
+    const file = path.join(ctx.config.dashboard.dir, "README.md");
+    if (!fs.existsSync(file)) return next(new AppError(503, "dashboard_not_built", `the dashboard is not built (no ${file}): run npm run build`));
+    res.set({ "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-cache" }).sendFile(file);
+  });
   // Hashed file names: cached for good.
   app.use("/dashboard/assets", express.static(path.join(ctx.config.dashboard.dir, "assets"), { immutable: true, maxAge: "365d", index: false, fallthrough: true }));
 }

@@ -13,7 +13,7 @@ import { keyHash } from "../protocol/usageKeySeal";
 import type { Page } from "playwright-core";
 import { call, chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { walletAuthHeaders } from "./helpers/wallets";
-import { requireChromium, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
+import { requireChromium, fillCode, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
 import { dashboardApprovalLink, startHarness, http, signedIn, type Harness } from "./helpers/triggers";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
 import { computeCid } from "../executor/cid";
@@ -28,8 +28,8 @@ const SIGN_CODE = `async function main(params) {
 /** The text of the alert the page shows (every API error ends up in one). */
 const alertText = (page: Page) => page.getByRole("alert").first().innerText();
 
-async function fillCode(page: Page, name: string, code: string) {
-  await page.locator(`textarea[name="${name}"]`).fill(code);
+async function fillParams(page: Page, params: string) {
+  await page.locator('textarea[name="run_params"]').fill(params);
 }
 
 describe("dashboard in a browser", function () {
@@ -122,14 +122,25 @@ describe("dashboard in a browser", function () {
 
     // Run the saved action with the usage key: the response and the logs.
     await page.getByRole("link", { name: "Run", exact: true }).click();
-    await page.getByRole("combobox").selectOption({ label: "sign a message" });
-    expect(await page.locator('textarea[name="run_code"]').inputValue()).to.equal(SIGN_CODE);
-    await fillCode(page, "run_params", JSON.stringify({ pkpId: pkp, message: "hello from the dashboard", who: "quickstart" }, null, 2));
+    await page.locator('select[name="saved_action"]').selectOption({ label: "sign a message" });
+    await page.waitForFunction((code) => (document.querySelector('textarea[name="run_code"]') as HTMLTextAreaElement).value === code, SIGN_CODE);
+    expect(await page.locator('[data-code-editor="run_code"] .cm-content').innerText()).to.contain("Lit.Actions.getPrivateKey"); // shown in the editor too
+    // The wallet is picked from the account's wallets (not pasted): it lands in params as pkpId.
+    await fillParams(page, JSON.stringify({ message: "hello from the dashboard", who: "quickstart" }, null, 2));
+    await page.getByLabel("Wallet (sets params.pkpId)").selectOption({ label: `signer ${pkp.slice(0, 6)}…${pkp.slice(-6)}` });
+    expect(JSON.parse(await page.locator('textarea[name="run_params"]').inputValue())).to.deep.equal({ message: "hello from the dashboard", who: "quickstart", pkpId: pkp });
     await page.getByLabel(/^Key to run with/).fill(usageKey);
     await page.getByRole("button", { name: "Run", exact: true }).click();
     const response = JSON.parse(await page.getByTestId("run-response").innerText());
     expect(verifyMessage("hello from the dashboard", response.signature)).to.equal(pkp);
     expect(await page.getByTestId("run-logs").innerText()).to.contain("signing for quickstart");
+    // With the result: how long it ran and what it cost, as the run history recorded them.
+    let recorded: { duration_ms: number; cost_cents: number } | undefined;
+    while (!recorded) recorded = (await call(stack, "GET", "/list_runs?limit=1", { key: usageKey })).body.runs[0]; // recorded beside the answer
+    const ms = recorded.duration_ms;
+    expect(await page.getByTestId("run-time").innerText()).to.equal(ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`);
+    expect(await page.getByTestId("run-cost").innerText()).to.equal(`$${(recorded.cost_cents / 100).toFixed(2)}`);
+    expect(recorded.cost_cents).to.be.greaterThan(0);
     await shot(page, "08-run");
   });
 
@@ -149,15 +160,30 @@ describe("dashboard in a browser", function () {
     await page.getByLabel("Account key or usage key").fill(nothing.usage_api_key);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("link", { name: "Run", exact: true }).click();
-    await fillCode(page, "run_params", "{ not json");
+    await fillParams(page, "{ not json");
     expect(await alertText(page)).to.match(/^params are not JSON/);
-    await fillCode(page, "run_params", "{}");
+    await fillParams(page, "{}");
+    // A key that may run nothing: the Run button is disabled, and the page says why.
+    expect(await page.getByTestId("run-not-allowed").innerText()).to.contain("may run actions in no group");
+    expect(await page.getByRole("button", { name: "Run", exact: true }).isDisabled()).to.equal(true);
+    // A key that may run in a group, but not this code: the API's 403, as its message.
+    const group = await (await fetch(`${stack.api}/add_group`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": owner.api_key }, body: JSON.stringify({ group_name: "empty", group_description: "", pkp_ids_permitted: [], cid_hashes_permitted: [] }) })).json();
+    const runner = await (
+      await fetch(`${stack.api}/add_usage_api_key`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": owner.api_key }, body: JSON.stringify({ name: "runner", execute_in_groups: [Number(group.group_id)] }) })
+    ).json();
+    await page.evaluate(() => (window.location.hash = "#/account"));
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("Account key or usage key").fill(runner.usage_api_key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("link", { name: "Run", exact: true }).click();
+    await fillParams(page, "{}");
     await page.getByRole("button", { name: "Run", exact: true }).click();
     expect(await alertText(page)).to.match(/^this key may not run action Qm\w+: no group on which it has execute lists it$/);
     await shot(page, "10-error-forbidden");
     // Signed in with a usage key, the dashboard says so and shows no owner's tab...
     await page.getByRole("link", { name: "Account" }).click();
     expect(await page.getByTestId("signed-in").innerText()).to.equal("usage key");
+    expect(await page.getByTestId("usage-key-name").innerText()).to.equal("runner");
     expect(await page.getByRole("link", { name: "Usage keys" }).count()).to.equal(0);
     expect(await page.getByRole("link", { name: "Audit log" }).count()).to.equal(0);
     // ...and opened anyway, a usage key cannot manage usage keys: the page says so with the API's words.
@@ -201,7 +227,8 @@ describe("dashboard in a browser", function () {
     const before = await page.getByTestId("balance").filter({ hasText: "$" }).innerText();
     await page.getByLabel("Amount (USD)").fill("7.5");
     await page.getByRole("button", { name: "Add free credit" }).click();
-    expect(await page.getByRole("status").innerText()).to.contain("Added 750 cents of free credit");
+    expect(await page.getByRole("status").innerText()).to.contain("Added $7.50 of free credit");
+    expect(await page.getByLabel("Amount (USD)").inputValue()).to.equal(""); // the form is cleared after success
     const cents = (s: string) => Math.round(Number(s.replace(/[$,]| credit$/g, "")) * 100);
     await page.waitForFunction((want) => document.querySelector('[data-testid="balance"]')?.textContent?.replace(/[$,]| credit$/g, "") === want, (cents(before) / 100 + 7.5).toFixed(2));
     await shot(page, "11-free-credit");
@@ -259,7 +286,7 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
     expect(await page.getByTestId("balance").filter({ hasText: "No credits" }).innerText()).to.equal("No credits");
     await page.getByLabel("Amount (USD, at least 5)").fill("3");
     await page.getByRole("button", { name: "Continue to payment" }).click();
-    expect(await alertText(page)).to.contain("amount_cents must be at least 500");
+    expect(await alertText(page)).to.equal("the amount must be at least $5.00; you entered $3.00");
     await page.getByLabel("Amount (USD, at least 5)").fill("12");
     await page.getByRole("button", { name: "Continue to payment" }).click();
     await page.getByText("[card form]").waitFor();

@@ -12,7 +12,7 @@ import { keccak256, toUtf8Bytes } from "ethers";
 import { keyHash } from "../protocol/usageKeySeal";
 import { computeCid } from "../executor/cid";
 import { startStack, type Stack } from "./helpers/relayer";
-import { openBrowser, requireChromium, shot, type Browsing } from "./helpers/browser";
+import { checkWidths, fillCode, openBrowser, requireChromium, shot, type Browsing } from "./helpers/browser";
 import { startHarness, until, type Harness } from "./helpers/triggers";
 
 const ECHO = `async function main(params) {
@@ -33,8 +33,6 @@ async function refreshUntil(page: Page, refresh: string, ready: () => Promise<bo
   await until(async () => (await ready()) || (await page.getByRole("button", { name: refresh, exact: true }).click(), false), 30_000, what);
 }
 
-/** Horizontal overflow of the page itself (a table may scroll inside its card, the page may not). */
-const pageOverflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 describe("dashboard in a browser: triggers, runs, phone width", function () {
   this.timeout(300_000);
@@ -75,7 +73,7 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     // The action, added in the dashboard (so this browser knows its code by CID).
     await page.getByRole("link", { name: "Actions" }).click();
     await page.getByLabel("Name", { exact: true }).fill("echo");
-    await page.locator('textarea[name="action_code"]').fill(ECHO);
+    await fillCode(page, "action_code", ECHO);
     await page.getByRole("button", { name: "Add action" }).click();
     const cid = await page.getByTestId("action-cid").innerText();
     // A group with it and with the failing action, and a usage key that may run them (over the API, as a script would).
@@ -121,6 +119,8 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     // Fired as curl would: POST the URL with a JSON body.
     const fired = await post(webhookUrl, { hello: "world" });
     expect(fired.status).to.equal(202);
+    // The list refreshes by itself (every 10 s): the run shows in the trigger's row with no click.
+    await row.getByTestId("trigger-last-run").locator(".badge.success").waitFor({ timeout: 25_000 });
     await row.getByRole("button", { name: "Runs" }).click();
     const runs = page.getByTestId("trigger-runs");
     await refreshUntil(page, "Refresh", async () => (await runs.locator(".badge.success").count()) === 1, "the webhook run");
@@ -154,7 +154,14 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
     const { page } = b;
     await page.getByRole("button", { name: "New trigger" }).click();
     await page.getByLabel("Trigger name").fill("boom hook");
-    await page.getByLabel("Action code").fill(BOOM);
+    // Code that does not parse is refused before anything is saved, with where.
+    await fillCode(page, "trigger_code", "async function main() {\n  throw new Error(\"boom\";\n}");
+    await page.locator('select[name="trigger_key"]').selectOption({ index: 1 });
+    await page.getByLabel(/^Usage key value/).fill(usageKey);
+    await page.getByRole("button", { name: "Create trigger" }).click();
+    await page.getByRole("alert").filter({ hasText: /^the code does not parse: syntax error at line 2, column 25 / }).waitFor();
+    expect(await page.getByTestId("trigger-row").filter({ hasText: "boom hook" }).count()).to.equal(0);
+    await fillCode(page, "trigger_code", BOOM);
     await page.locator('select[name="trigger_key"]').selectOption({ index: 1 });
     await page.getByLabel(/^Usage key value/).fill(usageKey);
     await page.getByRole("button", { name: "Create trigger" }).click();
@@ -277,17 +284,39 @@ describe("dashboard in a browser: triggers, runs, phone width", function () {
 
   it("every tab at 390 px and 1280 px: screenshotted, no horizontal page overflow", async function () {
     const { page } = b;
-    const tabs = ["account", "keys", "wallets", "groups", "actions", "run", "runs", "triggers", "usage", "audit"];
-    for (const width of [390, 1280]) {
-      await page.setViewportSize({ width, height: 900 });
-      for (const tab of tabs) {
-        await page.evaluate((t) => (window.location.hash = `#/${t}`), tab);
-        await page.locator("main h2").first().waitFor();
-        await page.waitForLoadState("networkidle");
-        expect(await pageOverflow(page), `${tab} at ${width} px overflows by`).to.be.at.most(0);
-        await shot(page, `tab-${tab}-${width}`);
-      }
+    await checkWidths(page, ["account", "keys", "wallets", "groups", "actions", "run", "runs", "triggers", "usage", "audit"], (tab) => `tab-${tab}`);
+  });
+
+  it("a triggers service on another site than the dashboard: the tab warns, and indeed the browser withholds its SameSite=Lax sign-in cookie", async function () {
+    const { page, context } = b;
+    const sameSiteUrl = triggers.svc.url;
+    // localhost and 127.0.0.1 are two sites to a browser (ports never count): the same service, named from another site.
+    const crossSite = sameSiteUrl.replace("127.0.0.1", "localhost");
+    stack.relayer.ctx.config.dashboard.triggersUrl = crossSite;
+    try {
+      await context.clearCookies();
+      await page.goto(`${stack.relayer.url}/dashboard/#/triggers`);
+      await page.reload(); // a new page load reads the dashboard's settings again
+      await page.getByTestId("triggers-cross-site").waitFor();
+      expect(await page.getByTestId("triggers-cross-site").innerText()).to.contain("on another site than this dashboard");
+      await page.getByLabel("E-mail").fill("crosssite@example.com");
+      const n = triggers.links.length;
+      await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+      await page.getByRole("status").waitFor();
+      await page.goto(triggers.links[n].replace("127.0.0.1", "localhost")); // signed in at the triggers service's site...
+      expect(page.url()).to.equal(`${stack.relayer.url}/dashboard/#/triggers`);
+      expect((await context.cookies(crossSite)).length, "the session cookie is set for the triggers site").to.equal(1);
+      // ...but the dashboard's requests to it go without the cookie: still signed out, and told why.
+      await page.getByLabel("E-mail").waitFor();
+      expect(await page.getByTestId("triggers-user").count()).to.equal(0);
+      await page.getByTestId("triggers-cross-site").waitFor();
+      await shot(page, "26-triggers-cross-site");
+    } finally {
+      stack.relayer.ctx.config.dashboard.triggersUrl = sameSiteUrl;
     }
-    await page.setViewportSize({ width: 1280, height: 900 });
+    // On the same site, no warning.
+    await page.reload();
+    await page.getByLabel("E-mail").waitFor();
+    expect(await page.getByTestId("triggers-cross-site").count()).to.equal(0);
   });
 });

@@ -73,6 +73,21 @@ describe("run history: GET /core/v1/list_runs (issue 23)", function () {
     expect(new Set(runs.map((r) => r.run_id)).size).to.equal(3);
   });
 
+  it("answers each run's id, duration and cost with its result (success and failure), as list_runs records them", async function () {
+    const { runner } = await fixture();
+    const good = await ok(run(runner, { code: HELLO, js_params: { who: "ada" } }));
+    const bad = await failedRun(run(runner, { code: THROWS }));
+    const unit = stack().relayer.ctx.billing!.config.secondCents;
+    for (const r of [good, bad]) {
+      expect(r.run_id).to.match(/^run_[0-9a-f-]{36}$/);
+      expect(Number.isInteger(r.duration_ms) && r.duration_ms >= 0, `whole milliseconds: ${r.duration_ms}`).to.equal(true);
+      expect(r.cost_cents).to.equal(unit * Math.max(1, Math.ceil(r.duration_ms / 1000)));
+    }
+    const { runs } = await list(runner);
+    const byId = new Map(runs.map((r) => [r.run_id, r]));
+    for (const r of [good, bad]) expect([byId.get(r.run_id)?.duration_ms, byId.get(r.run_id)?.cost_cents]).to.deep.equal([r.duration_ms, r.cost_cents]);
+  });
+
   it("records no refused request (no permission, bad params, unknown CID) and stores no params, response or key", async function () {
     const { owner, runner, other } = await fixture();
     await expectError(run(runner, { code: `async function main() { return 1; }` }), 403, "not_permitted");

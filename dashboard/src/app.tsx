@@ -1,11 +1,12 @@
 /** The dashboard shell: sign-in (key or wallet), navigation, and the views. */
 import { useEffect, useState } from "preact/hooks";
 import { unwrap } from "@client";
-import { ApiBackend, publicApi, serviceBase, WalletBackend, type Backend, type ChainInfo } from "./backend";
+import { publicApi, serviceBase, WalletBackend, type Backend, type ChainInfo } from "./backend";
 import { forgetSession, loadDashboardConfig, saveKey, savedKey, type DashboardConfig } from "./session";
-import { Alert, Field, Form, messageOf, SecretReveal, Section, useAction } from "./ui";
+import { Alert, Field, Form, messageOf, SecretReveal, Section, useAction, useLoad } from "./ui";
 import { KeysView } from "./views/keys";
-import { ActionsView, GroupsView, WalletsView } from "./views/resources";
+import { GroupsView, WalletsView } from "./views/resources";
+import { ActionsView } from "./views/actions";
 import { RunView } from "./views/run";
 import { BillingView } from "./views/billing";
 import { TriggersAuthorizeView } from "./views/triggers";
@@ -135,6 +136,45 @@ function Welcome({ config, onIn }: { config: DashboardConfig; onIn: (b: Backend)
   );
 }
 
+/** A usage key signed in: which key, and what it may do (what the other tabs show and hide). */
+function UsageKeySummary({ backend, k }: { backend: Backend; k: NonNullable<Backend["usageKey"]> }) {
+  const groups = useLoad(() => backend.listGroups().catch(() => []));
+  const groupList = (ids: number[]) =>
+    ids.length === 0 ? "none" : ids.includes(0) ? "all groups" : ids.map((i) => groups.data?.find((g) => g.id === i)?.name ?? `#${i}`).join(", ");
+  const yes = (b: boolean) => (b ? "yes" : "no");
+  return (
+    <div data-testid="usage-key-note">
+      <dl>
+        <dt>Usage key</dt>
+        <dd data-testid="usage-key-name">{k.name || "(unnamed)"}</dd>
+        {k.description && (
+          <>
+            <dt>Description</dt>
+            <dd>{k.description}</dd>
+          </>
+        )}
+        <dt>Expires</dt>
+        <dd>{k.expiration === "0" ? "never" : new Date(Number(k.expiration) * 1000).toISOString().slice(0, 16).replace("T", " ") + " UTC"}</dd>
+      </dl>
+      <table class="list" data-testid="usage-key-permissions">
+        <tbody>
+          <tr><td>Run actions in</td><td>{groupList(k.execute_in_groups)}</td></tr>
+          <tr><td>Create groups</td><td>{yes(k.can_create_groups)}</td></tr>
+          <tr><td>Delete groups</td><td>{yes(k.can_delete_groups)}</td></tr>
+          <tr><td>Create wallets</td><td>{yes(k.can_create_pkps)}</td></tr>
+          <tr><td>Manage actions in</td><td>{groupList(k.manage_ipfs_ids_in_groups)}</td></tr>
+          <tr><td>Add wallets to</td><td>{groupList(k.add_pkp_to_groups)}</td></tr>
+          <tr><td>Remove wallets from</td><td>{groupList(k.remove_pkp_from_groups)}</td></tr>
+        </tbody>
+      </table>
+      <p class="hint">
+        The dashboard shows what this key may do; what it may not is hidden or disabled. Managing usage keys, actions' metadata and the audit log take the
+        account key.
+      </p>
+    </div>
+  );
+}
+
 function AccountView({ backend, config, onSession }: { backend: Backend; config: DashboardConfig; onSession: (next: IdentityBackend | undefined, why?: string) => void }) {
   return (
     <>
@@ -145,12 +185,7 @@ function AccountView({ backend, config, onSession }: { backend: Backend; config:
           <dt>{backend.kind === "wallet" ? "Account hash" : "Key hash"}</dt>
           <dd class="mono">{backend.accountHash}</dd>
         </dl>
-        {backend.usageKey && (
-          <p class="hint" data-testid="usage-key-note">
-            You are signed in with a usage key (hash above): the dashboard shows what it may do — run actions its groups allow, its own runs, the account's
-            balance. Managing usage keys and the audit log take the account key.
-          </p>
-        )}
+        {backend.usageKey && <UsageKeySummary backend={backend} k={backend.usageKey} />}
       </Section>
       {backend instanceof IdentityBackend && <IdentityMethodsView backend={backend} onSession={onSession} />}
       <BillingView backend={backend} config={config} />
@@ -201,9 +236,9 @@ export function App() {
   ) : path === "groups" ? (
     <GroupsView backend={backend} />
   ) : path === "actions" ? (
-    <ActionsView backend={backend} />
+    <ActionsView key={query.get("cid") ?? ""} backend={backend} cid={query.get("cid") ?? undefined} />
   ) : path === "run" ? (
-    <RunView backend={backend} />
+    <RunView key={query.get("cid") ?? ""} backend={backend} cid={query.get("cid") ?? undefined} />
   ) : path === "runs" ? (
     <RunsView backend={backend} />
   ) : path === "audit" ? (
@@ -252,6 +287,9 @@ export function App() {
       <footer>
         <a href={`${serviceBase()}/core/v1/swagger-ui/`} target="_blank" rel="noopener">
           API explorer
+        </a>
+        <a href={`${serviceBase()}/dashboard/README.md`} target="_blank" rel="noopener">
+          Guides (README: quickstart, dashboard, triggers, limits)
         </a>
         {config.triggers_url && (
           <a href={`${config.triggers_url.replace(/\/+$/, "")}/SKILL.md`} target="_blank" rel="noopener">

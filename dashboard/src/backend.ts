@@ -34,8 +34,8 @@ export interface Backend {
   readonly api: VestaClient;
   /** The key that runs actions by default (the account key in key mode). */
   readonly runKey?: string;
-  /** Signed in with a usage key: the owner's tabs (usage keys, audit log) are not shown. */
-  readonly usageKey?: boolean;
+  /** Signed in with a usage key: its own record (name, hash, permissions); the dashboard shows only what it may do. */
+  readonly usageKey?: UsageKey;
   listGroups(): Promise<Group[]>;
   addGroup(name: string, description: string, pkps: string[], cidHashes: string[]): Promise<number>;
   updateGroup(id: number, name: string, description: string, pkps: string[], cidHashes: string[]): Promise<void>;
@@ -46,6 +46,7 @@ export interface Backend {
   listActions(): Promise<ActionItem[]>;
   addAction(cid: string, name: string, description: string): Promise<string>;
   removeAction(hashedCid: string): Promise<void>;
+  updateAction(hashedCid: string, name: string, description: string): Promise<void>;
   listKeys(): Promise<UsageKey[]>;
   /** Creates a usage key; answers its value (shown once). */
   addKey(input: KeyInput): Promise<string>;
@@ -61,11 +62,34 @@ export const keyHash = (key: string) => keccak256(toUtf8Bytes(key));
 /** A usage key's on-chain hash (keccak256 of its bytes), as the key list shows it. */
 export const usageKeyId = (key: string) => keyHash(key);
 
+/** What the signed-in key may do, per permission: the account key (or wallet, or identity) everything. */
+export function can(b: Backend) {
+  const k = b.usageKey;
+  const any = (l: number[] | undefined) => !k || (l ?? []).length > 0;
+  return {
+    owner: !k,
+    createGroups: !k || k.can_create_groups,
+    deleteGroups: !k || k.can_delete_groups,
+    createWallets: !k || k.can_create_pkps,
+    editGroups: any(k && [...k.manage_ipfs_ids_in_groups, ...k.add_pkp_to_groups, ...k.remove_pkp_from_groups]),
+    run: any(k?.execute_in_groups),
+  };
+}
+
 /** The service's base URL: the dashboard is served by the relayer at <base>/dashboard/. */
 export const serviceBase = () => new URL("..", window.location.href).href.replace(/\/+$/, "");
 
 /** An anonymous client (account creation, chain config, CIDs). */
 export const publicApi = () => createVestaClient({ baseUrl: serviceBase() });
+
+/** The code of an action by its CID: this browser's copy, else the service's (actions are public by CID); undefined when the node stores none. */
+export async function codeOfCid(cid: string): Promise<string | undefined> {
+  const mine = localStorage.getItem(`vesta.code.${cid}`);
+  if (mine !== null) return mine;
+  const r = await publicApi().GET("/core/v1/get_action_code", { params: { query: { ipfs_id: cid } }, parseAs: "text" });
+  if (r.response.status === 404) return undefined;
+  return unwrap(Promise.resolve(r)) as unknown as string;
+}
 
 /** The CID of action code, as the service computes it. */
 export const cidOf = (code: string) => unwrap(publicApi().POST("/core/v1/get_action_ipfs_id", { body: code }));
@@ -78,7 +102,7 @@ export class ApiBackend implements Backend {
   constructor(
     readonly runKey: string,
     readonly label: string,
-    readonly usageKey = false,
+    readonly usageKey?: UsageKey,
   ) {
     this.api = createVestaClient({ baseUrl: serviceBase(), apiKey: runKey });
     this.accountHash = keyHash(runKey);
@@ -88,12 +112,14 @@ export class ApiBackend implements Backend {
   static async login(key: string): Promise<ApiBackend> {
     const trimmed = key.trim();
     if (!trimmed) throw new Error("enter an account key or a usage key");
-    const exists = await unwrap(createVestaClient({ baseUrl: serviceBase(), apiKey: trimmed }).GET("/core/v1/account_exists"));
+    const client = createVestaClient({ baseUrl: serviceBase(), apiKey: trimmed });
+    const exists = await unwrap(client.GET("/core/v1/account_exists"));
     if (!exists) throw new Error("this key is unknown, revoked or expired");
-    // Which kind of key: only the account key may list the account's keys (a usage key gets 403 owner_only).
-    const listed = await createVestaClient({ baseUrl: serviceBase(), apiKey: trimmed }).GET("/core/v1/list_api_keys", { params: { query: { page_number: 0, page_size: 1 } } });
-    const usage = (listed.error as { code?: string } | undefined)?.code === "owner_only";
-    return new ApiBackend(trimmed, `${usage ? "usage key" : "key"} ${keyHash(trimmed).slice(0, 10)}…`, usage); // never a piece of the secret itself
+    // Which key: a usage key's own record names it and says what it may do.
+    const me = await unwrap(client.GET("/core/v1/get_current_api_key"));
+    const hash = `${me.api_key_hash.slice(0, 10)}…`; // never a piece of the secret itself
+    const usage = me.usage_api_key;
+    return new ApiBackend(trimmed, usage ? `usage key “${usage.name || "(unnamed)"}” ${hash}` : `key ${hash}`, usage);
   }
 
   async listGroups() {
@@ -131,6 +157,9 @@ export class ApiBackend implements Backend {
   }
   async removeAction(hashedCid: string) {
     await unwrap(this.api.POST("/core/v1/delete_action", { body: { hashed_cid: hashedCid } }));
+  }
+  async updateAction(hashedCid: string, name: string, description: string) {
+    await unwrap(this.api.POST("/core/v1/update_action_metadata", { body: { hashed_cid: hashedCid, name, description } }));
   }
   async listKeys() {
     return unwrap(this.api.GET("/core/v1/list_api_keys", { params: { query: PAGE } }));
@@ -320,6 +349,9 @@ export class WalletBackend implements Backend {
   }
   removeAction(hashedCid: string) {
     return this.tx(() => this.contract.removeAction(this.accountHash, hashedCid));
+  }
+  updateAction(hashedCid: string, name: string, description: string) {
+    return this.tx(() => this.contract.updateActionMetadata(this.accountHash, hashedCid, 0, name, description));
   }
   async listKeys(): Promise<UsageKey[]> {
     const [items] = await this.contract.listUsageApiKeys(this.accountHash, 0, 100);

@@ -1,6 +1,6 @@
 /** Small building blocks: every API or wallet error ends up in an <Alert> with its message. */
 import type { ComponentChildren } from "preact";
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 
 export const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -38,6 +38,16 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
     return () => void (live = false);
   }, [tick, ...deps]);
   return { data, error, reload: () => setTick((t) => t + 1) };
+}
+
+/** Calls `fn` every `ms` while the tab is visible (a list that changes on its own: triggers and their runs). */
+export function useEvery(ms: number, fn: () => void) {
+  const latest = useRef(fn);
+  latest.current = fn;
+  useEffect(() => {
+    const t = setInterval(() => document.visibilityState === "visible" && latest.current(), ms);
+    return () => clearInterval(t);
+  }, [ms]);
 }
 
 export const Alert = ({ error }: { error?: string }) => (error ? <p class="alert" role="alert">{error}</p> : null);

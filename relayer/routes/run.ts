@@ -34,6 +34,9 @@ const RunResponse = z
     has_error: z.boolean(),
     error: z.string().optional().openapi({ description: "What went wrong, with the JavaScript stack when the action threw (only when has_error)." }),
     ipfs_id: z.string(),
+    run_id: z.string().openapi({ description: "The run's id in the run history (list_runs)." }),
+    duration_ms: z.number().int().nullable().openapi({ description: "How long the action ran, in milliseconds (null when it never started)." }),
+    cost_cents: z.number().int().openapi({ description: "What the run was charged, in cents (0 on a node without billing)." }),
   })
   .openapi("RunActionResponse");
 
@@ -94,6 +97,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
         const queuedAt = Date.now();
         let startedAt = queuedAt;
         let costCents = 0;
+        let runId: string | undefined;
         // Tracked for shutdown: the run and its settlement end before the ledger closes.
         await ctx.drain.track(
           (async () => {
@@ -114,13 +118,14 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
               // Its debit (undefined duration: never started, or refused: released) and the run's record are
               // committed, side by side, before the answer: a run acknowledged is in the history, whatever happens next.
               costCents = charge.cost(r?.durationMs);
-              await Promise.all([charge.settle(r?.durationMs), r && recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId })]);
+              const [, recorded] = await Promise.all([charge.settle(r?.durationMs), r && recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId })]);
+              runId = recorded || undefined;
             }
           })(),
         );
         if (!r) throw new Error("unreachable: a run either resolves or throws");
         ctx.metrics.observeRun(r.hasError ? "action_failed" : "ok", r.durationMs ?? 0);
-        const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId };
+        const answer = { response: r.response ?? null, logs: r.logs, has_error: r.hasError, ipfs_id: r.ipfsId, run_id: runId, duration_ms: r.durationMs === undefined ? null : Math.round(r.durationMs), cost_cents: costCents };
         if (!r.hasError) return answer;
         // A failed run is a failed request, as on Chipotle (which answers 500; Vesta 422, a client error no client retries as a server fault): the run's answer stays in the body, beside the error body's fields.
         const error = runErrorText(r);

@@ -66,7 +66,7 @@ const MetadataBody = z
 const RemoveBody = z.object({ usage_api_key: usageKeyValue }).strict().openapi("RemoveUsageApiKeyRequest");
 
 const groupIds = (what: string) => z.array(z.number().int()).openapi({ description: what });
-const UsageKeyItem = z
+export const UsageKeyItem = z
   .object({
     id: z.string().openapi({ description: "keccak256 of the usage key (never the key itself); the same as api_key_hash" }),
     api_key_hash: z.string().openapi({ description: "keccak256 of the usage key's UTF-8 bytes, 0x-prefixed (what Chipotle's SDK matches on)" }),

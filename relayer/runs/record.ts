@@ -7,16 +7,17 @@ import type { RunResult } from "../../executor/sandbox/types";
 export const runErrorText = (r: RunResult): string => (r.error ? (r.error.stack ? `${r.error.message}\n${r.error.stack}` : r.error.message) : "the action failed");
 
 /**
- * Records a run that ran (a refusal before the sandbox is no run) in the run history; resolves once
- * the record is committed (the answer waits for it: nothing acknowledged is missing from the history
- * after a crash). The run happened and was charged whatever this does: a failure to record it is
- * logged, never answered (this never rejects).
+ * Records a run that ran (a refusal before the sandbox is no run) in the run history; resolves with
+ * the run's id once the record is committed (the answer waits for it: nothing acknowledged is
+ * missing from the history after a crash). The run happened and was charged whatever this does: a
+ * failure to record it is logged, never answered (this never rejects).
  */
-export async function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string }): Promise<void> {
+export async function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string }): Promise<string> {
+  const id = `run_${crypto.randomUUID()}`;
   const failed = (err: unknown) => ctx.logger.error({ err: (err as Error).message, cid: r.ipfsId }, "run history: a run could not be recorded");
   try {
     await ctx.runs.record({
-      id: `run_${crypto.randomUUID()}`,
+      id,
       accountHash: auth.accountHash,
       keyHash: auth.keyHash,
       cid: r.ipfsId,
@@ -31,4 +32,5 @@ export async function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: s
   } catch (err) {
     failed(err);
   }
+  return id;
 }

@@ -89,3 +89,34 @@ export async function injectWallet(context: BrowserContext, rpcUrl: string, key:
   });
   return { address: wallet.address, asked, close: () => provider.destroy() };
 }
+
+/**
+ * Types `code` into the dashboard's code editor `name` (CodeMirror, once its chunk has loaded) as a
+ * paste would, and waits until the form's field holds exactly that text.
+ */
+export async function fillCode(page: Page, name: string, code: string): Promise<void> {
+  await page.locator(`[data-code-editor="${name}"] .cm-content`).fill(code);
+  await page.waitForFunction(([n, c]) => (document.querySelector(`textarea[name="${n}"]`) as HTMLTextAreaElement | null)?.value === c, [name, code] as const);
+}
+
+/** Horizontal overflow of the page itself (a table may scroll inside its card, the page may not). */
+export const pageOverflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+/**
+ * Opens each dashboard view (`#/<view>`) at 390 px and 1280 px: screenshotted as `<shotName(view)>-<width>`,
+ * and an error when the page itself overflows horizontally. Leaves the page at 1280 px.
+ */
+export async function checkWidths(page: Page, views: string[], shotName: (view: string) => string): Promise<void> {
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    for (const view of views) {
+      await page.evaluate((v) => (window.location.hash = `#/${v}`), view);
+      await page.locator("main h2").first().waitFor();
+      await page.waitForLoadState("networkidle");
+      const overflow = await pageOverflow(page);
+      if (overflow > 0) throw new Error(`${view} at ${width} px overflows the page by ${overflow} px`);
+      await shot(page, `${shotName(view)}-${width}`);
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}

@@ -9,11 +9,32 @@ import { Alert, Field, Form, Section, useAction, useLoad } from "../ui";
 
 type Payment = { stripe: Stripe; elements: StripeElements; intentId: string; cents: number };
 
+const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+/** The amount typed, in cents; an amount that is not dollars (and cents) is refused in dollars. */
 const centsOf = (dollars: string) => {
-  const n = Number(dollars);
-  if (!Number.isFinite(n) || n <= 0) throw new Error("enter an amount in dollars, e.g. 10");
+  const t = dollars.trim().replace(/^\$/, "");
+  const n = Number(t);
+  if (!t || !Number.isFinite(n) || n <= 0) throw new Error(`“${dollars}” is not an amount in dollars: enter one like 10 or 12.50`);
+  if (!/^\d+(\.\d{1,2})?$/.test(t)) throw new Error(`$${t} is not a whole number of cents: use at most two decimals, like 12.50`);
   return Math.round(n * 100);
 };
+
+/** The API counts cents (amount_cents); the user typed dollars: its limits are said in dollars, with what was typed. */
+export function inDollars(message: string, typedCents: number): string {
+  const m = /amount_cents must be (at least|at most) (\d+)( per request)?/.exec(message);
+  if (!m) return message;
+  return `the amount must be ${m[1]} ${usd(Number(m[2]))}${m[3] ? " per top-up" : ""}; you entered ${usd(typedCents)}`;
+}
+
+/** Runs a top-up call, its amount errors said in dollars. */
+async function topUp<T>(cents: number, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw new Error(inDollars((err as Error).message, cents));
+  }
+}
 
 export function BillingView({ backend, config }: { backend: Backend; config: DashboardConfig }) {
   const balance = useLoad(() => unwrap(backend.api.GET("/core/v1/billing/balance")));
@@ -29,8 +50,11 @@ export function BillingView({ backend, config }: { backend: Backend; config: Das
 
   const freeCredit = () =>
     act.run(async () => {
-      const r = await unwrap(backend.api.POST("/core/v1/billing/free_credit", { body: { amount_cents: centsOf(amount) } }));
-      setDone(`Added ${r.amount_cents} cents of free credit. Balance: ${r.balance_display}.`);
+      setDone(undefined);
+      const cents = centsOf(amount);
+      const r = await topUp(cents, () => unwrap(backend.api.POST("/core/v1/billing/free_credit", { body: { amount_cents: cents } })));
+      setDone(`Added ${usd(r.amount_cents)} of free credit. Balance: ${r.balance_display}.`);
+      setAmount("");
       balance.reload();
     });
 
@@ -39,7 +63,7 @@ export function BillingView({ backend, config }: { backend: Backend; config: Das
       setDone(undefined);
       const cents = centsOf(amount);
       const { publishable_key } = await unwrap(backend.api.GET("/core/v1/billing/stripe_config"));
-      const intent = await unwrap(backend.api.POST("/core/v1/billing/create_payment_intent", { body: { amount_cents: cents } }));
+      const intent = await topUp(cents, () => unwrap(backend.api.POST("/core/v1/billing/create_payment_intent", { body: { amount_cents: cents } })));
       const stripe = await loadStripe(publishable_key);
       if (!stripe) throw new Error("Stripe.js could not be loaded (is js.stripe.com reachable from this browser?)");
       setPayment({ stripe, elements: stripe.elements({ clientSecret: intent.client_secret }), intentId: intent.payment_intent_id, cents });
@@ -52,6 +76,7 @@ export function BillingView({ backend, config }: { backend: Backend; config: Das
       if (error) throw new Error(error.message ?? "the payment failed");
       const r = await unwrap(backend.api.POST("/core/v1/billing/confirm_payment", { body: { payment_intent_id: p.intentId } }));
       setPayment(undefined);
+      setAmount("");
       setDone(`Paid ${(r.amount_cents / 100).toFixed(2)}. Balance: ${r.balance_display}.`);
       balance.reload();
     });

@@ -26,21 +26,26 @@ const emptyKey = (): KeyInput => ({
   execute_in_groups: [],
 });
 
-const fromRow = (k: UsageKey): KeyInput => ({
+const fromRow = (k: UsageKey, groups: Group[]): KeyInput => ({
   name: k.name,
   description: k.description,
   expiration: Number(k.expiration),
   can_create_groups: k.can_create_groups,
   can_delete_groups: k.can_delete_groups,
   can_create_pkps: k.can_create_pkps,
-  manage_ipfs_ids_in_groups: k.manage_ipfs_ids_in_groups,
-  add_pkp_to_groups: k.add_pkp_to_groups,
-  remove_pkp_from_groups: k.remove_pkp_from_groups,
-  execute_in_groups: k.execute_in_groups,
+  manage_ipfs_ids_in_groups: existing(k.manage_ipfs_ids_in_groups, groups),
+  add_pkp_to_groups: existing(k.add_pkp_to_groups, groups),
+  remove_pkp_from_groups: existing(k.remove_pkp_from_groups, groups),
+  execute_in_groups: existing(k.execute_in_groups, groups),
 });
 
-const groupsText = (ids: number[], groups: Group[]) =>
-  ids.length === 0 ? "none" : ids.includes(0) ? "all groups" : ids.map((id) => groups.find((g) => g.id === id)?.name ?? `#${id}`).join(", ");
+/** The groups of `ids` that exist (a deleted group grants nothing, and is not shown). */
+const existing = (ids: number[], groups: Group[]) => ids.filter((id) => id === 0 || groups.some((g) => g.id === id));
+
+const groupsText = (ids: number[], groups: Group[]) => {
+  const shown = existing(ids, groups);
+  return shown.length === 0 ? "none" : shown.includes(0) ? "all groups" : shown.map((id) => groups.find((g) => g.id === id)!.name).join(", ");
+};
 
 const toDate = (s: number) => (s ? new Date(s * 1000).toISOString().slice(0, 16) : "");
 const fromDate = (v: string) => (v ? Math.floor(new Date(`${v}Z`).getTime() / 1000) : 0);
@@ -113,11 +118,13 @@ export function KeysView({ backend, config }: { backend: Backend; config: Dashbo
   const open = (row?: UsageKey) => {
     setCreated(undefined);
     setEditing(row);
-    setDraft(row ? fromRow(row) : emptyKey());
+    setDraft(row ? fromRow(row, groups.data ?? []) : emptyKey());
   };
   const save = () =>
     act.run(async () => {
       if (!draft!.name.trim()) throw new Error("give the key a name");
+      const exp = draft!.expiration;
+      if (exp && exp * 1000 <= Date.now()) throw new Error(`the expiry ${new Date(exp * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC is in the past: choose a later date, or none (never expires)`);
       if (editing) {
         await backend.updateKey({ id: editing.id }, draft!);
       } else {
@@ -166,7 +173,7 @@ export function KeysView({ backend, config }: { backend: Backend; config: Dashbo
           <>
             <td>{k.name}</td>
             <td class="mono" title={k.id}>{short(k.id)}</td>
-            <td>{groupsText(k.execute_in_groups, groups.data ?? [])}</td>
+            <td>{groups.data ? groupsText(k.execute_in_groups, groups.data) : "…"}</td>
             <td>{k.expiration !== "0" ? new Date(Number(k.expiration) * 1000).toISOString().slice(0, 16).replace("T", " ") : "never"}</td>
             <td class="actions">
               <button type="button" onClick={() => open(k)}>Edit</button>

@@ -1,7 +1,6 @@
 /** Groups, wallets and actions. */
 import { useState } from "preact/hooks";
-import { cidOf, type ActionItem, type Backend, type Group, type WalletItem } from "../backend";
-import { codeStore } from "../session";
+import { can, type ActionItem, type Backend, type Group, type WalletItem } from "../backend";
 import { Alert, Check, Field, Form, ListTable, Section, short, useAction, useLoad } from "../ui";
 
 type GroupDraft = { id?: number; name: string; description: string; pkps: string[]; cids: string[] };
@@ -25,6 +24,7 @@ export function GroupsView({ backend }: { backend: Backend }) {
   const actions = useLoad(() => backend.listActions());
   const act = useAction();
   const [draft, setDraft] = useState<GroupDraft>();
+  const may = can(backend);
 
   const edit = (g: Group) =>
     act.run(async () => {
@@ -44,6 +44,7 @@ export function GroupsView({ backend }: { backend: Backend }) {
     act.run(async () => {
       if (!window.confirm(`Remove group "${g.name}"? Keys lose what it granted.`)) return;
       await backend.removeGroup(g.id);
+      if (draft?.id === g.id) setDraft(undefined); // its form goes with it
       groups.reload();
     });
 
@@ -65,13 +66,13 @@ export function GroupsView({ backend }: { backend: Backend }) {
             <td>{g.pkpCount}</td>
             <td>{g.cidCount}</td>
             <td class="actions">
-              <button type="button" onClick={() => edit(g)}>Edit</button>
-              <button type="button" class="danger" onClick={() => remove(g)}>Remove</button>
+              {may.editGroups && <button type="button" onClick={() => edit(g)}>Edit</button>}
+              {may.deleteGroups && <button type="button" class="danger" disabled={act.busy} onClick={() => remove(g)}>Remove</button>}
             </td>
           </>
         )}
       />
-      {!draft && (
+      {!draft && may.createGroups && (
         <button type="button" class="primary" onClick={() => setDraft({ name: "", description: "", pkps: [], cids: [] })}>
           New group
         </button>
@@ -124,7 +125,7 @@ export function WalletsView({ backend }: { backend: Backend }) {
           </>
         )}
       />
-      <Form onSubmit={() => create()}>
+      {can(backend).createWallets && <Form onSubmit={() => create()}>
         <h3>New wallet</h3>
         <Field label="Name" name="wallet_name" value={name} onInput={setName} />
         <Field label="Description" name="wallet_description" value={description} onInput={setDescription} />
@@ -134,66 +135,7 @@ export function WalletsView({ backend }: { backend: Backend }) {
             Wallet <span class="mono">{created}</span> created.
           </p>
         )}
-      </Form>
-    </Section>
-  );
-}
-
-export function ActionsView({ backend }: { backend: Backend }) {
-  const actions = useLoad(() => backend.listActions());
-  const act = useAction();
-  const [name, setName] = useState("");
-  const [description, setDescription] = useState("");
-  const [code, setCode] = useState("async function main(params) {\n  return { hello: params.name ?? \"world\" };\n}\n");
-  const [added, setAdded] = useState<{ cid: string; hashed: string }>();
-  const add = () =>
-    act.run(async () => {
-      if (!code.trim()) throw new Error("paste the action's code");
-      const cid = await cidOf(code);
-      const hashed = await backend.addAction(cid, name, description);
-      codeStore.set(cid, hashed, code);
-      setAdded({ cid, hashed });
-      actions.reload();
-    });
-  const remove = (a: ActionItem) =>
-    act.run(async () => {
-      if (!window.confirm(`Remove action "${a.name}" from the account?`)) return;
-      await backend.removeAction(a.hashedCid);
-      actions.reload();
-    });
-  return (
-    <Section title="Actions">
-      <p class="hint">An action is JavaScript (`async function main(params)`) known by the IPFS CID of its code; groups list actions by the keccak256 of the CID.</p>
-      <Alert error={actions.error ?? act.error} />
-      <ListTable
-        testId="actions"
-        columns={["Name", "CID", "Hashed CID", ""]}
-        rows={actions.data}
-        empty="No actions yet."
-        keyOf={(a) => a.hashedCid}
-        cells={(a) => (
-          <>
-            <td>{a.name}</td>
-            <td class="mono">{codeStore.cidOf(a.hashedCid) ?? "(added elsewhere)"}</td>
-            <td class="mono" title={a.hashedCid}>{short(a.hashedCid)}</td>
-            <td class="actions">
-              <button type="button" class="danger" onClick={() => remove(a)}>Remove</button>
-            </td>
-          </>
-        )}
-      />
-      <Form onSubmit={() => add()}>
-        <h3>Add an action</h3>
-        <Field label="Name" name="action_name" value={name} onInput={setName} />
-        <Field label="Description" name="action_description" value={description} onInput={setDescription} />
-        <Field label="Code" name="action_code" value={code} onInput={setCode} area rows={10} />
-        <button class="primary" disabled={act.busy}>{act.busy ? "Adding…" : "Add action"}</button>
-        {added && (
-          <p class="ok" role="status" data-testid="action-added">
-            Added. CID <span class="mono" data-testid="action-cid">{added.cid}</span> (hashed <span class="mono">{short(added.hashed)}</span>).
-          </p>
-        )}
-      </Form>
+      </Form>}
     </Section>
   );
 }

@@ -26,7 +26,7 @@ export type RunShown = {
 
 /** A triggers run: the core's answer it stored holds the action's response and logs. */
 export function fromTriggerRun(r: TriggerRun): RunShown {
-  const answer = r.response as { response?: unknown; logs?: unknown; ipfs_id?: unknown } | null;
+  const answer = r.response as { response?: unknown; logs?: unknown; ipfs_id?: unknown; cost_cents?: unknown } | null;
   const wrapped = answer !== null && typeof answer === "object" && "logs" in answer;
   return {
     id: r.id,
@@ -38,6 +38,8 @@ export function fromTriggerRun(r: TriggerRun): RunShown {
     response: wrapped ? answer.response : r.response,
     logs: wrapped && typeof answer.logs === "string" ? answer.logs : undefined,
     cid: wrapped && typeof answer.ipfs_id === "string" ? answer.ipfs_id : undefined,
+    // The core's answer says what the run cost (a node with billing).
+    ...(wrapped && typeof answer.cost_cents === "number" ? { costCents: answer.cost_cents } : {}),
     error: r.error,
   };
 }

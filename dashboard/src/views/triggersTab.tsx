@@ -4,12 +4,15 @@
  * with its run history. Signing in to the triggers service is its e-mail link, which comes back here.
  */
 import { useMemo, useState } from "preact/hooks";
-import { unwrap } from "@client";
-import { publicApi, usageKeyId, type Backend } from "../backend";
+import { codeOfCid, usageKeyId, type Backend } from "../backend";
 import { codeStore, knownKeys, type DashboardConfig } from "../session";
 import { triggersApi, type Trigger, type TriggersApi, type TriggerRun } from "../triggersApi";
 import { bodyOf, CHAINS, cronPreview, draftOf, emptyDraft, problems, type Draft } from "../triggerDraft";
-import { Alert, copyText, Field, Form, Section, short, useAction, useLoad } from "../ui";
+import { Alert, copyText, Field, Form, Section, short, useAction, useEvery, useLoad } from "../ui";
+import { CodeField, syntaxError } from "../codeField";
+
+/** How often the trigger list (and an open run history) refreshes by itself. */
+export const REFRESH_MS = 10_000;
 import { fromTriggerRun, RunList, StatusBadge, when } from "./runList";
 
 const KINDS = [
@@ -18,11 +21,27 @@ const KINDS = [
   ["chain_event", "Chain event (a contract's log)"],
 ] as const;
 
-/** The code of an action by its CID: this browser's copy, else the service's (actions are public by CID). */
-export async function codeOfCid(cid: string): Promise<string> {
-  const mine = codeStore.get(cid);
-  if (mine) return mine;
-  return unwrap(publicApi().GET("/core/v1/get_action_code", { params: { query: { ipfs_id: cid } }, parseAs: "text" })) as Promise<string>;
+/**
+ * Whether two URLs are on the same site, as browsers decide where a SameSite=Lax cookie goes: the
+ * same scheme and registrable domain (approximated by the last two labels of the host name; an IP
+ * address or a single-label host is its own site). Ports do not count.
+ */
+export function sameSite(a: string, b: string): boolean {
+  const [x, y] = [new URL(a), new URL(b)];
+  const site = (h: string) => (/^[\d.]+$|^\[|^[^.]+$/.test(h) ? h : h.split(".").slice(-2).join("."));
+  return x.protocol === y.protocol && site(x.hostname) === site(y.hostname);
+}
+
+/** The triggers service's sign-in is a SameSite=Lax cookie: served from another site, this page never sees it. */
+function CrossSiteWarning({ base }: { base: string }) {
+  if (sameSite(base, window.location.href)) return null;
+  return (
+    <p class="warning" role="note" data-testid="triggers-cross-site">
+      The triggers service ({new URL(base).host}) is on another site than this dashboard ({window.location.host}): browsers do not send its sign-in cookie
+      (SameSite=Lax) with this page's requests, so the Triggers tab cannot stay signed in. Serve both under one site (e.g. dashboard.example.com and
+      triggers.example.com, both https), or manage triggers with an API token (SKILL.md).
+    </p>
+  );
 }
 
 export function TriggersView({ backend, config }: { backend: Backend; config: DashboardConfig }) {
@@ -32,7 +51,13 @@ export function TriggersView({ backend, config }: { backend: Backend; config: Da
   if (!base) return <Section title="Triggers"><Alert error="this node has no triggers service configured (VESTA_TRIGGERS_URL)" /></Section>;
   if (session.error) return <Section title="Triggers"><Alert error={session.error} /></Section>;
   if (session.data === undefined) return <Section title="Triggers"><p>Checking your triggers session…</p></Section>;
-  if (session.data === null) return <TriggersSignIn api={api} base={base} />;
+  if (session.data === null)
+    return (
+      <>
+        <CrossSiteWarning base={base} />
+        <TriggersSignIn api={api} base={base} />
+      </>
+    );
   return <TriggersManager api={api} backend={backend} email={session.data.email} base={base} />;
 }
 
@@ -74,6 +99,7 @@ function TriggersManager({ api, backend, email, base }: { api: TriggersApi; back
     const latest: Latest = Object.fromEntries(await Promise.all(triggers.map(async (t) => [t.id, (await api.runs(t.id, 1)).runs[0]] as const)));
     return { triggers, latest };
   });
+  useEvery(REFRESH_MS, () => list.reload());
   const keys = useLoad(() => backend.listKeys().catch(() => []));
   const act = useAction();
   const [draft, setDraft] = useState<Draft>();
@@ -109,6 +135,12 @@ function TriggersManager({ api, backend, email, base }: { api: TriggersApi; back
         </p>
         <Alert error={list.error ?? act.error} />
         {done && <p class="ok" role="status">{done}</p>}
+        <p class="hint">
+          The list refreshes every {REFRESH_MS / 1000} s.{" "}
+          <button type="button" onClick={() => list.reload()}>
+            Refresh list
+          </button>
+        </p>
         <div class="scroll">
           <table class="list cards" data-testid="triggers">
             <thead>
@@ -198,6 +230,7 @@ function TriggersManager({ api, backend, email, base }: { api: TriggersApi; back
 function TriggerRuns({ api, trigger }: { api: TriggersApi; trigger: Trigger }) {
   const [offset, setOffset] = useState(0);
   const runs = useLoad(() => api.runs(trigger.id, 20, offset), [trigger.id, offset]);
+  useEvery(REFRESH_MS, () => runs.reload());
   return (
     <Section title={`Runs of “${trigger.name}”`}>
       {trigger.webhook_url && (
@@ -243,7 +276,9 @@ function TriggerForm(props: { api: TriggersApi; backend: Backend; initial: Draft
     act.run(async () => {
       setCid(c);
       if (!c) return;
-      set({ code: await codeOfCid(c) });
+      const code = await codeOfCid(c);
+      if (code === undefined) throw new Error(`this node stores no code for ${c} yet (code is stored when it is first run): paste it`);
+      set({ code });
       touch("code");
     });
   const pickKey = (hash: string) => {
@@ -255,7 +290,7 @@ function TriggerForm(props: { api: TriggersApi; backend: Backend; initial: Draft
   const save = () =>
     act.run(async () => {
       setTouched({ submit: true });
-      const first = Object.values(bad)[0] ?? keyMismatch;
+      const first = Object.values(bad)[0] ?? keyMismatch ?? (d.code.trim() ? await syntaxError(d.code) : undefined);
       if (first) throw new Error(first);
       const body = bodyOf(d);
       if (creating) return props.onSaved(await api.create(body), true);
@@ -341,7 +376,7 @@ function TriggerForm(props: { api: TriggersApi; backend: Backend; initial: Draft
             ))}
           </select>
         </label>
-        <Field label="Action code" name="trigger_code" value={d.code} onInput={(v) => (set({ code: v }), touch("code"))} area rows={8} />
+        <CodeField label="Action code" name="trigger_code" value={d.code} onInput={(v) => (set({ code: v }), touch("code"))} rows={8} />
         {err("code")}
         <Field label="Default params (JSON object, merged into every run's params)" name="trigger_params" value={d.params} onInput={(v) => (set({ params: v }), touch("params"))} area rows={3} />
         {err("params")}
