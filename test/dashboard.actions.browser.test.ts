@@ -73,7 +73,7 @@ describe("dashboard in a browser: actions by CID, the code editor, usage-key vie
     await page.getByLabel("Description", { exact: true }).fill("says hi");
     await fillCode(page, "action_code", BROKEN);
     // Highlighted as JavaScript: keywords are marked up by the grammar.
-    expect(await page.locator('[data-code-editor="action_code"] .cm-content span').count()).to.be.greaterThan(3);
+    await page.waitForFunction(() => document.querySelectorAll('[data-code-editor="action_code"] .cm-content span').length > 3, undefined, { timeout: 10_000 });
     await page.getByRole("button", { name: "Add action" }).click();
     expect(await alertText(page)).to.equal("the code does not parse: syntax error at line 2, column 29 (near “;”)");
     await shot(page, "30-action-syntax-error");

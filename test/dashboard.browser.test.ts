@@ -124,7 +124,8 @@ describe("dashboard in a browser", function () {
     await page.getByRole("link", { name: "Run", exact: true }).click();
     await page.locator('select[name="saved_action"]').selectOption({ label: "sign a message" });
     await page.waitForFunction((code) => (document.querySelector('textarea[name="run_code"]') as HTMLTextAreaElement).value === code, SIGN_CODE);
-    expect(await page.locator('[data-code-editor="run_code"] .cm-content').innerText()).to.contain("Lit.Actions.getPrivateKey"); // shown in the editor too
+    // shown in the editor too (it takes the field's value on its next update, and its chunk may arrive after the pick)
+    await page.waitForFunction(() => (document.querySelector('[data-code-editor="run_code"] .cm-content')?.textContent ?? "").includes("Lit.Actions.getPrivateKey"), undefined, { timeout: 10_000 });
     // The wallet is picked from the account's wallets (not pasted): it lands in params as pkpId.
     await fillParams(page, JSON.stringify({ message: "hello from the dashboard", who: "quickstart" }, null, 2));
     await page.getByLabel("Wallet (sets params.pkpId)").selectOption({ label: `signer ${pkp.slice(0, 6)}…${pkp.slice(-6)}` });
