@@ -91,7 +91,6 @@ class Checkpointer {
   private thread(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { betterSqlite3: require.resolve("better-sqlite3"), everyMs: CHECKPOINT_EVERY_MS } });
-    worker.unref();
     worker.on("message", (msg: { removed?: string; id?: number; failed?: string; message?: string }) => {
       if (msg.id !== undefined) {
         this.removing.get(msg.id)?.resolve();
@@ -109,6 +108,9 @@ class Checkpointer {
       for (const pending of this.removing.values()) pending.resolve();
       this.removing.clear();
     });
+    // After the listeners: a "message" listener refs the worker's port again, and the thread
+    // must never keep the process alive (a bench or a script would never exit).
+    worker.unref();
     this.worker = worker;
     return worker;
   }

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -49,6 +50,24 @@ describe("storage: SQLite checkpoints off the event loop", () => {
     }
     // the last connection (the thread's) closed after the store's: nothing is left in a log
     expect(fs.existsSync(`${file}-wal`)).to.equal(false);
+  });
+
+  it("the checkpointer's thread never keeps a process alive: a script that opened a store and left it open exits when its work is done", function () {
+    this.timeout(30_000);
+    const file = path.join(dir, "script.sqlite");
+    // A script (a bench, deploy) that opens a store and never closes it: its event loop empties once the timer fires.
+    const script = `
+      const { Storage } = require(${JSON.stringify(path.resolve(__dirname, "../storage"))});
+      Storage.open({ sqliteFile: ${JSON.stringify(file)} }, { name: "cp", steps: {} }).then(async (s) => {
+        await s.db.schema.createTable("t").addColumn("v", "text").execute();
+        setTimeout(() => console.log("done"), ${CHECKPOINT_EVERY_MS * 2});
+      });`;
+    const started = Date.now();
+    const r = spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], { encoding: "utf8", timeout: 20_000 });
+    expect(r.stdout.trim(), r.stderr).to.equal("done");
+    expect(r.signal, "killed by the timeout: the process did not exit on its own").to.equal(null);
+    expect(r.status).to.equal(0);
+    expect(Date.now() - started).to.be.lessThan(20_000);
   });
 
   it("a store whose checkpoint thread failed goes back to SQLite's automatic checkpoint; stores opened later get a new thread", async () => {
