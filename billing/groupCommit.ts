@@ -1,5 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Storage } from "../storage";
+import { CommitPacer, type Scheduled } from "../storage/commitPacer";
 import type { BillingDb } from "./schema";
 
 /** One write of the ledger: its queries, on the transaction it is given. */
@@ -7,18 +8,10 @@ export type Write<T> = (trx: Kysely<BillingDb>) => Promise<T>;
 type Entry = { write: Write<unknown>; resolve: (value: unknown) => void; reject: (err: unknown) => void };
 
 /**
- * Commits follow one another at most this often: under load a commit gathers the writes of several
- * turns; an idle ledger commits at the end of the turn (no wait). At 2 ms, hello-world runs at ~580/s
- * made nearly one commit each (~150 us of the event loop a run in BEGIN and COMMIT); at 10 ms, ~90 us
- * (issue 18, profiles of the http bench). A write waits at most this much longer under load.
- */
-export const COMMIT_EVERY_MS = 10;
-
-/**
  * The ledger's writes. On SQLite (the file belongs to this process) they are committed together in
- * one transaction at the end of the turn of the event loop that made the first of them
- * (setImmediate), or COMMIT_EVERY_MS after the last commit when that was sooner: under concurrent
- * requests one commit (one WAL append) serves many. A run's reservation, its start and its end were
+ * one transaction, when the CommitPacer says (at the end of the turn that made the first of them,
+ * or under concurrent writers COMMIT_EVERY_MS after the last commit): under concurrent requests one
+ * commit (one WAL append) serves many. A run's reservation, its start and its end were
  * three commits of their own: ~130 us of CPU and ~300 us of event loop blocked in writes per run on
  * the 2-core dev machine; in one commit ~70 us and ~140 us, eight runs to a commit ~40 us and
  * ~120 us (scratch measurements, issue 18). On PostgreSQL (shared by replicas, each write a round
@@ -33,12 +26,15 @@ export const COMMIT_EVERY_MS = 10;
  */
 export class GroupCommit {
   private queue: Entry[] = [];
-  private scheduled?: { cancel(): void };
-  private lastCommit = 0;
+  private scheduled?: Scheduled;
+
   /** The commit under way (the next waits for it: one connection, one transaction at a time). */
   private committing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly s: Storage<BillingDb>) {}
+  constructor(
+    private readonly s: Storage<BillingDb>,
+    private readonly pacer = new CommitPacer(),
+  ) {}
 
   /** Runs `write` in the next commit; resolves with its result once committed. */
   add<T>(write: Write<T>): Promise<T> {
@@ -70,15 +66,7 @@ export class GroupCommit {
     const done = new Promise<T>((resolve, reject) => {
       entry = { write, resolve: resolve as (value: unknown) => void, reject };
       this.queue.push(entry);
-      if (this.scheduled) return;
-      const wait = this.lastCommit + COMMIT_EVERY_MS - performance.now();
-      if (wait <= 0) {
-        const immediate = setImmediate(() => void this.flush());
-        this.scheduled = { cancel: () => clearImmediate(immediate) };
-      } else {
-        const timer = setTimeout(() => void this.flush(), wait);
-        this.scheduled = { cancel: () => clearTimeout(timer) };
-      }
+      if (!this.scheduled) this.scheduled = this.pacer.schedule(() => void this.flush());
     });
     return { done, entry };
   }
@@ -90,7 +78,7 @@ export class GroupCommit {
     const batch = this.queue;
     if (batch.length === 0) return this.committing;
     this.queue = [];
-    this.lastCommit = performance.now();
+    this.pacer.began(batch.length);
     this.committing = this.committing.then(() => this.commit(batch));
     return this.committing;
   }

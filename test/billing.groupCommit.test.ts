@@ -7,6 +7,7 @@ import pino from "pino";
 import { loadBillingConfig } from "../billing/config";
 import type { Kysely } from "kysely";
 import { GroupCommit } from "../billing/groupCommit";
+import { COMMIT_EVERY_MS, CommitPacer } from "../storage/commitPacer";
 import type { BillingDb } from "../billing/schema";
 import { Storage } from "../storage";
 import { Billing } from "../billing/service";
@@ -48,6 +49,43 @@ describe("ledger writes committed together (issue 18: a run's billing in one com
       ]);
       other.close();
       await s.close();
+    });
+
+    it("a lone writer is never paced: each commit of one write runs at the end of its turn, not COMMIT_EVERY_MS after the last (a lone client's run paid ~20 ms)", async function () {
+      const { s, other, rows } = await open();
+      const commits = new GroupCommit(s as unknown as Storage<BillingDb>);
+      try {
+        const t0 = performance.now();
+        for (let i = 0; i < 50; i++) await commits.add(insert(`k${String(i).padStart(2, "0")}`, i)); // a reservation, an end, the next run's...
+        const elapsed = performance.now() - t0;
+        expect(rows()).to.have.length(50);
+        // Paced, the 49 commits after the first would wait ~COMMIT_EVERY_MS each (~490 ms).
+        expect(elapsed, `50 lone commits took ${elapsed.toFixed(0)} ms`).to.be.lessThan(25 * COMMIT_EVERY_MS);
+      } finally {
+        other.close();
+        await s.close();
+      }
+    });
+
+    it("once a commit gathered several writers, the next waits until the pacing interval after it (one commit serves many under load)", async function () {
+      const { s, other, rows } = await open();
+      const commits = new GroupCommit(s as unknown as Storage<BillingDb>, new CommitPacer(600));
+      try {
+        await Promise.all([commits.add(insert("a", 1)), commits.add(insert("b", 2)), commits.add(insert("c", 3))]); // concurrent: one commit
+        const t0 = performance.now();
+        const next = [commits.add(insert("d", 4)), new Promise((resolve) => setTimeout(resolve, 50)).then(() => commits.add(insert("e", 5)))];
+        await Promise.all(next);
+        expect(performance.now() - t0, "waited for the interval").to.be.greaterThan(450);
+        expect(rows()).to.have.length(5);
+        // After that commit of two, a write again alone: it waits too; after a commit of one, the next does not.
+        await commits.add(insert("f", 6));
+        const t1 = performance.now();
+        await commits.add(insert("g", 7));
+        expect(performance.now() - t1, "after a commit of one write, no wait").to.be.lessThan(300);
+      } finally {
+        other.close();
+        await s.close();
+      }
     });
 
     it("a write that throws rolls back alone (also what it wrote before throwing) and rejects only its own promise", async function () {

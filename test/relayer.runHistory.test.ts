@@ -15,6 +15,7 @@ import { loadConfig } from "../relayer/config";
 import { RunHistory, RUN_ERROR_BYTES, RUN_LOG_BYTES, type RunHistoryOptions, type RunRecord } from "../relayer/runs/history";
 import type { StoreLocation } from "../storage";
 import { dropTempDatabase, STORES, storeEnv, tempStore } from "./helpers/postgres";
+import { COMMIT_EVERY_MS } from "../storage/commitPacer";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { startRelayer, type RunningRelayer } from "../relayer/server";
 import { suiteStack } from "./helpers/relayerChecks";
@@ -281,6 +282,27 @@ describe(`run history store: retention, per-account cap (${store})`, function ()
     }
     expect(await ids(h, A)).to.deep.equal(["run_170_11", "run_170_10", "run_170_9"]);
     await h.close();
+  });
+
+  it("a lone run's record commits at once (never paced); records of concurrent runs share a commit, and the next commit waits for the pacing interval", async function () {
+    const h = await open({ retentionMs: 3600_000, perAccount: 1000 });
+    const one = (i: number) => h.record({ id: `run_lone_${i}`, accountHash: A, keyHash: 7n, cid: "QmX", status: "success", startedAt: Date.now(), durationMs: 5, costCents: 1, logs: "", error: null, requestId: null });
+    const t0 = performance.now();
+    for (let i = 0; i < 50; i++) await one(i); // a lone client's runs: each answer waits for its record's commit
+    const elapsed = performance.now() - t0;
+    expect(elapsed, `50 lone records took ${elapsed.toFixed(0)} ms`).to.be.lessThan(25 * COMMIT_EVERY_MS);
+    await h.close();
+    const paced = await open({ retentionMs: 3600_000, perAccount: 1000, commitEveryMs: 600 });
+    const rec = (i: number) => paced.record({ id: `run_paced_${i}`, accountHash: B, keyHash: 7n, cid: "QmX", status: "success", startedAt: Date.now(), durationMs: 5, costCents: 1, logs: "", error: null, requestId: null });
+    await Promise.all([rec(0), rec(1), rec(2)]); // concurrent runs: one commit
+    const t1 = performance.now();
+    await rec(3);
+    expect(performance.now() - t1, "the commit after one of three waits for the interval").to.be.greaterThan(450);
+    const t2 = performance.now();
+    await rec(4);
+    expect(performance.now() - t2, "after a commit of one, no wait").to.be.lessThan(300);
+    expect(await all(paced, B)).to.equal(5);
+    await paced.close();
   });
 
   it("past a cap of 100 or more, trims in batches of 1 % of it: never more than the cap and 1 %, and back to the cap", async function () {
