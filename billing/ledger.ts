@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { Storage, toNumber, type StoreLocation } from "../storage";
+import type { Prepared } from "../storage/prepared";
 import type { Payer } from "./types";
 import { GroupCommit } from "./groupCommit";
 import { BILLING_SCHEMA, type BillingDb } from "./schema";
@@ -32,8 +33,15 @@ export class Ledger {
   /** Writes committed with the others of their turn of the event loop (SQLite); every read here flushes them first. */
   readonly commits: GroupCommit;
 
+  /** A run's debit, the hot path's insert (compiled once: see Prepared). */
+  private readonly insertDebit: Prepared<BillingDb, { customer_id: string; cents: number; kind: string; detail: string; created_at: number }>;
+
   private constructor(readonly storage: Storage<BillingDb>) {
     this.commits = new GroupCommit(storage);
+    const unsettled = storage.dialect.bool(false);
+    this.insertDebit = storage.prepare((db, p) =>
+      db.insertInto("debits").values({ customer_id: p("customer_id"), cents: p("cents"), kind: p("kind"), detail: p("detail"), created_at: p("created_at"), settled: unsettled }),
+    );
   }
 
   /**
@@ -117,7 +125,7 @@ export class Ledger {
 
   /** Records one debit (committed with `q`). */
   async debit(customerId: string, cents: number, kind: string, detail: string, q: Q = this.db): Promise<void> {
-    await q.insertInto("debits").values({ customer_id: customerId, cents, kind, detail: this.storage.dialect.text(detail), created_at: now(), settled: this.storage.dialect.bool(false) }).execute();
+    await this.insertDebit.run(q, { customer_id: customerId, cents, kind, detail: this.storage.dialect.text(detail), created_at: now() });
   }
 
   /** Debits not settled yet (what the cached credit does not reflect). */

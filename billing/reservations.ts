@@ -1,6 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import type { Ledger } from "./ledger";
 import type { BillingDb } from "./schema";
+import type { Prepared } from "../storage/prepared";
 
 /** Credit held for work that may still be charged (a run, a relayed write): see Billing.reserve. */
 export type ReservationRow = {
@@ -49,7 +50,29 @@ type Q = Kysely<BillingDb>;
  * whichever replica sees it first (the end removes the row: only one ends it).
  */
 export class ReservationStore {
-  constructor(private readonly ledger: Ledger) {}
+  // The hot path's statements (a run's reservation, its start, its end), compiled once: see Prepared.
+  private readonly inserted: Prepared<BillingDb, Omit<Raw, "started_at" | "tx_hash">>;
+  private readonly removed: Prepared<BillingDb, { id: string }>;
+  private readonly started: Prepared<BillingDb, { id: string; started_at: number }>;
+
+  constructor(private readonly ledger: Ledger) {
+    const s = ledger.storage;
+    this.inserted = s.prepare((db, p) =>
+      db.insertInto("reservations").values({
+        id: p("id"),
+        customer_id: p("customer_id"),
+        cents: p("cents"),
+        unit_cents: p("unit_cents"),
+        kind: p("kind"),
+        detail: p("detail"),
+        owner: p("owner"),
+        created_at: p("created_at"),
+        alive_at: p("alive_at"),
+      }),
+    );
+    this.removed = s.prepare((db, p) => db.deleteFrom("reservations").where("id", "=", p("id")));
+    this.started = s.prepare((db, p) => db.updateTable("reservations").set({ started_at: p("started_at") }).where("id", "=", p("id")));
+  }
 
   private get db(): Q {
     return this.ledger.db;
@@ -64,7 +87,7 @@ export class ReservationStore {
   async insert(r: Pick<ReservationRow, "id" | "customerId" | "cents" | "unitCents" | "kind" | "detail" | "owner">, q: Q = this.db): Promise<void> {
     const t = Date.now();
     const detail = this.ledger.storage.dialect.text(r.detail);
-    await q.insertInto("reservations").values({ id: r.id, customer_id: r.customerId, cents: r.cents, unit_cents: r.unitCents, kind: r.kind, detail, owner: r.owner, created_at: t, alive_at: t }).execute();
+    await this.inserted.run(q, { id: r.id, customer_id: r.customerId, cents: r.cents, unit_cents: r.unitCents, kind: r.kind, detail, owner: r.owner, created_at: t, alive_at: t });
   }
 
   /**
@@ -73,8 +96,7 @@ export class ReservationStore {
    * its owner or by recovery, in any replica): nothing is done twice.
    */
   async end(r: Pick<ReservationRow, "id" | "customerId" | "kind">, chargeCents: number, detail: string, q: Q): Promise<boolean> {
-    const gone = await q.deleteFrom("reservations").where("id", "=", r.id).executeTakeFirst();
-    if (gone.numDeletedRows === 0n) return false;
+    if ((await this.removed.run(q, { id: r.id })).changed === 0n) return false;
     if (chargeCents > 0) await this.ledger.debit(r.customerId, chargeCents, r.kind, detail, q);
     return true;
   }
@@ -89,7 +111,7 @@ export class ReservationStore {
 
   /** Records that the reserved run started now (left the queue for a sandbox); a later start replaces it. */
   async noteStart(id: string, q: Q = this.db): Promise<void> {
-    await q.updateTable("reservations").set({ started_at: Date.now() }).where("id", "=", id).execute();
+    await this.started.run(q, { id, started_at: Date.now() });
   }
 
   /** Hands a reservation to recovery: its owner will not end it. */

@@ -1,11 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { CompiledQuery, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDatabase, type Transaction } from "kysely";
+import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDatabase, type Transaction } from "kysely";
 import pg from "pg";
 import { Dialect } from "./dialect";
 import { migrate, type StoreSchema } from "./migrate";
 import { checkpointer } from "./checkpointer";
+import { Prepared, type Param } from "./prepared";
 
 /**
  * Where a store lives: the PostgreSQL database at `databaseUrl` when it is set (every store of every
@@ -110,7 +111,14 @@ export class Storage<DB> {
     readonly dialect: Dialect,
     /** Done after the database closed (SQLite: the checkpointer lets go of the file). */
     private readonly closed: () => Promise<void> = async () => {},
+    /** SQLite: the connection itself (prepared statements run on it inside a transaction). */
+    private readonly sqliteDb?: BetterSqlite3.Database,
   ) {}
+
+  /** A statement of the hot path, compiled once for this database and run with new values (see Prepared). */
+  prepare<P extends Record<string, unknown>>(build: (db: Kysely<DB>, param: Param<P>) => Compilable<unknown>): Prepared<DB, P> {
+    return new Prepared(this.db, this.sqliteDb, build);
+  }
 
   /**
    * Opens the store's database and brings its schema up to date (the migrations of `schema` that
@@ -135,7 +143,7 @@ export class Storage<DB> {
     database.pragma(`synchronous = ${synchronous}`);
     database.pragma("busy_timeout = 5000");
     const db = new Kysely<DB>({ dialect: new VestaSqliteDialect(database) });
-    if (file === ":memory:") return new Storage(db, new Dialect("sqlite"));
+    if (file === ":memory:") return new Storage(db, new Dialect("sqlite"), undefined, database);
     // The log is copied into the file by the checkpointer's thread, not by a commit on the event loop.
     const resolved = path.resolve(file);
     const automatic = () => {
@@ -147,7 +155,7 @@ export class Storage<DB> {
     };
     database.pragma("wal_autocheckpoint = 0");
     checkpointer.adopt(resolved, automatic);
-    return new Storage(db, new Dialect("sqlite"), () => checkpointer.release(resolved, automatic));
+    return new Storage(db, new Dialect("sqlite"), () => checkpointer.release(resolved, automatic), database);
   }
 
   private static postgres<DB>(url: string, max: number): Storage<DB> {

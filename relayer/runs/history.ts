@@ -1,5 +1,6 @@
 import path from "node:path";
 import { CommitPacer, type Scheduled } from "../../storage/commitPacer";
+import type { Prepared } from "../../storage/prepared";
 import type { Logger } from "pino";
 import type { Selectable } from "kysely";
 import { Storage, type StoreLocation } from "../../storage";
@@ -101,6 +102,9 @@ export class RunHistory {
   private pending: Pending[] = [];
   private scheduled?: Scheduled;
   private readonly pacer: CommitPacer;
+  // A run's record and its account's count: the hot path's statements, compiled once (see Prepared).
+  private readonly insertRun: Prepared<RunsDb, Row>;
+  private readonly countRuns: Prepared<RunsDb, { account: string; n: number }>;
   /** A commit is under way (what is recorded meanwhile waits for the next). */
   private writing = false;
   /** flush() callers, told once nothing is pending or being written. */
@@ -113,6 +117,30 @@ export class RunHistory {
   ) {
     this.now = opts.now ?? Date.now;
     this.pacer = new CommitPacer(opts.commitEveryMs);
+    this.insertRun = s.prepare((db, p) =>
+      db.insertInto("runs").values({
+        id: p("id"),
+        account: p("account"),
+        key_hash: p("key_hash"),
+        cid: p("cid"),
+        status: p("status"),
+        started_at: p("started_at"),
+        duration_ms: p("duration_ms"),
+        cost_cents: p("cost_cents"),
+        logs: p("logs"),
+        logs_truncated: p("logs_truncated"),
+        error: p("error"),
+        request_id: p("request_id"),
+      }),
+    );
+    // Adds the batch's runs of an account to its count, answering the new count.
+    this.countRuns = s.prepare((db, p) =>
+      db
+        .insertInto("run_counts")
+        .values({ account: p("account"), n: p("n") })
+        .onConflict((oc) => oc.column("account").doUpdateSet((eb) => ({ n: eb("run_counts.n", "+", p("n")) })))
+        .returning("n"),
+    );
   }
 
   /** Opens (and migrates) the history at `where`; SQLite commits are durable against a crash of the process (a history needs no fsync per run). */
@@ -197,15 +225,14 @@ export class RunHistory {
     const accounts = [...new Set(rows.map((r) => r.account))].sort();
     await this.s.transaction(async (trx) => {
       for (const account of accounts) await this.s.dialect.serialize(trx, `runs:${account}`);
-      for (let i = 0; i < rows.length; i += INSERT_ROWS) await trx.insertInto("runs").values(rows.slice(i, i + INSERT_ROWS)).execute();
+      // PostgreSQL: a round trip a statement, so many rows to one; SQLite: each row by the statement compiled once.
+      if (this.s.dialect.shared) for (let i = 0; i < rows.length; i += INSERT_ROWS) await trx.insertInto("runs").values(rows.slice(i, i + INSERT_ROWS)).execute();
+      else for (const row of rows) await this.insertRun.run(trx, row);
       for (const account of accounts) {
         const k = rows.filter((r) => r.account === account).length;
-        const { n } = await trx
-          .insertInto("run_counts")
-          .values({ account, n: k })
-          .onConflict((oc) => oc.column("account").doUpdateSet((eb) => ({ n: eb("run_counts.n", "+", k) })))
-          .returning("n")
-          .executeTakeFirstOrThrow();
+        const { rows: counted } = await this.countRuns.run(trx, { account, n: k });
+        const n = counted[0]?.n;
+        if (n === undefined) throw new Error("run history: the count of an account's runs was not answered");
         if (Number(n) <= cap + Math.floor(cap / 100)) continue;
         const oldest = trx.selectFrom("runs").select("seq").where("account", "=", account).orderBy("seq").limit(Number(n) - cap);
         const gone = await trx.deleteFrom("runs").where("seq", "in", oldest).executeTakeFirst();
