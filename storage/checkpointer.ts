@@ -84,6 +84,9 @@ class Checkpointer {
     const id = ++this.nextId;
     return new Promise<void>((resolve) => {
       this.removing.set(id, { resolve });
+      // The answer is awaited (a store's close): the thread keeps the process alive until it comes,
+      // or a script closing its stores one after another would exit before the second.
+      worker.ref();
       worker.postMessage({ remove: file, id });
     });
   }
@@ -95,6 +98,7 @@ class Checkpointer {
       if (msg.id !== undefined) {
         this.removing.get(msg.id)?.resolve();
         this.removing.delete(msg.id);
+        if (this.removing.size === 0) worker.unref();
       }
       // A failed checkpoint leaves the log longer; the next one (or the writer's next open) copies it.
       if (msg.failed) process.emitWarning(`storage: checkpoint of ${msg.failed} failed: ${msg.message}`);

@@ -290,7 +290,7 @@ describe(`run history store: retention, per-account cap (${store})`, function ()
     const t0 = performance.now();
     for (let i = 0; i < 50; i++) await one(i); // a lone client's runs: each answer waits for its record's commit
     const elapsed = performance.now() - t0;
-    expect(elapsed, `50 lone records took ${elapsed.toFixed(0)} ms`).to.be.lessThan(25 * COMMIT_EVERY_MS);
+    expect(elapsed, `50 lone records took ${elapsed.toFixed(0)} ms`).to.be.lessThan(30 * COMMIT_EVERY_MS);
     await h.close();
     const paced = await open({ retentionMs: 3600_000, perAccount: 1000, commitEveryMs: 600 });
     const rec = (i: number) => paced.record({ id: `run_paced_${i}`, accountHash: B, keyHash: 7n, cid: "QmX", status: "success", startedAt: Date.now(), durationMs: 5, costCents: 1, logs: "", error: null, requestId: null });

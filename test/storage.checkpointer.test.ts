@@ -70,6 +70,27 @@ describe("storage: SQLite checkpoints off the event loop", () => {
     expect(Date.now() - started).to.be.lessThan(20_000);
   });
 
+  it("a script that closes its stores one after another finishes each close (the thread keeps the process alive while a close waits for it)", function () {
+    this.timeout(30_000);
+    const script = `
+      const { Storage } = require(${JSON.stringify(path.resolve(__dirname, "../storage"))});
+      const schema = { name: "cp", steps: {} };
+      (async () => {
+        const a = await Storage.open({ sqliteFile: ${JSON.stringify(path.join(dir, "a.sqlite"))} }, schema);
+        const b = await Storage.open({ sqliteFile: ${JSON.stringify(path.join(dir, "b.sqlite"))} }, schema);
+        await a.db.schema.createTable("t").addColumn("v", "text").execute();
+        await b.db.schema.createTable("t").addColumn("v", "text").execute();
+        await a.close();
+        console.log("a closed");
+        await b.close();
+        console.log("b closed");
+      })();`;
+    const r = spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], { encoding: "utf8", timeout: 20_000 });
+    expect(r.stdout.trim().split("\n"), r.stderr).to.deep.equal(["a closed", "b closed"]);
+    expect(r.signal, "killed by the timeout").to.equal(null);
+    expect(r.status).to.equal(0);
+  });
+
   it("a store whose checkpoint thread failed goes back to SQLite's automatic checkpoint; stores opened later get a new thread", async () => {
     const first = await Storage.open<any>({ sqliteFile: path.join(dir, "a.sqlite") }, schema);
     try {
