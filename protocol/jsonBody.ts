@@ -2,6 +2,9 @@ import express, { type RequestHandler } from "express";
 import { jsonDeeperThan, tooDeepMessage } from "./json";
 import { AppError } from "./errors";
 
+/** The media types the relayer's routes take as JSON (route() refuses others with 415; each body parser reads these). */
+export const JSON_MEDIA_TYPES = ["application/json", "application/*+json"];
+
 export type JsonBodyOptions = {
   /** Largest body, in bytes or as "256kb" (then 413 body_too_large). */
   limit: number | string;

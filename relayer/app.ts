@@ -4,7 +4,7 @@ import type { Ctx } from "./context";
 import { errorMiddleware, notFoundRoute } from "./errors";
 import { allClientsLimit, perClientLimit } from "./http/rateLimits";
 import { authenticateBeforeBody } from "./http/auth";
-import { jsonBody } from "../protocol/jsonBody";
+import { jsonBody, JSON_MEDIA_TYPES } from "../protocol/jsonBody";
 import { newRegistry, openApiDocument } from "./openapi";
 import { configRoutes, versionRoutes } from "./routes/config";
 import { accountRoutes } from "./routes/accounts";
@@ -86,16 +86,14 @@ export function createApp(ctx: Ctx): Express {
   // route, within its per-client rate limits (each call hashes up to the code limit for nobody).
   const { maxCodeBytes, maxParamsBytes } = ctx.config.limits;
   const keyedCode = ["/lit_action", "/run_action", "/check_execute_permission"];
-  // Every body parser takes the JSON types route() accepts (application/json and +json): a route
-  // whose parser skipped its body would see none.
-  const jsonTypes = ["application/json", "application/*+json"];
-  v1.use(keyedCode, authenticateBeforeBody(ctx), jsonBody({ limit: maxCodeBytes + maxParamsBytes + 64 * 1024, maxDepth, anyValue: true, type: jsonTypes }));
+  // Every body parser takes the JSON types route() accepts: a route whose parser skipped its body would see none.
+  v1.use(keyedCode, authenticateBeforeBody(ctx), jsonBody({ limit: maxCodeBytes + maxParamsBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }));
   const cidRoutes = ["/get_action_ipfs_id", "/get_lit_action_ipfs_id"];
   const largeBody = (req: Request) => Number(req.get("content-length") ?? Infinity) > LARGE_CID_BODY;
   v1.use(cidRoutes, perClientLimit(ctx.config.cidRateLimitPerMinute, "CID computations"));
   v1.use(cidRoutes, perClientLimit(ctx.config.cidLargeRateLimitPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
   v1.use(cidRoutes, allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
-  v1.use(cidRoutes, jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true, type: jsonTypes }));
+  v1.use(cidRoutes, jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }));
   // The run and CID routes (runRoutes) carry most of the traffic: their router comes right after the
   // last middleware that applies to them (their auth, body and rate limits, above), ahead of ~30
   // other layers (express tries each in order, ~1 us and a few hundred bytes a layer). A middleware
@@ -106,7 +104,7 @@ export function createApp(ctx: Ctx): Express {
   // Each audit page costs the chain's node up to 50 log queries and a block and a transaction read per entry.
   v1.use("/list_audit_events", perClientLimit(ctx.config.auditRateLimitPerMinute, "audit log pages"), allClientsLimit(ctx.config.auditTotalRateLimitPerMinute, "audit log pages"));
   v1.use(WEBHOOK_PATH, webhookRawBody(ctx)); // Stripe signs the raw bytes: parsed before (and instead of) JSON
-  v1.use(jsonBody({ limit: ctx.config.bodyLimit, maxDepth, anyValue: true, type: jsonTypes }));
+  v1.use(jsonBody({ limit: ctx.config.bodyLimit, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }));
   // Unauthenticated calls that cost the service gas or key derivation share one per-client limit.
   v1.use(["/new_account", "/create_wallet_with_signature", "/add_usage_api_key_with_signature"], perClientLimit(ctx.config.newAccountRateLimitPerMinute, "account or wallet creations"));
   // Identity sign-in (each request a nonce, a mail, a token check or a code guess): one per-client budget.

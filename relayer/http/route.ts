@@ -4,6 +4,7 @@ import { z } from "../schemas/common";
 import { AppError } from "../errors";
 import { ERROR_CODES, type ErrorCode } from "../../protocol/errors";
 import { parseOrThrow } from "../../protocol/validate";
+import { JSON_MEDIA_TYPES } from "../../protocol/jsonBody";
 import { authenticate, type Auth } from "./auth";
 import { billingIdentity, type BillingIdentity } from "./walletAuth";
 import type { Ctx } from "../context";
@@ -112,7 +113,7 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
     router[method](spec.path, async (req, res, next) => {
       try {
         const hasContent = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
-        if (method === "post" && hasContent && !req.is(["application/json", "application/*+json"])) {
+        if (method === "post" && hasContent && !req.is(JSON_MEDIA_TYPES)) {
           throw new AppError(415, "unsupported_media_type", "send the body as JSON with Content-Type: application/json");
         }
         const early = spec.auth === "key" ? (res.locals.auth as Auth | undefined) : undefined; // authenticateBeforeBody
