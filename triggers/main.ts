@@ -4,11 +4,14 @@ import { startTriggers } from "./server";
 
 async function main() {
   const t = await startTriggers(loadTriggersConfig(process.env));
-  console.log(`Vesta triggers service at ${t.url} (agent guide: ${t.url}/SKILL.md)`);
-  await new Promise<void>((resolve) => {
+  // Listening for the stop signal before saying where it listens: whoever reads that line may stop
+  // it at once, and a SIGTERM with no listener yet kills the process (no drain, signal instead of exit 0).
+  const stopped = new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
+  console.log(`Vesta triggers service at ${t.url} (agent guide: ${t.url}/SKILL.md)`);
+  await stopped;
   await t.close({ deadlineMs: t.ctx.config.shutdownDeadlineMs }); // finish the runs under way
   process.exit(0);
 }
