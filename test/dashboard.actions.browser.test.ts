@@ -109,6 +109,8 @@ describe("dashboard in a browser: actions by CID, the code editor, usage-key vie
     await page.getByRole("button", { name: "Open", exact: true }).click();
     expect(await page.getByTestId("detail-code").innerText()).to.equal(GREET);
     expect(await page.getByTestId("detail-cid").innerText()).to.equal(cid);
+    // The name comes from the account's list, fetched beside the code: "…" until it arrives.
+    await page.getByTestId("detail-name").filter({ hasNotText: "…" }).waitFor();
     expect([await page.getByTestId("detail-name").innerText(), await page.getByTestId("detail-description").innerText()]).to.deep.equal(["greet", "says hi"]);
     await shot(page, "31-action-by-cid");
 
@@ -129,6 +131,7 @@ describe("dashboard in a browser: actions by CID, the code editor, usage-key vie
     const unknown = await computeCid("async function main() { return 'never stored'; }");
     await page.evaluate((c) => (window.location.hash = `#/actions?cid=${c}`), unknown);
     await page.getByTestId("detail-no-code").waitFor();
+    await page.getByTestId("detail-name").filter({ hasNotText: "…" }).waitFor();
     expect(await page.getByTestId("detail-name").innerText()).to.equal("(not one of this account's actions)");
 
     // Run it by CID: the code shown is the node's, the wallet picked from the account's wallets.
@@ -153,6 +156,7 @@ describe("dashboard in a browser: actions by CID, the code editor, usage-key vie
     expect(await page.getByTestId("signed-in").innerText()).to.equal("usage key");
     expect(await page.getByTestId("usage-key-name").innerText()).to.equal("wallet maker");
     expect(await page.locator(".who").innerText()).to.contain(`usage key “wallet maker” ${keccak256(toUtf8Bytes(maker)).slice(0, 10)}…`);
+    await page.getByTestId("usage-key-permissions").locator("tr").first().filter({ hasNotText: "…" }).waitFor(); // "…" until the group names arrive
     const perms = await page.getByTestId("usage-key-permissions").locator("tr").allInnerTexts();
     expect(perms.map((t) => t.replace(/\s+/g, " ").trim())).to.deep.equal([
       "Run actions in greeters",
@@ -205,6 +209,7 @@ describe("dashboard in a browser: actions by CID, the code editor, usage-key vie
     await page.getByTestId("groups").locator("tr", { hasText: "doomed group" }).waitFor({ state: "detached" });
     await page.getByRole("link", { name: "Usage keys" }).click();
     await keyRow.waitFor();
+    await keyRow.locator("td").nth(2).filter({ hasNotText: "…" }).waitFor(); // "…" until the groups arrive
     expect(await keyRow.locator("td").nth(2).innerText()).to.equal("none"); // not "#2": the group is gone
     await keyRow.getByRole("button", { name: "Edit" }).click();
     expect(await page.getByLabel(/in doomed group$/).count()).to.equal(0);

@@ -115,6 +115,7 @@ describe("dashboard in a browser", function () {
     const usageKey = await page.getByTestId("secret-value").inputValue();
     expect(usageKey).to.match(/^[A-Za-z0-9+/]{43}=$/);
     const keyRow = page.getByTestId("keys").locator("tr", { hasText: "bot" });
+    await keyRow.locator("td").nth(2).filter({ hasNotText: "…" }).waitFor(); // "…" until the groups arrive
     expect(await keyRow.locator("td").nth(2).innerText()).to.equal("signers");
     await shot(page, "07-usage-key");
     const onChain = await stack.config.getUsageApiKey(keyHash(usageKey));

@@ -140,7 +140,13 @@ function Welcome({ config, onIn }: { config: DashboardConfig; onIn: (b: Backend)
 function UsageKeySummary({ backend, k }: { backend: Backend; k: NonNullable<Backend["usageKey"]> }) {
   const groups = useLoad(() => backend.listGroups().catch(() => []));
   const groupList = (ids: number[]) =>
-    ids.length === 0 ? "none" : ids.includes(0) ? "all groups" : ids.map((i) => groups.data?.find((g) => g.id === i)?.name ?? `#${i}`).join(", ");
+    ids.length === 0
+      ? "none"
+      : ids.includes(0)
+        ? "all groups"
+        : groups.data === undefined
+          ? "…" // names not loaded yet: not "#1", which reads as a deleted group
+          : ids.map((i) => groups.data?.find((g) => g.id === i)?.name ?? `#${i}`).join(", ");
   const yes = (b: boolean) => (b ? "yes" : "no");
   return (
     <div data-testid="usage-key-note">
