@@ -305,6 +305,40 @@ describe(`run history store: retention, per-account cap (${store})`, function ()
     await paced.close();
   });
 
+  it("flush() (and so list()) answers once what was recorded before it is committed, while records keep coming", async function () {
+    const h = await open({ retentionMs: 3600_000, perAccount: 100_000 });
+    // Writers that record again the moment their last record is committed (so one is always
+    // pending), each up to EACH records: a flush that waited for nothing to be pending would answer
+    // only once they all stopped.
+    const EACH = 250;
+    let made = 0;
+    const writer = async (w: number) => {
+      for (let i = 0; i < EACH; i++) {
+        made++;
+        await h.record({ id: `run_busy_${w}_${i}`, accountHash: A, keyHash: 7n, cid: "QmX", status: "success", startedAt: Date.now(), durationMs: 5, costCents: 1, logs: "", error: null, requestId: null });
+      }
+    };
+    const writers = [0, 1, 2, 3].map(writer);
+    try {
+      await new Promise((ok) => setTimeout(ok, 20));
+      const before = made;
+      let madeWhenListed = -1;
+      const listing = h.list(A, { limit: 1 }).then((page) => {
+        madeWhenListed = made;
+        return page;
+      });
+      await Promise.all(writers);
+      const page = await listing;
+      expect(before, "the writers were under way").to.be.lessThan(4 * EACH);
+      expect(madeWhenListed, "list() waited for the writers to stop").to.be.lessThan(4 * EACH);
+      expect(page.runs).to.have.length(1);
+      expect(await all(h, A)).to.equal(4 * EACH);
+    } finally {
+      await Promise.allSettled(writers);
+      await h.close();
+    }
+  });
+
   it("past a cap of 100 or more, trims in batches of 1 % of it: never more than the cap and 1 %, and back to the cap", async function () {
     const h = await open({ retentionMs: 3600_000, perAccount: 200 });
     for (let i = 0; i < 202; i++) {

@@ -67,7 +67,7 @@ export type RunHistoryOptions = {
 };
 
 type Row = Omit<RunsDb["runs"], "seq">;
-type Pending = { row: Row; resolve: () => void; reject: (err: unknown) => void };
+type Pending = { row: Row; seq: number; resolve: () => void; reject: (err: unknown) => void };
 
 /** Text any database keeps as it is: well-formed, no NUL (PostgreSQL text cannot hold U+0000). */
 const storable = (s: string) => toWellFormed(s).replaceAll("\u0000", "\uFFFD");
@@ -107,8 +107,11 @@ export class RunHistory {
   private readonly countRuns: Prepared<RunsDb, { account: string; n: number }>;
   /** A commit is under way (what is recorded meanwhile waits for the next). */
   private writing = false;
-  /** flush() callers, told once nothing is pending or being written. */
-  private idle: (() => void)[] = [];
+  /** Records taken so far, and how many of the first of them are written (committed or failed): records are written in order. */
+  private recorded = 0;
+  private written = 0;
+  /** flush() callers, each told once the records taken before its call are written (not when nothing is pending: that may never come). */
+  private waiting: { upTo: number; tell: () => void }[] = [];
   private readonly now: () => number;
 
   private constructor(
@@ -176,23 +179,27 @@ export class RunHistory {
       request_id: r.requestId,
     };
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ row, resolve, reject });
+      this.pending.push({ row, seq: ++this.recorded, resolve, reject });
       if (this.scheduled || this.writing) return; // the commit under way schedules the next
       this.scheduled = this.pacer.schedule(() => void this.drain());
     });
   }
 
-  /** Commits what was recorded so far; resolves when it is committed. Never rejects (each record's failure goes to its caller). */
+  /**
+   * Commits what was recorded so far; resolves when that is committed, however many records come
+   * meanwhile (they do not hold it up). Never rejects (each record's failure goes to its caller).
+   */
   flush(): Promise<void> {
-    if (this.pending.length === 0 && !this.writing) return Promise.resolve();
-    const done = new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.written === this.recorded) return Promise.resolve();
+    const upTo = this.recorded;
+    const done = new Promise<void>((tell) => this.waiting.push({ upTo, tell }));
     void this.drain();
     return done;
   }
 
   /**
-   * Commits the pending records. Those recorded meanwhile are committed next: at once when flush()
-   * waits for them, else when the pacer says. Once nothing is pending or being written, tells flush() callers.
+   * Commits the pending records. Those recorded meanwhile are committed next: at once when a flush()
+   * waits for them, else when the pacer says. Tells each flush() caller once what it waits for is written.
    */
   private async drain(): Promise<void> {
     this.scheduled?.cancel();
@@ -207,11 +214,21 @@ export class RunHistory {
         () => batch.forEach((p) => p.resolve()),
         (err) => batch.forEach((p) => p.reject(err)),
       );
-      if (this.idle.length === 0) break; // nobody waits: what came meanwhile goes when the pacer says
+      this.written = batch[batch.length - 1].seq;
+      this.tellWritten();
+      if (this.waiting.length === 0) break; // nobody waits: what came meanwhile goes when the pacer says
     }
     this.writing = false;
     if (this.pending.length > 0) this.scheduled = this.pacer.schedule(() => void this.drain());
-    else for (const tell of this.idle.splice(0)) tell();
+  }
+
+  /** Tells the flush() callers whose records are all written. */
+  private tellWritten(): void {
+    const still = this.waiting.filter((w) => w.upTo > this.written);
+    if (still.length === this.waiting.length) return;
+    const told = this.waiting.filter((w) => w.upTo <= this.written);
+    this.waiting = still;
+    for (const w of told) w.tell();
   }
 
   /**
