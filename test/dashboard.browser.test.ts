@@ -13,7 +13,7 @@ import { keyHash } from "../protocol/usageKeySeal";
 import type { Page } from "playwright-core";
 import { call, chainKeys, startStack, type Stack } from "./helpers/relayer";
 import { walletAuthHeaders } from "./helpers/wallets";
-import { requireChromium, fillCode, injectWallet, openBrowser, shot, type Browsing } from "./helpers/browser";
+import { requireChromium, fillCode, injectWallet, openBrowser, shot, shotOnFailure, type Browsing } from "./helpers/browser";
 import { dashboardApprovalLink, startHarness, http, signedIn, type Harness } from "./helpers/triggers";
 import { startStripeDouble, type StripeDouble } from "./helpers/stripeDouble";
 import { computeCid } from "../executor/cid";
@@ -381,87 +381,89 @@ describe("dashboard in a browser: Stripe top-up, triggers approval, wallet login
     const key = chainKeys(12, 1)[0];
     const wallet = await injectWallet(context, stack.rpcUrl, key);
     try {
-      await page.goto(`${stack.relayer.url}/dashboard/`);
-      await page.getByRole("button", { name: "Sign out" }).click().catch(() => undefined);
-      await page.getByRole("button", { name: "Connect wallet" }).click();
-      expect(await alertText(page)).to.equal(`${wallet.address} has no wallet-owned account here yet: create one`);
-      await page.getByRole("button", { name: "Create a wallet-owned account" }).click();
-      await page.getByTestId("signed-in").filter({ hasText: "wallet" }).waitFor();
-      expect(wallet.asked).to.include.members(["eth_requestAccounts", "eth_sendTransaction", "eth_signTypedData_v4"]);
-      const accountHash = solidityPackedKeccak256(["address"], [wallet.address]);
-      const account = await stack.config.getAccount(accountHash);
-      expect([account.adminWalletAddress, account.managed]).to.deep.equal([wallet.address, false]);
-      // The balance comes through X-Wallet-Auth (the login signature): Stripe mode, no credit yet.
-      await page.getByTestId("balance").filter({ hasText: "No credits" }).waitFor();
-      await shot(page, "16-wallet-login");
-
-      // A PKP: minted by a CreateWallet signature, registered on chain by the wallet itself.
-      await page.getByRole("link", { name: "Wallets" }).click();
-      await page.getByLabel("Name").fill("wallet-owned pkp");
-      await page.getByRole("button", { name: "Create wallet" }).click();
-      const pkp = /0x[0-9a-fA-F]{40}/.exec(await page.getByRole("status").innerText())![0];
-      expect((await stack.config.getWallet(accountHash, pkp)).derivationPath).not.to.equal(0n);
-
-      // A group, written by the wallet to the contract (direct path).
-      await page.getByRole("link", { name: "Groups" }).click();
-      await page.getByRole("button", { name: "New group" }).click();
-      await page.getByLabel("Name", { exact: true }).fill("wallet group");
-      await page.getByLabel(/^wallet-owned pkp 0x/).check();
-      await page.getByRole("button", { name: "Create group" }).click();
-      await page.getByTestId("groups").locator("tr", { hasText: "wallet group" }).waitFor();
-
-      // A usage key: minted by an AddUsageApiKey signature and reserved on chain for the account by the
-      // service (a write the account pays for: without credit, the API's 402 is shown, nothing minted)...
-      await page.getByRole("link", { name: "Usage keys" }).click();
-      await page.getByRole("button", { name: "New usage key" }).click();
-      await page.getByLabel("Name", { exact: true }).fill("wallet bot");
-      await page.getByLabel("Run actions in wallet group").check();
-      await page.getByRole("button", { name: "Create usage key" }).click();
-      expect(await alertText(page)).to.contain("$0.00");
-      expect((await stack.config.listUsageApiKeys(accountHash, 0, 10)).total).to.equal(0n);
-      // ...so the wallet funds its account (X-Wallet-Auth, a card payment at the Stripe double), and the
-      // key is registered and scoped by the wallet.
-      const payer = { headers: await walletAuthHeaders(stack, new Wallet(key), BigInt(accountHash)) };
-      const intent = (await call(stack, "POST", "/billing/create_payment_intent", { ...payer, body: { amount_cents: 500 } })).body.payment_intent_id as string;
-      double.succeed(intent);
-      expect((await call(stack, "POST", "/billing/confirm_payment", { ...payer, body: { payment_intent_id: intent } })).status).to.equal(200);
-      await page.getByRole("button", { name: "Create usage key" }).click();
-      const usageKey = await page.getByTestId("secret-value").inputValue();
-      const [keyAccount, isAccountKey, active] = await stack.config.resolveApiKey(keyHash(usageKey));
-      expect([keyAccount, isAccountKey, active]).to.deep.equal([BigInt(accountHash), false, true]);
-      expect((await stack.config.getUsageApiKey(keyHash(usageKey))).permissions.executeInGroups).to.have.length(1);
-      await shot(page, "17-wallet-usage-key");
-
-      // Removal is a transaction from the wallet too.
-      const before = wallet.asked.length;
-      await page.evaluate(() => (window.location.hash = "#/groups"));
-      await page.getByTestId("groups").locator("tr", { hasText: "wallet group" }).waitFor();
-      page.once("dialog", (d) => void d.accept());
-      await page.getByTestId("groups").locator("tr", { hasText: "wallet group" }).getByRole("button", { name: "Remove" }).click();
-      await page.getByTestId("groups").getByText("No groups yet.").waitFor();
-      expect(wallet.asked.slice(before)).to.include("eth_sendTransaction");
-
-      // An account another wallet transfers to this one is not this wallet's until it accepts: connecting
-      // with its hash asks the wallet to accept (a transaction), and only then signs in to it.
-      const provider = new JsonRpcProvider(stack.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
-      try {
-        const seller = new Wallet(chainKeys(13, 1)[0], provider);
-        const sold = stack.config.connect(seller);
-        await (await sold.newChainSecuredAccount("sold", "")).wait();
-        const soldHash = solidityPackedKeccak256(["address"], [seller.address]);
-        await (await sold.transferAccountOwnership(soldHash, wallet.address)).wait();
-        expect((await stack.config.getAccount(soldHash)).adminWalletAddress).to.equal(seller.address);
-        await page.getByRole("button", { name: "Sign out" }).click();
-        await page.getByLabel(/^Account hash/).fill(soldHash);
-        const asked = wallet.asked.length;
+      await shotOnFailure(page, "wallet-login", async () => {
+        await page.goto(`${stack.relayer.url}/dashboard/`);
+        await page.getByRole("button", { name: "Sign out" }).click().catch(() => undefined);
         await page.getByRole("button", { name: "Connect wallet" }).click();
+        expect(await alertText(page)).to.equal(`${wallet.address} has no wallet-owned account here yet: create one`);
+        await page.getByRole("button", { name: "Create a wallet-owned account" }).click();
         await page.getByTestId("signed-in").filter({ hasText: "wallet" }).waitFor();
-        expect(wallet.asked.slice(asked)).to.include("eth_sendTransaction");
-        const sold2 = await stack.config.getAccount(soldHash);
-        expect([sold2.adminWalletAddress, sold2.pendingAdminWalletAddress]).to.deep.equal([wallet.address, "0x0000000000000000000000000000000000000000"]);
-      } finally {
-        provider.destroy();
-      }
+        expect(wallet.asked).to.include.members(["eth_requestAccounts", "eth_sendTransaction", "eth_signTypedData_v4"]);
+        const accountHash = solidityPackedKeccak256(["address"], [wallet.address]);
+        const account = await stack.config.getAccount(accountHash);
+        expect([account.adminWalletAddress, account.managed]).to.deep.equal([wallet.address, false]);
+        // The balance comes through X-Wallet-Auth (the login signature): Stripe mode, no credit yet.
+        await page.getByTestId("balance").filter({ hasText: "No credits" }).waitFor();
+        await shot(page, "16-wallet-login");
+
+        // A PKP: minted by a CreateWallet signature, registered on chain by the wallet itself.
+        await page.getByRole("link", { name: "Wallets" }).click();
+        await page.getByLabel("Name").fill("wallet-owned pkp");
+        await page.getByRole("button", { name: "Create wallet" }).click();
+        const pkp = /0x[0-9a-fA-F]{40}/.exec(await page.getByRole("status").innerText())![0];
+        expect((await stack.config.getWallet(accountHash, pkp)).derivationPath).not.to.equal(0n);
+
+        // A group, written by the wallet to the contract (direct path).
+        await page.getByRole("link", { name: "Groups" }).click();
+        await page.getByRole("button", { name: "New group" }).click();
+        await page.getByLabel("Name", { exact: true }).fill("wallet group");
+        await page.getByLabel(/^wallet-owned pkp 0x/).check();
+        await page.getByRole("button", { name: "Create group" }).click();
+        await page.getByTestId("groups").locator("tr", { hasText: "wallet group" }).waitFor();
+
+        // A usage key: minted by an AddUsageApiKey signature and reserved on chain for the account by the
+        // service (a write the account pays for: without credit, the API's 402 is shown, nothing minted)...
+        await page.getByRole("link", { name: "Usage keys" }).click();
+        await page.getByRole("button", { name: "New usage key" }).click();
+        await page.getByLabel("Name", { exact: true }).fill("wallet bot");
+        await page.getByLabel("Run actions in wallet group").check();
+        await page.getByRole("button", { name: "Create usage key" }).click();
+        expect(await alertText(page)).to.contain("$0.00");
+        expect((await stack.config.listUsageApiKeys(accountHash, 0, 10)).total).to.equal(0n);
+        // ...so the wallet funds its account (X-Wallet-Auth, a card payment at the Stripe double), and the
+        // key is registered and scoped by the wallet.
+        const payer = { headers: await walletAuthHeaders(stack, new Wallet(key), BigInt(accountHash)) };
+        const intent = (await call(stack, "POST", "/billing/create_payment_intent", { ...payer, body: { amount_cents: 500 } })).body.payment_intent_id as string;
+        double.succeed(intent);
+        expect((await call(stack, "POST", "/billing/confirm_payment", { ...payer, body: { payment_intent_id: intent } })).status).to.equal(200);
+        await page.getByRole("button", { name: "Create usage key" }).click();
+        const usageKey = await page.getByTestId("secret-value").inputValue();
+        const [keyAccount, isAccountKey, active] = await stack.config.resolveApiKey(keyHash(usageKey));
+        expect([keyAccount, isAccountKey, active]).to.deep.equal([BigInt(accountHash), false, true]);
+        expect((await stack.config.getUsageApiKey(keyHash(usageKey))).permissions.executeInGroups).to.have.length(1);
+        await shot(page, "17-wallet-usage-key");
+
+        // Removal is a transaction from the wallet too.
+        const before = wallet.asked.length;
+        await page.evaluate(() => (window.location.hash = "#/groups"));
+        await page.getByTestId("groups").locator("tr", { hasText: "wallet group" }).waitFor();
+        page.once("dialog", (d) => void d.accept());
+        await page.getByTestId("groups").locator("tr", { hasText: "wallet group" }).getByRole("button", { name: "Remove" }).click();
+        await page.getByTestId("groups").getByText("No groups yet.").waitFor();
+        expect(wallet.asked.slice(before)).to.include("eth_sendTransaction");
+
+        // An account another wallet transfers to this one is not this wallet's until it accepts: connecting
+        // with its hash asks the wallet to accept (a transaction), and only then signs in to it.
+        const provider = new JsonRpcProvider(stack.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+        try {
+          const seller = new Wallet(chainKeys(13, 1)[0], provider);
+          const sold = stack.config.connect(seller);
+          await (await sold.newChainSecuredAccount("sold", "")).wait();
+          const soldHash = solidityPackedKeccak256(["address"], [seller.address]);
+          await (await sold.transferAccountOwnership(soldHash, wallet.address)).wait();
+          expect((await stack.config.getAccount(soldHash)).adminWalletAddress).to.equal(seller.address);
+          await page.getByRole("button", { name: "Sign out" }).click();
+          await page.getByLabel(/^Account hash/).fill(soldHash);
+          const asked = wallet.asked.length;
+          await page.getByRole("button", { name: "Connect wallet" }).click();
+          await page.getByTestId("signed-in").filter({ hasText: "wallet" }).waitFor();
+          expect(wallet.asked.slice(asked)).to.include("eth_sendTransaction");
+          const sold2 = await stack.config.getAccount(soldHash);
+          expect([sold2.adminWalletAddress, sold2.pendingAdminWalletAddress]).to.deep.equal([wallet.address, "0x0000000000000000000000000000000000000000"]);
+        } finally {
+          provider.destroy();
+        }
+      });
     } finally {
       await page.close();
       wallet.close();

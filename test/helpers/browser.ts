@@ -52,6 +52,20 @@ export async function shot(page: Page, name: string): Promise<string> {
 }
 
 /**
+ * Runs `body`; when it throws, screenshots `page` first (`failed-<name>.png` beside the others) and
+ * adds the page's address to the error: what the page showed is what a flaky failure needs.
+ */
+export async function shotOnFailure<T>(page: Page, name: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    const file = await shot(page, `failed-${name}`).catch(() => "(no screenshot)");
+    if (err instanceof Error) err.message += `\n(the page was at ${page.url()}; screenshot: ${file})`;
+    throw err;
+  }
+}
+
+/**
  * An EIP-1193 provider in the page (window.ethereum), backed by a local chain account: it signs
  * typed data and sends transactions with `key`, and passes every other call to the chain's RPC.
  * Records the methods it was asked, so a test can check that a signature was requested.
