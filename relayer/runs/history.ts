@@ -222,13 +222,9 @@ export class RunHistory {
     if (this.pending.length > 0) this.scheduled = this.pacer.schedule(() => void this.drain());
   }
 
-  /** Tells the flush() callers whose records are all written. */
+  /** Tells the flush() callers whose records are all written (they wait in the order they came, so for ever later records). */
   private tellWritten(): void {
-    const still = this.waiting.filter((w) => w.upTo > this.written);
-    if (still.length === this.waiting.length) return;
-    const told = this.waiting.filter((w) => w.upTo <= this.written);
-    this.waiting = still;
-    for (const w of told) w.tell();
+    while (this.waiting.length > 0 && this.waiting[0].upTo <= this.written) this.waiting.shift()!.tell();
   }
 
   /**
