@@ -5,15 +5,11 @@
  */
 import { loadConfig } from "./config";
 import { startRelayer } from "./server";
+import { stopSignal } from "../protocol/ops/drain";
 
 async function main() {
   const relayer = await startRelayer(loadConfig(process.env));
-  // Listening for the stop signal before saying where it listens: whoever reads that line may stop
-  // it at once, and a SIGTERM with no listener yet kills the process (no drain, signal instead of exit 0).
-  const stopped = new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  const stopped = stopSignal(); // before the line below: whoever reads it may stop the process at once
   console.log(`Vesta relayer: ${relayer.url}/core/v1  (API explorer: ${relayer.url}/core/v1/swagger-ui)`);
   await stopped;
   await relayer.close({ deadlineMs: relayer.ctx.config.shutdownDeadlineMs }); // finish what is under way, flush billing

@@ -16,6 +16,17 @@ export const INTERRUPTED_MESSAGE =
   "the service stopped while this request was under way: part of its work may have been done (an action may have had effects, and is charged the seconds it ran; a write may still land); check its outcome before you retry";
 const interruptedError = () => new AppError(503, "interrupted", INTERRUPTED_MESSAGE);
 
+/**
+ * Resolves on the process's first SIGINT or SIGTERM, listening from this call on. A service's main
+ * calls it before it prints where it listens: whoever reads that line may stop it at once, and a
+ * SIGTERM with no listener yet kills the process (no drain, a signal instead of exit 0).
+ */
+export const stopSignal = (): Promise<void> =>
+  new Promise((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+
 export class Drain {
   private stoppingSince?: number;
   private readonly open = new Set<Response>();
