@@ -7,7 +7,7 @@ import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
 import { AppError, badRequest, errorBodyOf } from "./errors";
 import { fromChainOutage } from "./chainErrors";
-import { carriesRequestIds, requestIds, type RequestIds } from "./ops/logger";
+import type { RequestIds } from "./ops/logger";
 import { routeLabel } from "./ops/metrics";
 
 /** An unexpected error as logged: its class, message (cut) and stack, never its own enumerable fields (a request, a config). */
@@ -43,9 +43,10 @@ export function sanitizeCorrelationId(raw: string | string[] | undefined): strin
 /**
  * First middleware of a service: a fresh UUID v4 as X-Request-Id on every answer (a caller's own
  * X-Request-Id is ignored: ids are the server's), the caller's X-Correlation-Id echoed (sanitized;
- * absent when it sent none), a logger whose lines carry both at `req.log` (and, with a
- * serviceLogger, on every line logged while the request is served), and one log line per request
- * when it ends, naming its route template (`mounts`: the router mounts, see routeLabel).
+ * absent when it sent none), a logger whose lines carry both at `req.log` (what is logged for the
+ * request goes through it: routes use it, and hand it to library code that logs about the request's
+ * work), and one log line per request when it ends, naming its route template (`mounts`: the router
+ * mounts, see routeLabel).
  */
 export function requestContext(logger: Logger, mounts: readonly string[] = []): RequestHandler {
   return (req, res, next) => {
@@ -54,15 +55,17 @@ export function requestContext(logger: Logger, mounts: readonly string[] = []): 
     req.requestId = requestId;
     req.correlationId = correlationId;
     const ids: RequestIds = correlationId ? { request_id: requestId, correlation_id: correlationId } : { request_id: requestId };
-    // A service logger adds the ids to every line logged while this request is served (library code included).
-    req.log = carriesRequestIds(logger) ? logger : logger.child(ids);
+    const log = logger.child(ids);
+    req.log = log;
     res.setHeader("X-Request-Id", requestId);
     if (correlationId) res.setHeader("X-Correlation-Id", correlationId);
     const started = performance.now();
     const { method } = req;
     // The route's template, never the raw path: paths may carry capabilities (a webhook's trigger id).
-    res.once("finish", () => requestIds.run(ids, () => req.log!.info({ method, path: routeLabel(req, mounts), status: res.statusCode, ms: Math.round(performance.now() - started) }, "request")));
-    requestIds.run(ids, next);
+    res.once("finish", () => {
+      if (log.isLevelEnabled("info")) log.info({ method, path: routeLabel(req, mounts), status: res.statusCode, ms: Math.round(performance.now() - started) }, "request");
+    });
+    next();
   };
 }
 

@@ -19,6 +19,7 @@ import { hostFetch } from "../executor/sandbox/host/fetch";
 import { DEFAULT_LIMITS, type Host, type RunResult } from "../executor/sandbox/types";
 import { loadConfig } from "../relayer/config";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
+import { sandboxChildren } from "./helpers/sandboxes";
 
 /** The stand-ins, copied out of the checkout: it may be closed to the sandbox's user (a private clone), as the service's own files are (sandbox-files.ts). */
 const STAND_INS = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-stand-ins-"));
@@ -39,22 +40,6 @@ const noHost: Host = async () => {
 const limits = { ...DEFAULT_LIMITS, timeoutMs: 10_000 };
 const request = (code: string, params: unknown = {}) => ({ code: Buffer.from(code), ipfsId: "QmIsolation", paramsJson: JSON.stringify(params), limits });
 
-/** The sandbox processes this process started (children running the sandbox bundle). */
-function sandboxChildren(): number[] {
-  const entry = sandboxFiles().entry;
-  return fs
-    .readdirSync("/proc")
-    .filter((d) => /^\d+$/.test(d))
-    .flatMap((d) => {
-      try {
-        const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8");
-        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-        return ppid === process.pid && fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").includes(entry) ? [Number(d)] : [];
-      } catch {
-        return []; // gone meanwhile
-      }
-    });
-}
 
 const statusField = (pid: number, name: string) => new RegExp(`^${name}:\\t?(.*)$`, "m").exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1].trim().split(/\s+/).filter(Boolean);
 

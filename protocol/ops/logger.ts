@@ -1,28 +1,20 @@
 /**
- * The services' logger: pino, JSON lines, with the ids of the request being served on every line
- * logged while serving it (an AsyncLocalStorage set by requestContext, read by pino's mixin), also
- * by library code that holds the service's logger rather than the request's. Fields that name a
+ * The services' logger: pino, JSON lines. A request's lines carry its ids because they are logged
+ * through the request's own logger (`req.log`, a child made by requestContext in protocol/http.ts),
+ * and library code that logs about a request's work is handed that logger (a run's sandbox events:
+ * RunHooks.log); there is no ambient request context (an AsyncLocalStorage would put a hook on every
+ * promise of the process: ~80 us of the event loop a hello-world run, issue 18). Fields that name a
  * secret are redacted as a second line of defence (the first: secrets are never passed to a logger).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import pino, { type Logger } from "pino";
 
 export type RequestIds = { request_id: string; correlation_id?: string };
-
-/** The ids of the request whose work is running (undefined outside any request). */
-export const requestIds = new AsyncLocalStorage<RequestIds>();
-const withIds = new WeakSet<Logger>();
 
 /** Field names (at the top level and one level down) never written to a log. */
 export const REDACTED_FIELDS = ["api_key", "apiKey", "usage_key", "usageKey", "private_key", "privateKey", "secret", "token", "session", "signature", "password", "authorization", "cookie", "x-api-key", "code_hash_secret"];
 const redactPaths = REDACTED_FIELDS.flatMap((f) => [`["${f}"]`, `*["${f}"]`]);
 
-/** A service logger at `level` (writing to `stream`, default stdout) whose lines carry the current request's ids. */
+/** A service logger at `level` (writing to `stream`, default stdout). */
 export function serviceLogger(level: string, stream?: pino.DestinationStream): Logger {
-  const logger = pino({ level, mixin: () => requestIds.getStore() ?? {}, redact: { paths: redactPaths, censor: "[redacted]" } }, stream);
-  withIds.add(logger);
-  return logger;
+  return pino({ level, redact: { paths: redactPaths, censor: "[redacted]" } }, stream);
 }
-
-/** Whether lines of `logger` carry the request ids by themselves (a serviceLogger). */
-export const carriesRequestIds = (logger: Logger): boolean => withIds.has(logger);

@@ -105,6 +105,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
               // 429 when the payer's share is full, then 400/403/404 for the code, then the run; the reservation
               // records when the run leaves the queue (recovery charges started runs only)
               r = await ctx.executor.execute(run, payer.key, {
+                log: req.log,
                 onStart: () => {
                   startedAt = Date.now();
                   ctx.metrics.queueWait.observe((startedAt - queuedAt) / 1000);
@@ -118,7 +119,7 @@ export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
               // Its debit (undefined duration: never started, or refused: released) and the run's record are
               // committed, side by side, before the answer: a run acknowledged is in the history, whatever happens next.
               costCents = charge.cost(r?.durationMs);
-              const [, recorded] = await Promise.all([charge.settle(r?.durationMs), r && recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId })]);
+              const [, recorded] = await Promise.all([charge.settle(r?.durationMs), r && recordRun(ctx, auth, r, { startedAt, costCents, requestId: req.requestId, log: req.log })]);
               runId = recorded || undefined;
             }
           })(),

@@ -1,5 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Router } from "express";
+import type { Logger } from "pino";
 import { z, hash32, success } from "../schemas/common";
 import { route } from "../http/route";
 import { relayWrite, WRITE_ERRORS } from "../chain/relay";
@@ -45,7 +46,7 @@ async function existingGroups(ctx: Ctx, account: bigint, ids: readonly bigint[])
  * again (it was never shown) and the failure is answered: the old key is never left beside a
  * replacement nobody holds.
  */
-async function rotate(ctx: Ctx, auth: Auth, old: bigint): Promise<{ key: string; hash: bigint }> {
+async function rotate(ctx: Ctx, auth: Auth, old: bigint, log: Logger): Promise<{ key: string; hash: bigint }> {
   const k = await ctx.chain.accountConfig.getUsageApiKey(old);
   const p = k.permissions;
   const lists = [];
@@ -58,7 +59,7 @@ async function rotate(ctx: Ctx, auth: Auth, old: bigint): Promise<{ key: string;
     await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, old], owner);
   } catch (err) {
     await relayWrite(ctx, "removeUsageApiKey", [auth.accountHash, hash], owner).catch((undo: Error) =>
-      ctx.logger.error({ err: undo.message, key_hash: hex32(hash) }, "rotate_usage_api_key: the replacement (never shown) could not be removed after the old key's removal failed"),
+      log.error({ err: undo.message, key_hash: hex32(hash) }, "rotate_usage_api_key: the replacement (never shown) could not be removed after the old key's removal failed"),
     );
     throw err;
   }
@@ -110,9 +111,9 @@ export function usageKeyByHashRoutes(router: Router, registry: OpenAPIRegistry, 
     response: z
       .object({ success: z.literal(true), usage_api_key: z.string(), api_key_hash: z.string(), replaced_api_key_hash: z.string() })
       .openapi("RotateUsageApiKeyResponse"),
-    handler: async ({ auth, body }) => {
+    handler: async ({ auth, body, req }) => {
       const old = await ownUsageKeyHash(ctx, auth, BigInt(body.api_key_hash));
-      const { key, hash } = await rotate(ctx, auth, old);
+      const { key, hash } = await rotate(ctx, auth, old, req.log ?? ctx.logger);
       return { success: true, usage_api_key: key, api_key_hash: hex32(hash), replaced_api_key_hash: hex32(old) };
     },
   });

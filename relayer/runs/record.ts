@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import type { Logger } from "pino";
 import type { Ctx } from "../context";
 import type { Auth } from "../http/auth";
 import type { RunResult } from "../../executor/sandbox/types";
@@ -12,9 +13,9 @@ export const runErrorText = (r: RunResult): string => (r.error ? (r.error.stack 
  * missing from the history after a crash). The run happened and was charged whatever this does: a
  * failure to record it is logged, never answered (this never rejects).
  */
-export async function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string }): Promise<string> {
+export async function recordRun(ctx: Ctx, auth: Auth, r: RunResult & { ipfsId: string }, at: { startedAt: number; costCents: number; requestId?: string; log?: Logger }): Promise<string> {
   const id = `run_${crypto.randomUUID()}`;
-  const failed = (err: unknown) => ctx.logger.error({ err: (err as Error).message, cid: r.ipfsId }, "run history: a run could not be recorded");
+  const failed = (err: unknown) => (at.log ?? ctx.logger).error({ err: (err as Error).message, cid: r.ipfsId }, "run history: a run could not be recorded");
   try {
     await ctx.runs.record({
       id,

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import hre, { ethers, ignition } from "hardhat";
 import { HDNodeWallet, keccak256, toUtf8Bytes } from "ethers";
 import { computeCid } from "../../executor/cid";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import AccountConfigModule from "../../ignition/modules/AccountConfig";
 import { loadConfig, type RelayerConfig } from "../../relayer/config";
@@ -65,7 +65,7 @@ export function stackEnv(p: { rpcUrl: string; accountConfig: string; payerKeys: 
  * deployed through Ignition with `payerCount` payers (accounts 1..N), and the relayer on a free port.
  * Tests that use it must not revert chain snapshots under it (no loadFixture in the same file).
  */
-export async function startStack(opts: { payerCount?: number; env?: Record<string, string> } = {}): Promise<Stack> {
+export async function startStack(opts: { payerCount?: number; env?: Record<string, string>; logger?: Logger } = {}): Promise<Stack> {
   const payerCount = opts.payerCount ?? 4;
   const server = await hre.run(TASK_NODE_CREATE_SERVER, { hostname: "127.0.0.1", port: 0, provider: hre.network.provider });
   const { port } = await server.listen();
@@ -79,7 +79,7 @@ export async function startStack(opts: { payerCount?: number; env?: Record<strin
   const config = accountConfig as unknown as AccountConfig;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-relayer-"));
   const relayerConfig = loadConfig({ ...stackEnv({ rpcUrl, accountConfig: await config.getAddress(), payerKeys, dataDir }), ...opts.env });
-  const logger = pino({ level: process.env.VESTA_TEST_LOG_LEVEL ?? "silent" });
+  const logger = opts.logger ?? pino({ level: process.env.VESTA_TEST_LOG_LEVEL ?? "silent" });
   const stack: Stack = {
     rpcUrl,
     config,

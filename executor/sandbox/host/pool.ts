@@ -43,6 +43,8 @@ export type SandboxPoolOptions = {
 export type RunHooks = {
   /** The run was handed to a sandbox (it starts now; time spent queued is over). Again if it is handed to another. */
   onStart?: () => void;
+  /** The logger of the request the run serves (its ids on each line): the pool's lines about this run go to it. */
+  log?: Logger;
 };
 
 export type SandboxPoolStats = { sandboxes: number; busy: number; queued: number; started: number; replaced: number };
@@ -239,12 +241,17 @@ export class SandboxPool {
     return true;
   }
 
+  /** Where a line about the slot goes: to the logger of the request its run serves, if any. */
+  private logOf(slot: Slot): Logger | undefined {
+    return slot.current?.job.hooks.log ?? this.logger;
+  }
+
   /** Runs a handler of a sandbox event; a throw fails that sandbox's run instead of the relayer. */
   private guard(slot: Slot, fn: () => void): void {
     try {
       fn();
     } catch (err) {
-      this.logger?.error({ err }, "sandbox: handling a sandbox event failed");
+      this.logOf(slot)?.error({ err }, "sandbox: handling a sandbox event failed");
       try {
         this.fault(slot, `the sandbox failed: ${(err as Error)?.message ?? String(err)}`);
       } catch {
@@ -261,7 +268,7 @@ export class SandboxPool {
     try {
       job.hooks.onStart?.();
     } catch (err) {
-      this.logger?.error({ err }, "sandbox: a run's start hook failed");
+      this.logOf(slot)?.error({ err }, "sandbox: a run's start hook failed");
     }
     this.post(slot, {
       type: "run",
@@ -306,10 +313,11 @@ export class SandboxPool {
 
   private onDone(slot: Slot, msg: DoneMessage): void {
     const limits = slot.current!.job.req.limits;
+    const log = this.logOf(slot);
     this.backoff.succeeded();
     this.endRun(slot, boundResult(msg, limits));
     if (msg.poisoned || msg.wasmBytes > this.recycleWasmBytes) {
-      this.logger?.info({ wasmBytes: msg.wasmBytes, poisoned: msg.poisoned, diagnostic: msg.diagnostic }, "sandbox: replacing a sandbox");
+      log?.info({ wasmBytes: msg.wasmBytes, poisoned: msg.poisoned, diagnostic: msg.diagnostic }, "sandbox: replacing a sandbox");
       void this.retire(slot);
     }
     this.dispatch();
@@ -317,7 +325,7 @@ export class SandboxPool {
 
   /** The sandbox will run nothing more; a run already sent to it never started there: queue it again. */
   private onPoisoned(slot: Slot, diagnostic?: string): void {
-    this.logger?.info({ diagnostic }, "sandbox: replacing a sandbox whose QuickJS module may be damaged (a run's handles or its copy could not be put back)");
+    this.logOf(slot)?.info({ diagnostic }, "sandbox: replacing a sandbox whose QuickJS module may be damaged (a run's handles or its copy could not be put back)");
     const current = slot.current;
     if (current) {
       clearTimeout(current.killTimer);
@@ -330,7 +338,7 @@ export class SandboxPool {
 
   /** The sandbox broke the protocol (or a handler failed): its run fails, the sandbox is replaced. */
   private fault(slot: Slot, message: string): void {
-    this.logger?.error({ message, pid: slot.sandbox.pid }, "sandbox: retiring a sandbox after a protocol fault");
+    this.logOf(slot)?.error({ message, pid: slot.sandbox.pid }, "sandbox: retiring a sandbox after a protocol fault");
     if (!slot.exited) this.crashed();
     this.endRun(slot, { message });
     void this.retire(slot);
@@ -341,7 +349,7 @@ export class SandboxPool {
   private kill(slot: Slot, runId: number): void {
     if (slot.current?.runId !== runId) return;
     const limits = slot.current.job.req.limits;
-    this.logger?.warn({ timeoutMs: limits.timeoutMs, pid: slot.sandbox.pid }, "sandbox: killing a sandbox that overran its deadline");
+    this.logOf(slot)?.warn({ timeoutMs: limits.timeoutMs, pid: slot.sandbox.pid }, "sandbox: killing a sandbox that overran its deadline");
     const error = limitError("timeoutMs", limits);
     this.endRun(slot, { ...error, message: `${error.message}; the sandbox was killed` });
     void this.retire(slot);
@@ -367,7 +375,7 @@ export class SandboxPool {
     if (slot.current) {
       const limits = slot.current.job.req.limits;
       const error: RunError = exit.outOfMemory ? limitError("memoryBytes", limits) : { message: `the sandbox process ended during the run (${how}); the run did not complete` };
-      this.logger?.error({ ...exit, pid: slot.sandbox.pid }, "sandbox: a sandbox ended during a run");
+      this.logOf(slot)?.error({ ...exit, pid: slot.sandbox.pid }, "sandbox: a sandbox ended during a run");
       this.endRun(slot, error);
     } else {
       this.logger?.warn({ ...exit, pid: slot.sandbox.pid }, "sandbox: an idle sandbox ended; replacing it");

@@ -1,0 +1,66 @@
+import { expect } from "chai";
+import { serviceLogger } from "../protocol/ops/logger";
+import { newAccount, startStack, type Stack } from "./helpers/relayer";
+import { sandboxChildren } from "./helpers/sandboxes";
+
+type Line = Record<string, unknown> & { msg: string };
+
+/** Waits until `check` holds (polling), or fails with `what`. */
+async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+// Request ids reach library lines by the request's own logger, handed down (no ambient
+// AsyncLocalStorage, issue 18): a line about a request's work carries its ids, and a line about
+// no request carries none.
+describe("request ids on the lines logged for a request's work", function () {
+  this.timeout(120_000);
+  const lines: Line[] = [];
+  let stack: Stack;
+  let apiKey: string;
+
+  before(async () => {
+    const logger = serviceLogger("info", { write: (line: string) => void lines.push(JSON.parse(line) as Line) });
+    stack = await startStack({ payerCount: 1, env: { VESTA_SANDBOX_WORKERS: "1" }, logger });
+    ({ apiKey } = await newAccount(stack, "request ids"));
+  });
+  after(async () => stack?.stop());
+
+  const run = (code: string, correlationId: string) =>
+    fetch(`${stack.api}/lit_action`, { method: "POST", headers: { "x-api-key": apiKey, "content-type": "application/json", "x-correlation-id": correlationId }, body: JSON.stringify({ code }) });
+
+  it("a sandbox killed during a run: the pool's line names that run's request (X-Request-Id, X-Correlation-Id); the idle sandbox killed after it, none", async function () {
+    expect((await run("async function main() { return 1 }", "warm")).status).to.equal(200); // the sandbox is up
+    const pending = run("async function main() { for (;;) {} }", "corr-killed");
+    await until(() => stack.relayer.ctx.executor.sandboxLoad().busy === 1, "the run to reach the sandbox");
+    const [pid] = sandboxChildren();
+    expect(pid, "the one sandbox process").to.be.a("number");
+    process.kill(pid, "SIGKILL");
+    const res = await pending;
+    expect(res.status).to.equal(422);
+    const requestId = res.headers.get("x-request-id");
+    expect(requestId).to.match(/^[0-9a-f-]{36}$/);
+
+    await until(() => lines.some((l) => l.msg === "request" && l.request_id === requestId), "the request's line");
+    const died = lines.filter((l) => l.msg === "sandbox: a sandbox ended during a run");
+    expect(died, JSON.stringify(died)).to.have.length(1);
+    expect(died[0]).to.deep.include({ request_id: requestId, correlation_id: "corr-killed", pid });
+    expect(lines.find((l) => l.msg === "request" && l.request_id === requestId)).to.deep.include({ correlation_id: "corr-killed", status: 422 });
+
+    // The replacement, killed while it holds no run: a line about no request.
+    await until(() => sandboxChildren().some((p) => p !== pid) && stack.relayer.ctx.executor.sandboxLoad().sandboxes === 1, "the replacement sandbox");
+    await new Promise((r) => setTimeout(r, 200)); // ready, idle
+    const [idle] = sandboxChildren().filter((p) => p !== pid);
+    process.kill(idle, "SIGKILL");
+    await until(() => lines.some((l) => l.msg === "sandbox: an idle sandbox ended; replacing it"), "the idle sandbox's line");
+    const idleLine = lines.find((l) => l.msg === "sandbox: an idle sandbox ended; replacing it")!;
+    expect(idleLine).to.not.have.property("request_id");
+    expect(idleLine).to.not.have.property("correlation_id");
+    // And the service goes on.
+    expect((await run("async function main() { return 2 }", "after")).status).to.equal(200);
+  });
+});
