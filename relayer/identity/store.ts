@@ -79,8 +79,9 @@ export class IdentityStore {
 
   /**
    * Keeps `body` under (kind, key) until `expiresAt` for `client` (who asked), replacing what was
-   * there (a new e-mail code voids the last). 429 when the client holds limits.perClient unexpired
-   * things of the kind already; 503 identity_busy when all clients together hold limits.total.
+   * there (a client's new e-mail code for an address voids its last: the key names both). 429
+   * when the client holds limits.perClient unexpired things of the kind already; 503
+   * identity_busy when all clients together hold limits.total.
    */
   async put(kind: string, key: string, body: string, expiresAt: number, client: string, now = Date.now()): Promise<void> {
     await this.clientRoom(kind, key, client, now);

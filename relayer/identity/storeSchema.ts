@@ -4,7 +4,8 @@ import { hasColumn, type StoreSchema } from "../../storage";
 export type IdentityDb = {
   /**
    * Pending single-use things, each until `expires_at` (ms): e-mail codes (kind "email", key the
-   * address, body the code's HMAC), used OpenID nonces (kind "oidc-nonce") and used WebAuthn
+   * address and the client that asked, `address\nclient`: one pending per pair, checked only for
+   * that client; body the code's HMAC), used OpenID nonces (kind "oidc-nonce") and used WebAuthn
    * challenges (kind "webauthn"). `client`: who asked for a pending code (its per-client quota).
    */
   identity_once: { kind: string; key: string; body: string; expires_at: number; attempts: number; client: string };
