@@ -93,9 +93,9 @@ describe("identity: e-mail code sign-in (issue 21)", function () {
   });
 
   it("at most VESTA_EMAIL_CODES_PER_HOUR codes reach one mailbox an hour, subaddresses and case included", async () => {
-    for (const e of ["hal@example.com", "hal+1@example.com", "HAL@example.com"]) await codeFor(e);
+    for (const [e, client] of [["hal@example.com", OWNER], ["hal+1@example.com", OWNER], ["HAL@example.com", STRANGER]]) await codeFor(e, client);
     const before = mails.length;
-    await expectError(await send("hal+2@example.com"), 429, "rate_limited", "at most 3 an hour");
+    await expectError(await send("hal+2@example.com", "192.0.2.7"), 429, "rate_limited", "too many codes sent to this address (at most 3 an hour)");
     expect(mails.length, "no mail sent").to.equal(before);
     expect((await codeFor("ivy@example.com")).length, "another mailbox is not held back").to.equal(6);
   });
@@ -122,6 +122,18 @@ describe("identity: e-mail code sign-in (issue 21)", function () {
     await expectError(await signIn("mia@example.com", code, STRANGER), 401, "invalid_email_code", "only from the network address that asked for it");
     expect((await accountOf("mia@example.com")).exists).to.equal(false);
     const r = await signIn("mia@example.com", code);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+  });
+
+  it("one client gets at most its share of a mailbox's hourly budget (half, rounded up); the owner still gets a code and signs in", async () => {
+    for (const e of ["nia@example.com", "nia+x@example.com"]) await codeFor(e, STRANGER);
+    const before = mails.length;
+    const refused = await send("NIA@example.com", STRANGER);
+    await expectError(refused, 429, "rate_limited", "this client asked too many codes for this address (at most 2 an hour, its share of the address's 3)");
+    expect(refused.body.message).to.match(/try again in 3[56]\d\d s$/);
+    expect(mails.length, "no mail sent").to.equal(before);
+    const code = await codeFor("nia@example.com");
+    const r = await signIn("nia@example.com", code);
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
   });
 

@@ -14,19 +14,22 @@ const KIND = "email";
 /** Where the pending code of (address, client) is kept: an address cannot hold "\n", so no two pairs share a key. */
 const keyOf = (email: string, client: string): string => `${email}\n${client}`;
 
+/** Codes one client may have sent to one mailbox an hour: half the mailbox's budget, rounded up, so no one client spends it all (unless it is 1). */
+export const clientShare = (perHour: number): number => Math.ceil(perHour / 2);
+
 /** An address in one form: trimmed and lower-cased (the identity's subject). */
 export const normalEmail = (email: string): string => email.trim().toLowerCase();
 
 /**
  * One-time sign-in codes sent by e-mail: 6 digits, valid `ttlMs`, taken once, void after
- * `maxAttempts` wrong guesses, at most `perHour` sent to one mailbox an hour (the per-client limit
- * of requests is the routes'). A pending code belongs to the client that asked for it (its address
- * as the rate limits key it): one pending per (address, client), a new one from that client
- * replacing it, and checked only for that client, so another client can neither replace the
- * owner's code nor void it with wrong guesses. Pending codes and the hourly budget live in the
- * identity store (every replica sees them); only an HMAC of (address, code) under a key of the key
- * provider is kept, never the code. A right code is taken by a conditional delete: of two sign-ins
- * racing with it, one gets it.
+ * `maxAttempts` wrong guesses, at most `perHour` sent to one mailbox an hour, of which one client
+ * may ask clientShare(perHour) (the per-client limit of requests is the routes'). A pending code
+ * belongs to the client that asked for it (its address as the rate limits key it): one pending per
+ * (address, client), a new one from that client replacing it, and checked only for that client,
+ * so another client can neither replace the owner's code nor void it with wrong guesses. Pending
+ * codes and the hourly budget live in the identity store (every replica sees them); only an HMAC
+ * of (address, code) under a key of the key provider is kept, never the code. A right code is
+ * taken by a conditional delete: of two sign-ins racing with it, one gets it.
  */
 export class EmailCodes {
   private macKey: Promise<Uint8Array> | undefined;
@@ -46,15 +49,17 @@ export class EmailCodes {
   /**
    * Sends a fresh code to `email` for `client` (the asking address: its code for `email` replaces
    * its last, and it holds at most a few pending codes, see IdentityStore.put); resolves with its
-   * expiry (ms). 429 past the mailbox's hourly budget.
+   * expiry (ms). 429 past the mailbox's hourly budget, or past the client's share of it.
    */
   async send(rawEmail: string, client: string, now = Date.now()): Promise<number> {
     const email = normalEmail(rawEmail);
     const key = keyOf(email, client);
     await this.store.clientRoom(KIND, key, client, now); // before the mailbox's budget is spent: a refused client spends none of it
-    const retry = await this.store.spendSend(mailboxOf(email), this.opts.perHour, now); // counted before the code exists: concurrent requests cannot pass the budget together
-    if (retry !== undefined) {
-      throw new AppError(429, "rate_limited", `too many codes sent to this address (at most ${this.opts.perHour} an hour); try again in ${retry} s`, undefined, { "retry-after": String(retry) });
+    const perClient = clientShare(this.opts.perHour);
+    const refused = await this.store.spendSend(mailboxOf(email), client, { perHour: this.opts.perHour, perClient }, now); // counted before the code exists: concurrent requests cannot pass the budget together
+    if (refused) {
+      const which = refused.spent === "mailbox" ? `too many codes sent to this address (at most ${this.opts.perHour} an hour)` : `this client asked too many codes for this address (at most ${perClient} an hour, its share of the address's ${this.opts.perHour})`;
+      throw new AppError(429, "rate_limited", `${which}; try again in ${refused.retry} s`, undefined, { "retry-after": String(refused.retry) });
     }
     const code = crypto.randomInt(0, 1_000_000).toString().padStart(6, "0");
     const expiresAt = now + this.opts.ttlMs;
