@@ -10,17 +10,22 @@ describe("identity: e-mail code sign-in (issue 21)", function () {
   let stack: Stack;
   const mails: { email: string; code: string }[] = [];
   before(async () => {
-    stack = await startStack({ env: { VESTA_EMAIL_CODES: "log", VESTA_EMAIL_CODES_PER_HOUR: "3" } });
+    stack = await startStack({
+      env: { VESTA_EMAIL_CODES: "log", VESTA_EMAIL_CODES_PER_HOUR: "3", VESTA_TRUST_PROXY: "loopback" }, // the tests name their clients in X-Forwarded-For
+    });
     codes().mailer = (email, code) => void mails.push({ email, code });
   });
   after(async () => stack?.stop());
 
   const codes = (): EmailCodes => stack.relayer.ctx.identity.email!;
-  const send = (email: string) => call(stack, "POST", "/identity/email/send_code", { body: { email } });
-  const signIn = (email: string, code: string) => call(stack, "POST", "/identity/email/sign_in", { body: { email, code } });
-  /** Sends a code to `email` and returns it as the mailer received it. */
-  const codeFor = async (email: string): Promise<string> => {
-    const r = await send(email);
+  /** The address's owner, asking for codes and signing in from one network address; a stranger, from another. */
+  const OWNER = "198.51.100.1";
+  const STRANGER = "203.0.113.66";
+  const send = (email: string, client = OWNER) => call(stack, "POST", "/identity/email/send_code", { headers: { "x-forwarded-for": client }, body: { email } });
+  const signIn = (email: string, code: string, client = OWNER) => call(stack, "POST", "/identity/email/sign_in", { headers: { "x-forwarded-for": client }, body: { email, code } });
+  /** Sends a code to `email` for `client` and returns it as the mailer received it. */
+  const codeFor = async (email: string, client = OWNER): Promise<string> => {
+    const r = await send(email, client);
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const last = mails[mails.length - 1];
     expect(last.email).to.equal(email.toLowerCase());
@@ -34,7 +39,7 @@ describe("identity: e-mail code sign-in (issue 21)", function () {
 
   it("the right code signs in and creates the address's account; the code is kept only as an HMAC", async () => {
     const code = await codeFor("Ann@Example.com");
-    const pending = await stack.relayer.ctx.identity.store.peek("email", "ann@example.com");
+    const pending = await stack.relayer.ctx.identity.store.peek("email", `ann@example.com\n${OWNER}`);
     expect(pending!.body, "an HMAC (base64url of 32 bytes), not the code").to.match(/^[A-Za-z0-9_-]{43}$/);
     expect(pending!.body).not.to.include(code);
     const r = await signIn("ann@example.com", code);
@@ -72,7 +77,7 @@ describe("identity: e-mail code sign-in (issue 21)", function () {
     const code = await codeFor("frank@example.com");
     let refused: unknown;
     await codes()
-      .verify("frank@example.com", code, Date.now() + 11 * 60_000)
+      .verify("frank@example.com", code, OWNER, Date.now() + 11 * 60_000)
       .catch((e) => (refused = e));
     expect(refused).to.include({ code: "invalid_email_code", status: 401 });
     await expectError(await signIn("frank@example.com", code), 401, "invalid_email_code", "expired");
@@ -88,11 +93,48 @@ describe("identity: e-mail code sign-in (issue 21)", function () {
   });
 
   it("at most VESTA_EMAIL_CODES_PER_HOUR codes reach one mailbox an hour, subaddresses and case included", async () => {
-    for (const e of ["hal@example.com", "hal+1@example.com", "HAL@example.com"]) await codeFor(e);
+    for (const [e, client] of [["hal@example.com", OWNER], ["hal+1@example.com", OWNER], ["HAL@example.com", STRANGER]]) await codeFor(e, client);
     const before = mails.length;
-    await expectError(await send("hal+2@example.com"), 429, "rate_limited", "at most 3 an hour");
+    await expectError(await send("hal+2@example.com", "192.0.2.7"), 429, "rate_limited", "too many codes sent to this address (at most 3 an hour)");
     expect(mails.length, "no mail sent").to.equal(before);
     expect((await codeFor("ivy@example.com")).length, "another mailbox is not held back").to.equal(6);
+  });
+
+  it("a stranger asking a code for the address does not replace the owner's: the owner's code still signs in", async () => {
+    const mine = await codeFor("kim@example.com");
+    await codeFor("kim@example.com", STRANGER); // a second mail in kim's inbox: the stranger's own pending code
+    const r = await signIn("kim@example.com", mine);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+  });
+
+  it("a stranger's wrong codes for the address count against its own code only: the owner's code still signs in", async () => {
+    const mine = await codeFor("lee@example.com");
+    for (let i = 0; i < 5; i++) await expectError(await signIn("lee@example.com", wrong(mine), STRANGER), 401, "invalid_email_code", "no code is pending for this address from this client");
+    const theirs = await codeFor("lee@example.com", STRANGER);
+    for (let i = 0; i < 4; i++) await expectError(await signIn("lee@example.com", wrong(theirs), STRANGER), 401, "invalid_email_code", "wrong code");
+    await expectError(await signIn("lee@example.com", wrong(theirs), STRANGER), 429, "too_many_attempts", "void");
+    const r = await signIn("lee@example.com", mine);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+  });
+
+  it("a code signs in only from the client that asked for it: from another, 401 and the code is kept", async () => {
+    const code = await codeFor("mia@example.com");
+    await expectError(await signIn("mia@example.com", code, STRANGER), 401, "invalid_email_code", "only from the network address that asked for it");
+    expect((await accountOf("mia@example.com")).exists).to.equal(false);
+    const r = await signIn("mia@example.com", code);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+  });
+
+  it("one client gets at most its share of a mailbox's hourly budget (half, rounded up); the owner still gets a code and signs in", async () => {
+    for (const e of ["nia@example.com", "nia+x@example.com"]) await codeFor(e, STRANGER);
+    const before = mails.length;
+    const refused = await send("NIA@example.com", STRANGER);
+    await expectError(refused, 429, "rate_limited", "this client asked too many codes for this address (at most 2 an hour, its share of the address's 3)");
+    expect(refused.body.message).to.match(/try again in 3[56]\d\d s$/);
+    expect(mails.length, "no mail sent").to.equal(before);
+    const code = await codeFor("nia@example.com");
+    const r = await signIn("nia@example.com", code);
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
   });
 
   it("two checks of one right code at once: exactly one signs in", async () => {

@@ -17,7 +17,7 @@ describe("identity: linking and unlinking sign-in methods (issue 21)", function 
   before(async () => {
     issuer = await startIssuer(AUDIENCE);
     stack = await startStack({
-      env: { VESTA_EMAIL_CODES: "log", VESTA_EMAIL_CODES_PER_HOUR: "100", VESTA_OIDC_PROVIDERS: JSON.stringify([{ issuer: issuer.issuer, audiences: [AUDIENCE], jwks_uri: issuer.jwksUri }]) },
+      env: { VESTA_EMAIL_CODES: "log", VESTA_EMAIL_CODES_PER_HOUR: "100", VESTA_TRUST_PROXY: "loopback", VESTA_OIDC_PROVIDERS: JSON.stringify([{ issuer: issuer.issuer, audiences: [AUDIENCE], jwks_uri: issuer.jwksUri }]) },
     });
     stack.relayer.ctx.identity.email!.mailer = (email, code) => void mails.push({ email, code });
   });
@@ -56,6 +56,15 @@ describe("identity: linking and unlinking sign-in methods (issue 21)", function 
       expect(r2.body).to.deep.include({ account_created: false, admin_wallet_address: ann.admin_wallet_address, api_key_hash: ann.api_key_hash });
     }
     expect((await linkOidc(ann.session_token, "ann-google")).body.outcome, "linking it again is a no-op").to.equal("already");
+  });
+
+  it("an address links only with a code asked from the same network address: from another, 401 and nothing linked", async () => {
+    const gus = await session("gus@example.com");
+    const code = await codeFor("gus@work.example"); // asked from the test's own address
+    const elsewhere = { key: gus.session_token, headers: { "x-forwarded-for": "203.0.113.66" }, body: { email: "gus@work.example", code } };
+    await expectError(await call(stack, "POST", "/identity/link/email", elsewhere), 401, "invalid_email_code", "from this client");
+    expect(await methods(gus.session_token)).to.deep.equal([emailMethod("gus@example.com")]);
+    expect((await call(stack, "POST", "/identity/link/email", { key: gus.session_token, body: { email: "gus@work.example", code } })).status, "from the address that asked, the same code links").to.equal(200);
   });
 
   it("linking a method that already signs into another identity is refused, and nothing changes", async () => {

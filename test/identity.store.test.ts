@@ -1,6 +1,8 @@
 import crypto from "node:crypto";
 import { expect } from "chai";
 import { IdentityStore } from "../relayer/identity/store";
+import { IDENTITY_SCHEMA } from "../relayer/identity/storeSchema";
+import { Storage } from "../storage";
 import { STORES, tempStore } from "./helpers/postgres";
 
 /**
@@ -62,9 +64,53 @@ for (const store of STORES) {
 
     it("the hourly send budget of a mailbox holds across replicas racing", async () => {
       const now = Date.now();
-      const spends = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).spendSend("box@example.com", 3, now)));
+      const spends = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).spendSend("box@example.com", `c${i}`, { perHour: 3, perClient: 3 }, now)));
       expect(spends.filter((s) => s === undefined)).to.have.length(3);
-      expect(spends.filter((s) => s !== undefined).every((s) => s! > 3590)).to.equal(true);
+      expect(spends.filter((s) => s !== undefined).every((s) => s!.spent === "mailbox" && s!.retry > 3590)).to.equal(true);
+    });
+
+    it("one client's share of a mailbox's budget holds across replicas racing; other clients still spend the rest, then the mailbox's budget holds", async () => {
+      const now = Date.now();
+      const budget = { perHour: 5, perClient: 3 };
+      const spends = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).spendSend("shared@example.com", "stranger", budget, now)));
+      expect(spends.filter((s) => s === undefined)).to.have.length(3);
+      expect(spends.filter((s) => s !== undefined).every((s) => s!.spent === "client" && s!.retry > 3590)).to.equal(true);
+      expect(await a.spendSend("shared@example.com", "owner", budget, now)).to.equal(undefined);
+      expect(await b.spendSend("shared@example.com", "owner", budget, now)).to.equal(undefined);
+      expect(await a.spendSend("shared@example.com", "third", budget, now)).to.deep.include({ spent: "mailbox" });
+      expect(await b.spendSend("other@example.com", "stranger", budget, now), "another mailbox: a share of its own").to.equal(undefined);
+    });
+
+    it("a refused send waits until the oldest send of the budget it hit is an hour old", async () => {
+      const now = Date.now();
+      const budget = { perHour: 3, perClient: 2 };
+      expect(await a.spendSend("wait@example.com", "c1", budget, now - 1_000_000)).to.equal(undefined);
+      expect(await a.spendSend("wait@example.com", "c1", budget, now - 500_000)).to.equal(undefined);
+      expect(await b.spendSend("wait@example.com", "c1", budget, now)).to.deep.equal({ spent: "client", retry: 2600 });
+      expect(await b.spendSend("wait@example.com", "c2", budget, now - 200_000)).to.equal(undefined);
+      expect(await a.spendSend("wait@example.com", "c3", budget, now)).to.deep.equal({ spent: "mailbox", retry: 2600 });
+      expect(await a.spendSend("wait@example.com", "c1", budget, now + 2_600_001), "an hour after its first send, the client's share has room again").to.equal(undefined);
+    });
+
+    it("a database of before 0003 (sends without their client) is migrated at open: its sends count against the mailbox's budget, no client's share", async function () {
+      const t = await tempStore(this, store, "identity.sqlite");
+      try {
+        const { "0001_initial": initial, "0002_epochs_and_clients": epochs } = IDENTITY_SCHEMA.steps;
+        const old = await Storage.open<any>(t.where, { name: IDENTITY_SCHEMA.name, steps: { "0001_initial": initial, "0002_epochs_and_clients": epochs } });
+        const now = Date.now();
+        await old.db.insertInto("identity_sends").values({ id: "old-send", mailbox: "old@example.com", sent_at: now - 1000 }).execute();
+        await old.close();
+        const s = await IdentityStore.open(t.where);
+        try {
+          const budget = { perHour: 2, perClient: 1 };
+          expect(await s.spendSend("old@example.com", "c1", budget, now)).to.equal(undefined);
+          expect(await s.spendSend("old@example.com", "c2", budget, now)).to.deep.include({ spent: "mailbox" });
+        } finally {
+          await s.close();
+        }
+      } finally {
+        await t.drop();
+      }
     });
 
     it("a passkey counter moves forward once for two racing assertions with one value", async () => {

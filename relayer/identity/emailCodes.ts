@@ -11,17 +11,25 @@ export type CodeMailer = (email: string, code: string) => void | Promise<void>;
 export type EmailCodeOptions = { ttlMs: number; maxAttempts: number; perHour: number };
 export const EMAIL_CODE_DEFAULTS: Omit<EmailCodeOptions, "perHour"> = { ttlMs: 10 * 60_000, maxAttempts: 5 };
 const KIND = "email";
+/** Where the pending code of (address, client) is kept: an address cannot hold "\n", so no two pairs share a key. */
+const keyOf = (email: string, client: string): string => `${email}\n${client}`;
+
+/** Codes one client may have sent to one mailbox an hour: half the mailbox's budget, rounded up, so no one client spends it all (unless it is 1). */
+export const clientShare = (perHour: number): number => Math.ceil(perHour / 2);
 
 /** An address in one form: trimmed and lower-cased (the identity's subject). */
 export const normalEmail = (email: string): string => email.trim().toLowerCase();
 
 /**
- * One-time sign-in codes sent by e-mail: 6 digits, one pending per address (a new one replaces
- * it), valid `ttlMs`, taken once, void after `maxAttempts` wrong guesses, at most `perHour` sent to
- * one mailbox an hour (the per-client limit is the routes'). Pending codes and the hourly budget
- * live in the identity store (every replica sees them); only an HMAC of (address, code) under a
- * key of the key provider is kept, never the code. A right code is taken by a conditional delete:
- * of two sign-ins racing with it, one gets it.
+ * One-time sign-in codes sent by e-mail: 6 digits, valid `ttlMs`, taken once, void after
+ * `maxAttempts` wrong guesses, at most `perHour` sent to one mailbox an hour, of which one client
+ * may ask clientShare(perHour) (the per-client limit of requests is the routes'). A pending code
+ * belongs to the client that asked for it (its address as the rate limits key it): one pending per
+ * (address, client), a new one from that client replacing it, and checked only for that client,
+ * so another client can neither replace the owner's code nor void it with wrong guesses. Pending
+ * codes and the hourly budget live in the identity store (every replica sees them); only an HMAC
+ * of (address, code) under a key of the key provider is kept, never the code. A right code is
+ * taken by a conditional delete: of two sign-ins racing with it, one gets it.
  */
 export class EmailCodes {
   private macKey: Promise<Uint8Array> | undefined;
@@ -39,47 +47,53 @@ export class EmailCodes {
   }
 
   /**
-   * Sends a fresh code to `email` for `client` (the asking address: it holds at most a few pending
-   * codes, see IdentityStore.put); resolves with its expiry (ms). 429 past the mailbox's hourly budget.
+   * Sends a fresh code to `email` for `client` (the asking address: its code for `email` replaces
+   * its last, and it holds at most a few pending codes, see IdentityStore.put); resolves with its
+   * expiry (ms). 429 past the mailbox's hourly budget, or past the client's share of it.
    */
   async send(rawEmail: string, client: string, now = Date.now()): Promise<number> {
     const email = normalEmail(rawEmail);
-    await this.store.clientRoom(KIND, email, client, now); // before the mailbox's budget is spent: a refused client spends none of it
-    const retry = await this.store.spendSend(mailboxOf(email), this.opts.perHour, now); // counted before the code exists: concurrent requests cannot pass the budget together
-    if (retry !== undefined) {
-      throw new AppError(429, "rate_limited", `too many codes sent to this address (at most ${this.opts.perHour} an hour); try again in ${retry} s`, undefined, { "retry-after": String(retry) });
+    const key = keyOf(email, client);
+    await this.store.clientRoom(KIND, key, client, now); // before the mailbox's budget is spent: a refused client spends none of it
+    const perClient = clientShare(this.opts.perHour);
+    const refused = await this.store.spendSend(mailboxOf(email), client, { perHour: this.opts.perHour, perClient }, now); // counted before the code exists: concurrent requests cannot pass the budget together
+    if (refused) {
+      const which = refused.spent === "mailbox" ? `too many codes sent to this address (at most ${this.opts.perHour} an hour)` : `this client asked too many codes for this address (at most ${perClient} an hour, its share of the address's ${this.opts.perHour})`;
+      throw new AppError(429, "rate_limited", `${which}; try again in ${refused.retry} s`, undefined, { "retry-after": String(refused.retry) });
     }
     const code = crypto.randomInt(0, 1_000_000).toString().padStart(6, "0");
     const expiresAt = now + this.opts.ttlMs;
     const hash = await this.hash(email, code);
-    await this.store.put(KIND, email, hash, expiresAt, client, now);
+    await this.store.put(KIND, key, hash, expiresAt, client, now);
     try {
       await this.mailer(email, code);
     } catch {
-      await this.store.take(KIND, email, now, hash); // a code nobody received is void
+      await this.store.take(KIND, key, now, hash); // a code nobody received is void
       throw new AppError(503, "mail_unavailable", "the sign-in code could not be sent (the mail server did not take it); try again shortly");
     }
     return expiresAt;
   }
 
   /**
-   * The e-mail identity the code proves, taking the code. 401 when there is none pending for the
-   * address (never sent, expired, used, or sent to another address) or it is wrong; the wrong
-   * guess that reaches the attempt limit voids the code (429 too_many_attempts).
+   * The e-mail identity the code proves, taking the code; `client` as for send(): only the code it
+   * asked for is checked. 401 when it has none pending for the address (never sent, expired, used,
+   * sent to another address, or asked for by another client) or the code is wrong; the wrong guess
+   * that reaches the attempt limit voids that client's code (429 too_many_attempts).
    */
-  async verify(rawEmail: string, code: string, now = Date.now()): Promise<VerifiedIdentity> {
+  async verify(rawEmail: string, code: string, client: string, now = Date.now()): Promise<VerifiedIdentity> {
     const email = normalEmail(rawEmail);
+    const key = keyOf(email, client);
     const given = await this.hash(email, code);
-    const none = () => new AppError(401, "invalid_email_code", "no code is pending for this address (never sent, expired or used): ask for a new one");
-    const p = await this.store.peek(KIND, email, now);
+    const none = () => new AppError(401, "invalid_email_code", "no code is pending for this address from this client (never sent, expired or used; a code signs in only from the network address that asked for it): ask for a new one");
+    const p = await this.store.peek(KIND, key, now);
     if (!p) throw none();
     if (!crypto.timingSafeEqual(Buffer.from(given), Buffer.from(p.body.padEnd(given.length).slice(0, given.length)))) {
-      const attempts = await this.store.wrongGuess(KIND, email, p.body, this.opts.maxAttempts, now);
+      const attempts = await this.store.wrongGuess(KIND, key, p.body, this.opts.maxAttempts, now);
       if (attempts === undefined) throw none();
       if (attempts >= this.opts.maxAttempts) throw new AppError(429, "too_many_attempts", `${attempts} wrong codes: this code is void, ask for a new one`);
       throw new AppError(401, "invalid_email_code", `wrong code (${this.opts.maxAttempts - attempts} attempts left)`);
     }
-    if ((await this.store.take(KIND, email, now, given)) === undefined) throw none(); // another sign-in took it first
+    if ((await this.store.take(KIND, key, now, given)) === undefined) throw none(); // another sign-in took it first
     return verifiedIdentity("email", "email", email);
   }
 }

@@ -19,8 +19,8 @@ const busy = () => new AppError(503, "identity_busy", "this node holds as many p
  * What identity sign-in keeps between requests, on the storage layer (`identity.sqlite` in the
  * data directory, or PostgreSQL with DATABASE_URL, shared by every replica): pending e-mail codes,
  * used OpenID nonces, WebAuthn challenges (each with its expiry; taken once by a conditional
- * delete, so of two uses racing one wins), the mailboxes' hourly send budget, registered passkeys
- * and the links of sign-in methods to identities.
+ * delete, so of two uses racing one wins), the mailboxes' hourly send budget (and each client's
+ * share of it), registered passkeys and the links of sign-in methods to identities.
  */
 export class IdentityStore {
   /** MACs a link row's fields (set by the Identity service, with a key of the key provider). */
@@ -79,8 +79,9 @@ export class IdentityStore {
 
   /**
    * Keeps `body` under (kind, key) until `expiresAt` for `client` (who asked), replacing what was
-   * there (a new e-mail code voids the last). 429 when the client holds limits.perClient unexpired
-   * things of the kind already; 503 identity_busy when all clients together hold limits.total.
+   * there (a client's new e-mail code for an address voids its last: the key names both). 429
+   * when the client holds limits.perClient unexpired things of the kind already; 503
+   * identity_busy when all clients together hold limits.total.
    */
   async put(kind: string, key: string, body: string, expiresAt: number, client: string, now = Date.now()): Promise<void> {
     await this.clientRoom(kind, key, client, now);
@@ -155,15 +156,21 @@ export class IdentityStore {
   }
 
   /**
-   * Counts one send to `mailbox` against `perHour`: undefined when it fits (and it is counted), or
-   * the seconds until one fits. Replicas take turns per mailbox (a count, then an insert).
+   * Counts one send to `mailbox` for `client` against the mailbox's hourly budget (`perHour`) and
+   * the client's share of it (`perClient`): undefined when both fit (and it is counted), else the
+   * budget that is spent ("mailbox", or the "client"'s share) and the seconds until a send fits it.
+   * Replicas take turns per mailbox (the counts, then an insert).
    */
-  async spendSend(mailbox: string, perHour: number, now = Date.now()): Promise<number | undefined> {
+  async spendSend(mailbox: string, client: string, budget: { perHour: number; perClient: number }, now = Date.now()): Promise<{ spent: "mailbox" | "client"; retry: number } | undefined> {
     return this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `identity-send:${mailbox}`);
-      const recent = await trx.selectFrom("identity_sends").select("sent_at").where("mailbox", "=", mailbox).where("sent_at", ">", now - HOUR_MS).orderBy("sent_at").execute();
-      if (recent.length >= perHour) return Math.max(1, Math.ceil((toNumber(recent[0].sent_at) + HOUR_MS - now) / 1000));
-      await trx.insertInto("identity_sends").values({ id: crypto.randomUUID(), mailbox, sent_at: now }).execute();
+      const recent = await trx.selectFrom("identity_sends").select(["sent_at", "client"]).where("mailbox", "=", mailbox).where("sent_at", ">", now - HOUR_MS).orderBy("sent_at").execute();
+      const mine = recent.filter((r) => r.client === client);
+      /** Seconds until fewer than `limit` of `sends` (oldest first) are within the hour. */
+      const wait = (sends: typeof recent, limit: number) => Math.max(1, Math.ceil((toNumber(sends[sends.length - limit].sent_at) + HOUR_MS - now) / 1000));
+      if (recent.length >= budget.perHour) return { spent: "mailbox" as const, retry: wait(recent, budget.perHour) };
+      if (mine.length >= budget.perClient) return { spent: "client" as const, retry: wait(mine, budget.perClient) };
+      await trx.insertInto("identity_sends").values({ id: crypto.randomUUID(), mailbox, client, sent_at: now }).execute();
       return undefined;
     });
   }

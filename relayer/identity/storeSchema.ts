@@ -4,12 +4,13 @@ import { hasColumn, type StoreSchema } from "../../storage";
 export type IdentityDb = {
   /**
    * Pending single-use things, each until `expires_at` (ms): e-mail codes (kind "email", key the
-   * address, body the code's HMAC), used OpenID nonces (kind "oidc-nonce") and used WebAuthn
+   * address and the client that asked, `address\nclient`: one pending per pair, checked only for
+   * that client; body the code's HMAC), used OpenID nonces (kind "oidc-nonce") and used WebAuthn
    * challenges (kind "webauthn"). `client`: who asked for a pending code (its per-client quota).
    */
   identity_once: { kind: string; key: string; body: string; expires_at: number; attempts: number; client: string };
-  /** Codes sent per mailbox (the hourly budget), kept an hour. */
-  identity_sends: { mailbox: string; sent_at: number; id: string };
+  /** Codes sent per mailbox (the hourly budget), kept an hour; `client`: who asked (its share of the budget; "" before 0003). */
+  identity_sends: { mailbox: string; sent_at: number; id: string; client: string };
   /** Registered passkeys: the credential's public key (COSE, base64url), its signature counter, and an HMAC binding id, rp id, user handle and key. */
   identity_passkeys: { credential_id: string; rp_id: string; user_handle: string; public_key: string; counter: number; transports: string; created_at: number; used_at: number; mac: string };
   /**
@@ -80,6 +81,18 @@ export const IDENTITY_SCHEMA: StoreSchema = {
         await db.schema.alterTable("identity_once").addColumn("client", "text", (c) => c.notNull().defaultTo("")).execute();
       }
       await db.schema.createIndex("identity_once_client").ifNotExists().on("identity_once").columns(["kind", "client"]).execute();
+    },
+    /**
+     * Who asked for each send (a client's share of a mailbox's budget): sends of before count for
+     * the mailbox only. No index of its own: a send reads the mailbox's sends of the hour (at most
+     * its budget, by identity_sends_mailbox) and counts the client's among them. Pending codes kept
+     * under the address alone (before e-mail codes were bound to their client) are found no more and
+     * expire within their 10 minutes.
+     */
+    "0003_send_clients": async (db, dialect) => {
+      if (!(await hasColumn(db, dialect, "identity_sends", "client"))) {
+        await db.schema.alterTable("identity_sends").addColumn("client", "text", (c) => c.notNull().defaultTo("")).execute();
+      }
     },
   },
 };

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { ipKeyGenerator } from "express-rate-limit";
-import type { Router } from "express";
+import type { Request, Router } from "express";
 import { z, name, description, token } from "../schemas/common";
 import { route } from "../http/route";
 import { AppError } from "../errors";
@@ -33,6 +33,9 @@ export const SignInResponse = z
   .openapi("SignInResponse");
 /** What completing a sign-in may answer beyond the method's own refusals. */
 export const SIGN_IN_ERRORS: ErrorCode[] = ["rate_limited", "identity_method_off", "identity_not_owner", "method_unlinked", "already_exists", "write_rejected", "write_queue_full", "chain_unavailable", "chain_timeout"];
+
+/** The client an e-mail code belongs to: its address as the rate limits key it (IPv6 by /56); a code is checked only for the client that asked for it. */
+export const codeClient = (req: Request): string => ipKeyGenerator(req.ip ?? "unknown");
 
 export const off = (what: string, variable: string) => new AppError(404, "identity_method_off", `${what} sign-in is not configured on this node (${variable})`);
 
@@ -83,14 +86,14 @@ export function identityRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     method: "post",
     path: "/identity/email/send_code",
     tag: "Identity",
-    summary: "Sends a 6-digit sign-in code to the address (valid 10 minutes, 5 tries, a few an hour per address).",
+    summary: "Sends a 6-digit sign-in code to the address (valid 10 minutes, 5 tries, a few an hour per address); it signs in only from the network address that asked for it.",
     auth: "none",
     body: EmailSend,
     errors: ["rate_limited", "identity_method_off", "identity_busy", "mail_unavailable"],
     response: z.object({ success: z.literal(true), expires_at: z.number().int() }),
     handler: async ({ body, req }) => {
       if (!id.email) throw off("E-mail code", "VESTA_EMAIL_CODES");
-      const expiresAt = await id.email.send(body.email, ipKeyGenerator(req.ip ?? "unknown")); // the client as the rate limits key it (IPv6 by /56)
+      const expiresAt = await id.email.send(body.email, codeClient(req));
       return { success: true as const, expires_at: Math.floor(expiresAt / 1000) };
     },
   });
@@ -99,14 +102,14 @@ export function identityRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     method: "post",
     path: "/identity/email/sign_in",
     tag: "Identity",
-    summary: "Signs in with the code sent to the address. The first sign-in creates the identity's account.",
+    summary: "Signs in with the code sent to the address, from the network address that asked for it. The first sign-in creates the identity's account.",
     auth: "none",
     body: EmailSignIn,
     errors: [...SIGN_IN_ERRORS, "invalid_email_code", "too_many_attempts"],
     response: SignInResponse,
     handler: async ({ body, req }) => {
       if (!id.email) throw off("E-mail code", "VESTA_EMAIL_CODES");
-      return completeSignIn(ctx, req, await id.email.verify(body.email, body.code), { name: body.account_name, description: body.account_description });
+      return completeSignIn(ctx, req, await id.email.verify(body.email, body.code, codeClient(req)), { name: body.account_name, description: body.account_description });
     },
   });
 

@@ -8,7 +8,7 @@ import { MAX_ID_TOKEN_CHARS } from "../identity/oidc";
 import { IDENTITY_METHODS, type VerifiedIdentity } from "../identity/identity";
 import { hex32 } from "../../protocol/usageKeyShape";
 import { RegistrationResponse, WebAuthnOptions } from "../schemas/webauthn";
-import { email, emailCode, off } from "./identity";
+import { codeClient, email, emailCode, off } from "./identity";
 import type { ErrorCode } from "../../protocol/errors";
 import type { Ctx } from "../context";
 
@@ -58,7 +58,7 @@ export function identityLinkRoutes(router: Router, registry: OpenAPIRegistry, ct
     method: "post",
     path: "/identity/link/email",
     tag: "Identity",
-    summary: `Links another e-mail address, proven by the code sent to it (/identity/email/send_code). ${fresh}`,
+    summary: `Links another e-mail address, proven by the code sent to it (/identity/email/send_code, asked from the same network address). ${fresh}`,
     auth: "none",
     body: z.object({ email, code: emailCode }).strict().openapi("LinkEmailRequest"),
     errors: [...LINK_ERRORS, "invalid_email_code", "too_many_attempts"],
@@ -66,7 +66,7 @@ export function identityLinkRoutes(router: Router, registry: OpenAPIRegistry, ct
     handler: async ({ req, body }) => {
       if (!id.email) throw off("E-mail code", "VESTA_EMAIL_CODES");
       const s = await freshSession(ctx, req);
-      const m = await id.email.verify(body.email, body.code);
+      const m = await id.email.verify(body.email, body.code, codeClient(req));
       return answer(s.identityId, m, await linkMethod(ctx, s, m));
     },
   });
