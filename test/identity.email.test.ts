@@ -8,12 +8,12 @@ import type { EmailCodes } from "../relayer/identity/emailCodes";
 describe("identity: e-mail code sign-in (issue 21)", function () {
   this.timeout(120_000);
   let stack: Stack;
-  const mails: { email: string; code: string }[] = [];
+  const mails: { email: string; code: string; requestId?: unknown }[] = [];
   before(async () => {
     stack = await startStack({
       env: { VESTA_EMAIL_CODES: "log", VESTA_EMAIL_CODES_PER_HOUR: "3", VESTA_TRUST_PROXY: "loopback" }, // the tests name their clients in X-Forwarded-For
     });
-    codes().mailer = (email, code) => void mails.push({ email, code });
+    codes().mailer = (email, code, log) => void mails.push({ email, code, requestId: log?.bindings().request_id });
   });
   after(async () => stack?.stop());
 
@@ -29,6 +29,7 @@ describe("identity: e-mail code sign-in (issue 21)", function () {
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const last = mails[mails.length - 1];
     expect(last.email).to.equal(email.toLowerCase());
+    expect(last.requestId, "the mailer logs with the asking request's logger (its id on the mail line)").to.match(/^[0-9a-f-]{36}$/);
     return last.code;
   };
   const accountOf = async (email: string) => {

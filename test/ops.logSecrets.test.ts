@@ -111,6 +111,8 @@ describe("logs: a full workflow in processes leaves none of its secrets in any l
       // Every line of a request carries its id (the request line and what was logged while serving it).
       for (const l of lines.filter((l) => l.msg === "request")) expect(l.request_id, JSON.stringify(l)).to.match(/^[0-9a-f-]{36}$/);
     }
+    // The development mailer's line is logged for the request that asked for the link: it carries its id.
+    expect(linkLines()[0].request_id, "the sign-in link's line").to.match(/^[0-9a-f-]{36}$/);
     const relayerLines = jsonLines(relayer.out());
     const created = relayerLines.find((l) => l.msg === "account created");
     expect(created?.request_id, "a line logged by a route while serving the request carries its id").to.match(/^[0-9a-f-]{36}$/);

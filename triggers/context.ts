@@ -5,7 +5,8 @@ import type { Store } from "./store/types";
 import type { TriggersMetrics } from "./metrics";
 
 /** Sends a magic login link; in local mode it is printed to the log. */
-export type Mailer = (email: string, link: string) => void | Promise<void>;
+/** Sends a sign-in link; `log`: the logger of the request that asked (its ids on the mailer's line). */
+export type Mailer = (email: string, link: string, log?: Logger) => void | Promise<void>;
 
 export type TriggersCtx = {
   config: TriggersConfig;

@@ -19,10 +19,10 @@ export const linkMail = (link: string, minutes: number) => ({
 /** `transport` replaces the SMTP transport (tests). */
 export function linkMailer(config: Pick<TriggersConfig, "smtp">, ttlMinutes: number, logger: Logger, transport?: nodemailer.Transporter): Mailer {
   const smtp = config.smtp;
-  if (!smtp) return (email, link) => logger.info({ email, link }, `sign-in link for ${email}: ${link} (development: no TRIGGERS_SMTP_URL)`);
+  if (!smtp) return (email, link, log = logger) => log.info({ email, link }, `sign-in link for ${email}: ${link} (development: no TRIGGERS_SMTP_URL)`);
   const t = transport ?? smtpTransport(smtp);
-  return async (email, link) => {
+  return async (email, link, log = logger) => {
     const info = await t.sendMail({ from: smtp.from, to: email, ...linkMail(link, ttlMinutes) });
-    logger.info({ messageId: info.messageId }, "sign-in link sent by e-mail");
+    log.info({ messageId: info.messageId }, "sign-in link sent by e-mail");
   };
 }

@@ -1,12 +1,13 @@
 import crypto from "node:crypto";
+import type { Logger } from "pino";
 import { AppError } from "../errors";
 import { paths, type KeyProvider } from "../../executor/keys/provider";
 import { verifiedIdentity, type VerifiedIdentity } from "./identity";
 import { mailboxOf } from "../../protocol/mailbox";
 import type { IdentityStore } from "./store";
 
-/** Sends one sign-in code (the development mailer prints it to the log; smtp sends it, see mailer.ts). */
-export type CodeMailer = (email: string, code: string) => void | Promise<void>;
+/** Sends one sign-in code (the development mailer prints it to the log; smtp sends it, see mailer.ts); `log`: the logger of the request that asked. */
+export type CodeMailer = (email: string, code: string, log?: Logger) => void | Promise<void>;
 
 export type EmailCodeOptions = { ttlMs: number; maxAttempts: number; perHour: number };
 export const EMAIL_CODE_DEFAULTS: Omit<EmailCodeOptions, "perHour"> = { ttlMs: 10 * 60_000, maxAttempts: 5 };
@@ -51,7 +52,7 @@ export class EmailCodes {
    * its last, and it holds at most a few pending codes, see IdentityStore.put); resolves with its
    * expiry (ms). 429 past the mailbox's hourly budget, or past the client's share of it.
    */
-  async send(rawEmail: string, client: string, now = Date.now()): Promise<number> {
+  async send(rawEmail: string, client: string, now = Date.now(), log?: Logger): Promise<number> {
     const email = normalEmail(rawEmail);
     const key = keyOf(email, client);
     await this.store.clientRoom(KIND, key, client, now); // before the mailbox's budget is spent: a refused client spends none of it
@@ -66,7 +67,7 @@ export class EmailCodes {
     const hash = await this.hash(email, code);
     await this.store.put(KIND, key, hash, expiresAt, client, now);
     try {
-      await this.mailer(email, code);
+      await this.mailer(email, code, log);
     } catch {
       await this.store.take(KIND, key, now, hash); // a code nobody received is void
       throw new AppError(503, "mail_unavailable", "the sign-in code could not be sent (the mail server did not take it); try again shortly");

@@ -18,13 +18,13 @@ export const codeMail = (code: string, minutes: number) => ({
  */
 export function codeMailer(config: IdentityConfig, ttlMinutes: number, logger: Logger, transport?: nodemailer.Transporter): CodeMailer | undefined {
   if (config.email === "log") {
-    return (email, code) => logger.info({ email }, `sign-in code for ${email}: ${code} (development mailer: VESTA_EMAIL_CODES=log)`);
+    return (email, code, log = logger) => log.info({ email }, `sign-in code for ${email}: ${code} (development mailer: VESTA_EMAIL_CODES=log)`);
   }
   if (config.email !== "smtp" || !config.smtp) return undefined;
   const smtp = config.smtp;
   const t = transport ?? smtpTransport(smtp);
-  return async (email, code) => {
+  return async (email, code, log = logger) => {
     const info = await t.sendMail({ from: smtp.from, to: email, ...codeMail(code, ttlMinutes) });
-    logger.info({ messageId: info.messageId }, "sign-in code sent by e-mail");
+    log.info({ messageId: info.messageId }, "sign-in code sent by e-mail");
   };
 }

@@ -93,7 +93,7 @@ export function identityRoutes(router: Router, registry: OpenAPIRegistry, ctx: C
     response: z.object({ success: z.literal(true), expires_at: z.number().int() }),
     handler: async ({ body, req }) => {
       if (!id.email) throw off("E-mail code", "VESTA_EMAIL_CODES");
-      const expiresAt = await id.email.send(body.email, codeClient(req));
+      const expiresAt = await id.email.send(body.email, codeClient(req), Date.now(), req.log);
       return { success: true as const, expires_at: Math.floor(expiresAt / 1000) };
     },
   });

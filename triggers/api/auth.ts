@@ -213,7 +213,7 @@ export function authRoutes(ctx: TriggersCtx): Router {
     const token = randomToken();
     await ctx.store.putMagicLink(challengeOf(token), b.email.toLowerCase(), ctx.now() + LINK_TTL_MS);
     const link = `${ctx.publicUrl()}/auth/magic?token=${token}&next=${encodeURIComponent(next)}`;
-    await Promise.resolve().then(() => ctx.mailer(b.email.toLowerCase(), link)).catch(async (err: unknown) => {
+    await Promise.resolve().then(() => ctx.mailer(b.email.toLowerCase(), link, req.log)).catch(async (err: unknown) => {
       await ctx.store.useMagicLink(challengeOf(token), ctx.now()); // a link nobody received is void
       req.log?.warn({ err: err instanceof Error ? err.message : String(err) }, "the sign-in link could not be mailed");
       throw new AppError(503, "mail_unavailable", "the sign-in link could not be sent (the mail server did not take it); try again shortly");
