@@ -52,14 +52,14 @@ for (const store of STORES) {
       expect(await b.once("oidc-nonce", "n1", now + 20_000, now + 6000)).to.equal(true);
     });
 
-    it("a code taken with its HMAC only: a replaced code's HMAC takes nothing; wrong guesses count across replicas up to the limit", async () => {
+    it("a code taken with its HMAC only: a replaced code's HMAC takes nothing; guesses are spent across replicas up to the limit, and no more", async () => {
       const now = Date.now();
       await a.put("email", "y@example.com", "old", now + 60_000, "c", now);
       await b.put("email", "y@example.com", "new", now + 60_000, "c", now);
       expect(await a.take("email", "y@example.com", now, "old")).to.equal(undefined);
-      const guesses = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).wrongGuess("email", "y@example.com", "new", 5, now)));
+      const guesses = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).spendGuess("email", "y@example.com", "new", 5, now)));
       expect(guesses.filter((g) => g !== undefined).sort()).to.deep.equal([1, 2, 3, 4, 5]);
-      expect(await a.peek("email", "y@example.com", now), "void after the fifth").to.equal(undefined);
+      expect(await a.spendGuess("email", "y@example.com", "new", 5, now), "none left after the fifth").to.equal(undefined);
     });
 
     it("the hourly send budget of a mailbox holds across replicas racing", async () => {

@@ -88,13 +88,18 @@ export class EmailCodes {
     const none = () => new AppError(401, "invalid_email_code", "no code is pending for this address from this client (never sent, expired or used; a code signs in only from the network address that asked for it): ask for a new one");
     const p = await this.store.peek(KIND, key, now);
     if (!p) throw none();
-    if (!crypto.timingSafeEqual(Buffer.from(given), Buffer.from(p.body.padEnd(given.length).slice(0, given.length)))) {
-      const attempts = await this.store.wrongGuess(KIND, key, p.body, this.opts.maxAttempts, now);
-      if (attempts === undefined) throw none();
-      if (attempts >= this.opts.maxAttempts) throw new AppError(429, "too_many_attempts", `${attempts} wrong codes: this code is void, ask for a new one`);
-      throw new AppError(401, "invalid_email_code", `wrong code (${this.opts.maxAttempts - attempts} attempts left)`);
+    const max = this.opts.maxAttempts;
+    // Every guess, right or wrong, spends one of the code's attempts before it is judged: of a burst
+    // of guesses sent at once (to one replica or several), at most `max` are judged at all.
+    const attempts = await this.store.spendGuess(KIND, key, p.body, max, now);
+    if (attempts === undefined) throw none();
+    if (crypto.timingSafeEqual(Buffer.from(given), Buffer.from(p.body.padEnd(given.length).slice(0, given.length)))) {
+      if ((await this.store.take(KIND, key, now, given)) === undefined) throw none(); // another sign-in took it first, or the last wrong guess voided it
+      return verifiedIdentity("email", "email", email);
     }
-    if ((await this.store.take(KIND, key, now, given)) === undefined) throw none(); // another sign-in took it first
-    return verifiedIdentity("email", "email", email);
+    if (attempts < max) throw new AppError(401, "invalid_email_code", `wrong code (${max - attempts} attempts left)`);
+    // The last guess was wrong: the code is void, unless a right guess racing with it took it first (then this one found none).
+    if ((await this.store.take(KIND, key, now, p.body)) === undefined) throw none();
+    throw new AppError(429, "too_many_attempts", `${attempts} wrong codes: this code is void, ask for a new one`);
   }
 }

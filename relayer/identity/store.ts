@@ -139,20 +139,20 @@ export class IdentityStore {
   }
 
   /**
-   * One wrong guess at (kind, key) holding `body`: its attempts + 1, or undefined when it is gone
-   * (taken, replaced or expired meanwhile). Reaching `max` deletes it.
+   * Spends one of the `max` guesses at (kind, key) holding `body`, before the guess is judged: its
+   * attempts + 1, or undefined when none is left (the code is gone: taken, replaced, expired, or
+   * its `max` guesses are spent). One conditional update: of any number of guesses racing (one
+   * replica or several), at most `max` get a number, so at most `max` are ever judged. The caller
+   * voids the code (take) when the last guess was wrong.
    */
-  async wrongGuess(kind: string, key: string, body: string, max: number, now = Date.now()): Promise<number | undefined> {
+  async spendGuess(kind: string, key: string, body: string, max: number, now = Date.now()): Promise<number | undefined> {
     const row = await this.s.db
       .updateTable("identity_once")
       .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
       .where("kind", "=", kind).where("key", "=", key).where("body", "=", body).where("expires_at", ">", now).where("attempts", "<", max)
       .returning("attempts")
       .executeTakeFirst();
-    if (!row) return undefined;
-    const attempts = toNumber(row.attempts);
-    if (attempts >= max) await this.s.db.deleteFrom("identity_once").where("kind", "=", kind).where("key", "=", key).where("body", "=", body).execute();
-    return attempts;
+    return row ? toNumber(row.attempts) : undefined;
   }
 
   /**
