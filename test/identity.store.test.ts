@@ -92,6 +92,26 @@ for (const store of STORES) {
       expect(await a.spendSend("wait@example.com", "c1", budget, now + 2_600_001), "an hour after its first send, the client's share has room again").to.equal(undefined);
     });
 
+    it("a refusal by both budgets waits for the later: at the time it names, the send fits (review finding: it named the mailbox's only)", async () => {
+      const t0 = Date.now() - 200_000;
+      const budget = { perHour: 4, perClient: 2 };
+      for (const [client, at] of [["other", t0], ["other", t0 + 1000], ["me", t0 + 120_000], ["me", t0 + 121_000]] as const) expect(await a.spendSend("both@example.com", client, budget, at)).to.equal(undefined);
+      const refused = await b.spendSend("both@example.com", "me", budget, t0 + 130_000);
+      expect(refused).to.deep.equal({ spent: "mailbox", retry: 3590 }); // the mailbox has room at t0 + 1 h, this client's share only at t0 + 1 h + 120 s
+      expect(await a.spendSend("both@example.com", "me", budget, t0 + 130_000 + refused!.retry * 1000 - 1000), "a second before").to.deep.include({ spent: "client" });
+      expect(await a.spendSend("both@example.com", "me", budget, t0 + 130_000 + refused!.retry * 1000)).to.equal(undefined);
+    });
+
+    it("racing puts of one client never hold more than its limit of pending things, on one replica or two (review finding: 60 racing puts held 60)", async () => {
+      const now = Date.now();
+      const keys = Array.from({ length: 60 }, (_, i) => `race${i}@example.com\nracer`);
+      const results = await Promise.allSettled(keys.map((k, i) => (i % 2 ? a : b).put("email", k, crypto.randomUUID(), now + 600_000, "racer", now)));
+      const held = (await Promise.all(keys.map((k) => a.peek("email", k, now)))).filter(Boolean).length;
+      expect(held).to.equal(a.limits.perClient);
+      expect(results.filter((r) => r.status === "fulfilled")).to.have.length(a.limits.perClient);
+      expect(results.filter((r) => r.status === "rejected").every((r) => (r as PromiseRejectedResult).reason.code === "rate_limited")).to.equal(true);
+    });
+
     it("a database of before 0003 (sends without their client) is migrated at open: its sends count against the mailbox's budget, no client's share", async function () {
       const t = await tempStore(this, store, "identity.sqlite");
       try {

@@ -55,7 +55,7 @@ export class EmailCodes {
   async send(rawEmail: string, client: string, now = Date.now(), log?: Logger): Promise<number> {
     const email = normalEmail(rawEmail);
     const key = keyOf(email, client);
-    await this.store.clientRoom(KIND, key, client, now); // before the mailbox's budget is spent: a refused client spends none of it
+    await this.store.room(KIND, key, client, now); // before the mailbox's budget is spent: a refused client (or a full node) spends none of it
     const perClient = clientShare(this.opts.perHour);
     const refused = await this.store.spendSend(mailboxOf(email), client, { perHour: this.opts.perHour, perClient }, now); // counted before the code exists: concurrent requests cannot pass the budget together
     if (refused) {

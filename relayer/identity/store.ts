@@ -13,6 +13,9 @@ export const MAX_PENDING_PER_CLIENT = 20;
 export type StoredPasskey = IdentityDb["identity_passkeys"];
 export type LinkRow = { method: string; issuer: string; subject: string; identity_id: string; linked_at: number; unlinked: boolean };
 
+/** What the store's reads and deletes run on: the database, or a transaction. */
+type Db = Pick<Storage<IdentityDb>["db"], "selectFrom" | "deleteFrom">;
+
 const busy = () => new AppError(503, "identity_busy", "this node holds as many pending sign-ins as it keeps; nothing was done, try again shortly");
 
 /**
@@ -65,9 +68,13 @@ export class IdentityStore {
   }
 
   /** Drops what expired (pending things, and sends older than an hour). */
-  async sweep(now = Date.now()): Promise<void> {
-    await this.s.db.deleteFrom("identity_once").where("expires_at", "<=", now).execute();
-    await this.s.db.deleteFrom("identity_sends").where("sent_at", "<=", now - HOUR_MS).execute();
+  sweep(now = Date.now()): Promise<void> {
+    return this.sweepIn(this.s.db, now);
+  }
+
+  private async sweepIn(db: Db, now: number): Promise<void> {
+    await db.deleteFrom("identity_once").where("expires_at", "<=", now).execute();
+    await db.deleteFrom("identity_sends").where("sent_at", "<=", now - HOUR_MS).execute();
   }
 
   /** Sweeps every `everyMs` until `signal` aborts. */
@@ -81,21 +88,24 @@ export class IdentityStore {
    * Keeps `body` under (kind, key) until `expiresAt` for `client` (who asked), replacing what was
    * there (a client's new e-mail code for an address voids its last: the key names both). 429
    * when the client holds limits.perClient unexpired things of the kind already; 503
-   * identity_busy when all clients together hold limits.total.
+   * identity_busy when all clients together hold limits.total. The counts and the insert are one
+   * transaction, and puts of one kind take turns (replicas too): racing puts cannot pass a limit.
    */
   async put(kind: string, key: string, body: string, expiresAt: number, client: string, now = Date.now()): Promise<void> {
-    await this.clientRoom(kind, key, client, now);
-    await this.room(kind, now);
-    await this.s.db
-      .insertInto("identity_once")
-      .values({ kind, key, body, expires_at: expiresAt, attempts: 0, client })
-      .onConflict((oc) => oc.columns(["kind", "key"]).doUpdateSet({ body, expires_at: expiresAt, attempts: 0, client }))
-      .execute();
+    await this.s.transaction(async (trx) => {
+      await this.s.dialect.serialize(trx, `identity-once:${kind}`);
+      await this.roomIn(trx, kind, key, client, now);
+      await trx
+        .insertInto("identity_once")
+        .values({ kind, key, body, expires_at: expiresAt, attempts: 0, client })
+        .onConflict((oc) => oc.columns(["kind", "key"]).doUpdateSet({ body, expires_at: expiresAt, attempts: 0, client }))
+        .execute();
+    });
   }
 
   /** Marks (kind, key) used until `expiresAt`: true when it was free, false when it was used already (of two racing, one gets true). */
   async once(kind: string, key: string, expiresAt: number, now = Date.now()): Promise<boolean> {
-    await this.room(kind, now);
+    await this.totalRoom(this.s.db, kind, now);
     const row = await this.s.db
       .insertInto("identity_once")
       .values({ kind, key, body: "", expires_at: expiresAt, attempts: 0, client: "" })
@@ -105,18 +115,32 @@ export class IdentityStore {
     return row !== undefined;
   }
 
+  /**
+   * Whether a put of (kind, key) for `client` would fit (see put), without keeping anything: a caller
+   * checks it before spending a budget for the put (put checks again, in its turn).
+   */
+  room(kind: string, key: string, client: string, now = Date.now()): Promise<void> {
+    return this.roomIn(this.s.db, kind, key, client, now);
+  }
+
+  private async roomIn(db: Db, kind: string, key: string, client: string, now: number): Promise<void> {
+    await this.clientRoom(db, kind, key, client, now);
+    await this.totalRoom(db, kind, now);
+  }
+
   /** 429 when `client` holds limits.perClient unexpired things of `kind` (other than `key`, which a put replaces). */
-  async clientRoom(kind: string, key: string, client: string, now = Date.now()): Promise<void> {
-    const mine = await this.s.db.selectFrom("identity_once").select((eb) => eb.fn.countAll().as("n")).where("kind", "=", kind).where("client", "=", client).where("expires_at", ">", now).where("key", "!=", key).executeTakeFirstOrThrow();
+  private async clientRoom(db: Db, kind: string, key: string, client: string, now: number): Promise<void> {
+    const mine = await db.selectFrom("identity_once").select((eb) => eb.fn.countAll().as("n")).where("kind", "=", kind).where("client", "=", client).where("expires_at", ">", now).where("key", "!=", key).executeTakeFirstOrThrow();
     if (toNumber(mine.n) >= this.limits.perClient) {
       throw new AppError(429, "rate_limited", `this client holds ${this.limits.perClient} pending sign-in codes already (the most one client may): use one, or wait until they expire`);
     }
   }
 
-  private async room(kind: string, now: number): Promise<void> {
-    const count = async () => toNumber((await this.s.db.selectFrom("identity_once").select((eb) => eb.fn.countAll().as("n")).where("kind", "=", kind).executeTakeFirstOrThrow()).n);
+  /** 503 identity_busy when all clients together hold limits.total things of `kind` (after dropping the expired). */
+  private async totalRoom(db: Db, kind: string, now: number): Promise<void> {
+    const count = async () => toNumber((await db.selectFrom("identity_once").select((eb) => eb.fn.countAll().as("n")).where("kind", "=", kind).executeTakeFirstOrThrow()).n);
     if ((await count()) < this.limits.total) return;
-    await this.sweep(now);
+    await this.sweepIn(db, now);
     if ((await count()) >= this.limits.total) throw busy();
   }
 
@@ -167,9 +191,10 @@ export class IdentityStore {
       const recent = await trx.selectFrom("identity_sends").select(["sent_at", "client"]).where("mailbox", "=", mailbox).where("sent_at", ">", now - HOUR_MS).orderBy("sent_at").execute();
       const mine = recent.filter((r) => r.client === client);
       /** Seconds until fewer than `limit` of `sends` (oldest first) are within the hour. */
-      const wait = (sends: typeof recent, limit: number) => Math.max(1, Math.ceil((toNumber(sends[sends.length - limit].sent_at) + HOUR_MS - now) / 1000));
-      if (recent.length >= budget.perHour) return { spent: "mailbox" as const, retry: wait(recent, budget.perHour) };
-      if (mine.length >= budget.perClient) return { spent: "client" as const, retry: wait(mine, budget.perClient) };
+      const wait = (sends: typeof recent, limit: number) => (sends.length < limit ? 0 : Math.max(1, Math.ceil((toNumber(sends[sends.length - limit].sent_at) + HOUR_MS - now) / 1000)));
+      // A send fits once both budgets have room: the retry is the later of the two (the budget named is the mailbox's when it is full).
+      const [mailboxWait, clientWait] = [wait(recent, budget.perHour), wait(mine, budget.perClient)];
+      if (mailboxWait > 0 || clientWait > 0) return { spent: mailboxWait > 0 ? ("mailbox" as const) : ("client" as const), retry: Math.max(mailboxWait, clientWait) };
       await trx.insertInto("identity_sends").values({ id: crypto.randomUUID(), mailbox, client, sent_at: now }).execute();
       return undefined;
     });
