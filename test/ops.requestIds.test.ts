@@ -1,5 +1,8 @@
 import { expect } from "chai";
 import { serviceLogger } from "../protocol/ops/logger";
+import { SandboxPool } from "../executor/sandbox/host/pool";
+import type { SandboxLauncher } from "../executor/sandbox/host/launchers";
+import { DEFAULT_LIMITS, type Host } from "../executor/sandbox/types";
 import { newAccount, startStack, type Stack } from "./helpers/relayer";
 import { sandboxChildren } from "./helpers/sandboxes";
 
@@ -62,5 +65,46 @@ describe("request ids on the lines logged for a request's work", function () {
     expect(idleLine).to.not.have.property("correlation_id");
     // And the service goes on.
     expect((await run("async function main() { return 2 }", "after")).status).to.equal(200);
+  });
+});
+
+describe("request ids of the sandbox pool's lines: the run they are about", function () {
+  // The sandbox process says "done" for run A, then "poisoned" at once (its cleanup after A failed,
+  // process/main.ts); meanwhile the pool handed the queued run B to it. The line is A's (review
+  // finding: it went to B's request and B's caller-chosen correlation id).
+  it("a sandbox poisoned by the run it ended: the line carries that run's ids, not those of the run queued after it", async () => {
+    const lines: Line[] = [];
+    const base = serviceLogger("info", { write: (l: string) => void lines.push(JSON.parse(l) as Line) });
+    let spawned = 0;
+    const launcher: SandboxLauncher = (_config, _frameBytes, events) => {
+      const n = ++spawned;
+      setImmediate(() => events.message({ type: "ready" }));
+      return {
+        pid: undefined,
+        send(msg) {
+          if (msg.type !== "run") return;
+          setImmediate(() => {
+            events.message({ type: "done", runId: msg.runId, responseJson: JSON.stringify(`ran on ${n}`), logs: "", wasmBytes: 1, poisoned: false });
+            if (n === 1) events.message({ type: "poisoned", diagnostic: "run A's handles were not put back" });
+          });
+        },
+        stop: async () => events.exit({ code: 0, signal: null, outOfMemory: false }),
+      };
+    };
+    const pool = new SandboxPool({ size: 1, launcher, logger: base });
+    const noHost: Host = async () => ({ ok: false, message: "no host" }) as never;
+    const req = { code: Buffer.from("x"), ipfsId: "QmX", paramsJson: "{}", limits: DEFAULT_LIMITS };
+    try {
+      const [a, b] = await Promise.all([
+        pool.run(req, noHost, undefined, { log: base.child({ request_id: "req-A", correlation_id: "a" }) }),
+        pool.run(req, noHost, undefined, { log: base.child({ request_id: "req-B", correlation_id: "b" }) }),
+      ]);
+      expect([a.response, b.response], "B went back to the queue and ran on the replacement").to.deep.equal(["ran on 1", "ran on 2"]);
+      const poisoned = lines.filter((l) => /may be damaged/.test(l.msg));
+      expect(poisoned, JSON.stringify(lines)).to.have.length(1);
+      expect(poisoned[0]).to.deep.include({ request_id: "req-A", correlation_id: "a", diagnostic: "run A's handles were not put back" });
+    } finally {
+      await pool.close();
+    }
   });
 });

@@ -53,7 +53,8 @@ type Job = { req: RunRequest; host: Host; owner: RunOwner; hooks: RunHooks; reso
 /** A run's place in the fair queue (SandboxPool.admit): run it once, or release it. */
 export type Place = { run(req: RunRequest, host: Host, hooks?: RunHooks): Promise<RunResult>; release(): void };
 type Current = { runId: number; job: Job; channel: HostChannel; killTimer: NodeJS.Timeout; startedAt: number; calls: number };
-type Slot = { index: number; sandbox: Sandbox; ready: boolean; exited: boolean; current?: Current };
+/** `lastLog`: the logger of the run the sandbox ended last (what it reports after that run, e.g. "poisoned", is about that run). */
+type Slot = { index: number; sandbox: Sandbox; ready: boolean; exited: boolean; current?: Current; lastLog?: Logger };
 
 const MB = 1024 * 1024;
 
@@ -323,9 +324,13 @@ export class SandboxPool {
     this.dispatch();
   }
 
-  /** The sandbox will run nothing more; a run already sent to it never started there: queue it again. */
+  /**
+   * The sandbox will run nothing more; a run already sent to it never started there: queue it again.
+   * It says so right after the run it ended last (its cleanup after that run failed): the line goes
+   * to that run's request, not to the run handed to it meanwhile.
+   */
   private onPoisoned(slot: Slot, diagnostic?: string): void {
-    this.logOf(slot)?.info({ diagnostic }, "sandbox: replacing a sandbox whose QuickJS module may be damaged (a run's handles or its copy could not be put back)");
+    (slot.lastLog ?? this.logger)?.info({ diagnostic }, "sandbox: replacing a sandbox whose QuickJS module may be damaged (a run's handles or its copy could not be put back)");
     const current = slot.current;
     if (current) {
       clearTimeout(current.killTimer);
@@ -398,6 +403,7 @@ export class SandboxPool {
     const current = slot.current;
     if (!current) return;
     slot.current = undefined;
+    slot.lastLog = current.job.hooks.log;
     clearTimeout(current.killTimer);
     this.queue.finished(current.job);
     const durationMs = performance.now() - current.startedAt;
