@@ -25,8 +25,12 @@ describe("request ids on the lines logged for a request's work", function () {
   const lines: Line[] = [];
   let stack: Stack;
   let apiKey: string;
+  /** Sandbox processes of this file's relayer (not those another test file's pools may still be ending). */
+  let others: Set<number>;
+  const ours = () => sandboxChildren().filter((p) => !others.has(p));
 
   before(async () => {
+    others = new Set(sandboxChildren());
     const logger = serviceLogger("info", { write: (line: string) => void lines.push(JSON.parse(line) as Line) });
     stack = await startStack({ payerCount: 1, env: { VESTA_SANDBOX_WORKERS: "1" }, logger });
     ({ apiKey } = await newAccount(stack, "request ids"));
@@ -40,8 +44,9 @@ describe("request ids on the lines logged for a request's work", function () {
     expect((await run("async function main() { return 1 }", "warm")).status).to.equal(200); // the sandbox is up
     const pending = run("async function main() { for (;;) {} }", "corr-killed");
     await until(() => stack.relayer.ctx.executor.sandboxLoad().busy === 1, "the run to reach the sandbox");
-    const [pid] = sandboxChildren();
-    expect(pid, "the one sandbox process").to.be.a("number");
+    const running = ours();
+    expect(running, "the one sandbox process").to.have.length(1);
+    const [pid] = running;
     process.kill(pid, "SIGKILL");
     const res = await pending;
     expect(res.status).to.equal(422);
@@ -55,9 +60,10 @@ describe("request ids on the lines logged for a request's work", function () {
     expect(lines.find((l) => l.msg === "request" && l.request_id === requestId)).to.deep.include({ correlation_id: "corr-killed", status: 422 });
 
     // The replacement, killed while it holds no run: a line about no request.
-    await until(() => sandboxChildren().some((p) => p !== pid) && stack.relayer.ctx.executor.sandboxLoad().sandboxes === 1, "the replacement sandbox");
-    await new Promise((r) => setTimeout(r, 200)); // ready, idle
-    const [idle] = sandboxChildren().filter((p) => p !== pid);
+    expect((await run("async function main() { return 3 }", "replacement")).status, "the replacement is up").to.equal(200); // and now idle
+    const replacement = ours().filter((p) => p !== pid);
+    expect(replacement).to.have.length(1);
+    const [idle] = replacement;
     process.kill(idle, "SIGKILL");
     await until(() => lines.some((l) => l.msg === "sandbox: an idle sandbox ended; replacing it"), "the idle sandbox's line");
     const idleLine = lines.find((l) => l.msg === "sandbox: an idle sandbox ended; replacing it")!;
