@@ -137,7 +137,7 @@ describe(`triggers hold scoped usage keys only (spec 3, real core) (${store})`, 
       await ctx.store.insertTrigger({
         id, userId: (await api("/api/me")).body.user_id, name: "legacy", kind: "webhook", enabled: true, actionCode: STEAL, defaultParams: {},
         usageKeySealed: seal(ctx.secretKey, apiKey), config: {}, state: {}, createdAt: now, updatedAt: now,
-      }, ctx.config.maxTriggersPerUser);
+      }, { perUser: ctx.config.maxTriggersPerUser });
       const run = await fire(id);
       expect(run).to.deep.include({ status: "failed", attempts: 1, response: null });
       expect(run.error).to.equal("not run: usage_api_key is an account key: a trigger runs with a scoped usage key permitted to execute its action (mint one in the dashboard or with /core/v1/add_usage_api_key)");

@@ -90,13 +90,11 @@ export function triggerRoutes(ctx: TriggersCtx): Router {
 
   r.post("/api/triggers", async (req, res) => {
     const b = parseOrThrow(Create, req.body, "body");
-    if (b.kind === "chain_event") {
-      // Each chain-event trigger polls a chain: fewer of them per user than the overall quota.
-      const mine = (await ctx.store.listTriggers(req.user!.id)).filter((t) => t.kind === "chain_event").length;
-      if (mine >= ctx.config.maxChainEventPerUser) {
-        throw new AppError(409, "trigger_quota_exceeded", `you have ${mine} chain-event triggers, the most one user may have (TRIGGERS_MAX_CHAIN_EVENT_PER_USER); delete one first`);
-      }
-    }
+    // Each chain-event trigger polls a chain: fewer of them per user than the overall quota. Refused
+    // here before the chain and the core are asked; the insert counts again, in the user's turn.
+    const chainEventFull = () =>
+      new AppError(409, "trigger_quota_exceeded", `you have ${ctx.config.maxChainEventPerUser} chain-event triggers, the most one user may have (TRIGGERS_MAX_CHAIN_EVENT_PER_USER); delete one first`);
+    if (b.kind === "chain_event" && (await ctx.store.listTriggers(req.user!.id)).filter((t) => t.kind === "chain_event").length >= ctx.config.maxChainEventPerUser) throw chainEventFull();
     const { config, state } = await prepareKind(ctx, b.kind, b.config);
     await requirePermittedKey(ctx, b.usage_api_key, b.action_code);
     const now = ctx.now();
@@ -114,7 +112,9 @@ export function triggerRoutes(ctx: TriggersCtx): Router {
       createdAt: now,
       updatedAt: now,
     };
-    if (!(await ctx.store.insertTrigger(t, ctx.config.maxTriggersPerUser))) {
+    const inserted = await ctx.store.insertTrigger(t, { perUser: ctx.config.maxTriggersPerUser, ...(b.kind === "chain_event" ? { ofKind: ctx.config.maxChainEventPerUser } : {}) });
+    if (inserted === "kind") throw chainEventFull();
+    if (inserted === "user") {
       throw new AppError(409, "trigger_quota_exceeded", `you have ${ctx.config.maxTriggersPerUser} triggers, the most one user may have; delete one first`);
     }
     res.status(201).json(triggerJson(ctx, t));

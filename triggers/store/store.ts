@@ -116,13 +116,18 @@ export class TriggersStore implements Store {
     };
   }
 
-  async insertTrigger(t: TriggerRow, maxPerUser: number) {
+  async insertTrigger(t: TriggerRow, limits: { perUser: number; ofKind?: number }): Promise<"ok" | "user" | "kind"> {
     return this.s.transaction(async (trx) => {
       await this.d.serialize(trx, `triggers:${t.userId}`); // one insert per user at a time
-      const { n } = await trx.selectFrom("triggers").select((eb) => eb.fn.countAll().as("n")).where("user_id", "=", t.userId).executeTakeFirstOrThrow();
-      if (toNumber(n) >= maxPerUser) return false;
+      const count = async (kind?: TriggerKind) => {
+        let q = trx.selectFrom("triggers").select((eb) => eb.fn.countAll().as("n")).where("user_id", "=", t.userId);
+        if (kind) q = q.where("kind", "=", kind);
+        return toNumber((await q.executeTakeFirstOrThrow()).n);
+      };
+      if ((await count()) >= limits.perUser) return "user";
+      if (limits.ofKind !== undefined && (await count(t.kind)) >= limits.ofKind) return "kind";
       await trx.insertInto("triggers").values({ id: t.id, user_id: t.userId, kind: t.kind, created_at: t.createdAt, ...this.triggerColumns(t) }).execute();
-      return true;
+      return "ok";
     });
   }
   async getTrigger(id: string) {

@@ -53,8 +53,12 @@ export interface Store {
   listTokens(userId: string): Promise<TokenRow[]>;
   revokeToken(userId: string, id: string, now: number): Promise<boolean>;
   // triggers
-  /** Inserts `t` unless its user already has `maxPerUser` triggers (false then); atomic against concurrent inserts. */
-  insertTrigger(t: TriggerRow, maxPerUser: number): Promise<boolean>;
+  /**
+   * Inserts `t` unless its user already has `limits.perUser` triggers ("user" then), or
+   * `limits.ofKind` triggers of its kind when given ("kind"); the counts and the insert are one step
+   * per user (replicas too), so racing inserts cannot pass either limit.
+   */
+  insertTrigger(t: TriggerRow, limits: { perUser: number; ofKind?: number }): Promise<"ok" | "user" | "kind">;
   getTrigger(id: string): Promise<TriggerRow | undefined>;
   listTriggers(userId: string): Promise<TriggerRow[]>;
   listEnabled(kind: TriggerKind): Promise<TriggerRow[]>;
