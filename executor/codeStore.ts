@@ -87,6 +87,9 @@ export class CodeStore {
     const usedAt = this.useTime();
     const dropped = await this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `action_code:${payer}`);
+      // The code's own turn too: an eviction of this CID by another payer (below, in its transaction)
+      // waits for this store to commit its owner row, or this store waits for the eviction to end.
+      await this.s.dialect.serialize(trx, `action_code_cid:${cid}`);
       const code = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       await trx.insertInto("action_code").values({ cid, code, stored_at: Math.floor(Date.now() / 1000) }).onConflict((oc) => oc.doNothing()).execute();
       await trx
@@ -108,6 +111,13 @@ export class CodeStore {
           .executeTakeFirst();
         if (!oldest) break;
         await trx.deleteFrom("action_code_owner").where("payer", "=", payer).where("cid", "=", oldest.cid).execute();
+        // The code goes with its last owner, unless another payer's store of it is under way (it holds
+        // the CID's turn: its owner row, not committed yet, would not be seen; the code is that
+        // payer's then). Taken without waiting: this transaction holds other turns already.
+        if (!(await this.s.dialect.trySerialize(trx, `action_code_cid:${oldest.cid}`))) {
+          held -= oldest.bytes;
+          continue;
+        }
         const orphan = await trx
           .deleteFrom("action_code")
           .where("cid", "=", oldest.cid)

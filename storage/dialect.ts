@@ -64,6 +64,17 @@ export class Dialect {
     if (this.name === "postgres") await sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
   }
 
+  /**
+   * As serialize, without waiting: true when this transaction now holds `key` (no other does until
+   * it ends), false when another transaction holds it. A transaction that already holds other keys
+   * takes one more this way without risking a deadlock. SQLite: always true (one transaction at a time).
+   */
+  async trySerialize(trx: Kysely<any>, key: string): Promise<boolean> {
+    if (this.name !== "postgres") return true;
+    const { rows } = await sql<{ held: boolean }>`SELECT pg_try_advisory_xact_lock(hashtext(${key})) AS held`.execute(trx);
+    return rows[0]?.held === true;
+  }
+
   /** The value of a `seq` column for a new row: the database's sequence (PostgreSQL), or one past the largest (SQLite). */
   nextSeq(table: string, column = "seq"): RawBuilder<number> {
     return this.name === "postgres" ? sql<number>`DEFAULT` : sql<number>`(SELECT COALESCE(MAX(${sql.ref(column)}), 0) + 1 FROM ${sql.table(table)})`;

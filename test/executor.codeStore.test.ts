@@ -195,3 +195,42 @@ describe("a relayer whose DATABASE_URL cannot be reached", function () {
     expect((err as Error).message).to.equal("the action_code store's database (postgres) cannot be opened: connect ECONNREFUSED 127.0.0.1:1");
   });
 });
+
+// One payer's eviction racing another payer's store of the same CID (review finding, PostgreSQL):
+// the eviction deleted the code "where no owner row exists" while the other store's owner row was
+// inserted but not committed, leaving that payer owning (and billed for) code no replica could read.
+// A store now holds the CID's turn; an eviction deletes the code only when it gets that turn at once.
+for (const store of STORES)
+  describe(`code store: an eviction racing another payer's store of the same CID (${store})`, function () {
+    this.timeout(300_000);
+    let where: Awaited<ReturnType<typeof tempStore>>;
+    let a: CodeStore;
+    let b: CodeStore;
+    let c: CodeStore;
+    before(async function () {
+      where = await tempStore(this, store, "actions.sqlite");
+      a = await CodeStore.open(where.where, { bytesPerPayer: 100 }); // one at a time: the first migrates the file
+      b = await CodeStore.open(where.where, { bytesPerPayer: 100 });
+      c = await CodeStore.open(where.where, { bytesPerPayer: 100 });
+    });
+    after(async () => {
+      await Promise.all([a?.close(), b?.close(), c?.close()]);
+      await where?.drop();
+    });
+
+    it("never leaves an owner row without its code (40 rounds of payer A evicting X while payer B stores X)", async function () {
+      const lost: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        const x = Buffer.from(`// x ${i} ${Math.random()}`.padEnd(60, " "));
+        const y = Buffer.from(`// y ${i} ${Math.random()}`.padEnd(60, " "));
+        const [cx, cy] = [await computeCid(x), await computeCid(y)];
+        await a.put(cx, x, "payerA");
+        // A's store of Y evicts X (100 bytes per payer); B's store of X starts a little after, inside A's transaction.
+        await Promise.all([a.put(cy, y, "payerA"), new Promise((r) => setTimeout(r, i % 6)).then(() => b.put(cx, x, "payerB"))]);
+        const owned = await rawQuery(where.where, `SELECT cid FROM action_code_owner WHERE payer = 'payerB' AND cid = '${cx}'`);
+        if (owned.length === 1 && (await c.get(cx)) === undefined) lost.push(cx);
+      }
+      const dangling = await rawQuery(where.where, "SELECT o.payer, o.cid FROM action_code_owner o LEFT JOIN action_code c ON c.cid = o.cid WHERE c.cid IS NULL");
+      expect({ lost: lost.length, dangling: dangling.length }).to.deep.equal({ lost: 0, dangling: 0 });
+    });
+  });
