@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { expect } from "chai";
 import { approvedToken, fakeChain, fakeCore, http, startHarness, type Harness } from "./helpers/triggers";
 import { STORES, tempDatabase, type TempDatabase } from "./helpers/postgres";
@@ -42,3 +43,36 @@ for (const store of STORES)
       expect({ created, held, statuses: replies.map((r) => r.status).join(",") }).to.deep.include({ created: 3, held: 3 });
     });
   });
+
+// The per-mailbox budget of sign-in mails lives in the store (review finding: it was each process's
+// memory, and two replicas on one PostgreSQL mailed twice TRIGGERS_LOGIN_RATE_PER_ADDRESS).
+describe("triggers: the per-mailbox sign-in mail limit across two replicas on one PostgreSQL", function () {
+  this.timeout(120_000);
+  let core: Awaited<ReturnType<typeof fakeCore>>;
+  let h1: Harness;
+  let h2: Harness;
+  let pg: TempDatabase;
+  before(async function () {
+    pg = await tempDatabase(this);
+    core = await fakeCore(() => ({ status: 200, body: {} }));
+    const env = { TRIGGERS_CORE_URL: core.url, TRIGGERS_LOGIN_RATE_PER_ADDRESS: "2", TRIGGERS_LOGIN_RATE_PER_IP: "100", DATABASE_URL: pg.url, TRIGGERS_SECRET_KEY: "ab".repeat(32) };
+    h1 = await startHarness(env, { pollers: false, workers: false });
+    h2 = await startHarness(env, { pollers: false, workers: false });
+  });
+  after(async () => {
+    await h2?.svc.close();
+    if (h2) fs.rmSync(h2.dataDir, { recursive: true, force: true });
+    await h1?.stop();
+    await core?.close();
+    await pg?.stop();
+  });
+
+  it("mails at most TRIGGERS_LOGIN_RATE_PER_ADDRESS (2) links to one mailbox, whichever replica is asked", async function () {
+    const login = (h: Harness) =>
+      http(`${h.svc.url}/auth/login`, { method: "POST", raw: new URLSearchParams({ email: "victim@example.com" }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await login(i % 2 ? h2 : h1)).status);
+    const mailed = h1.links.length + h2.links.length;
+    expect({ mailed, statuses: statuses.join(",") }).to.deep.equal({ mailed: 2, statuses: "200,200,429,429,429,429" });
+  });
+});

@@ -168,8 +168,9 @@ const Login = z.object({ email: text({ kind: "label", maxChars: 320 }).email(), 
 export { mailboxOf };
 
 /**
- * Limits on sign-in mails (each request sends one): per client address, and per e-mail address
- * (so nobody can flood a mailbox from many addresses). 429 with Retry-After.
+ * Limits on sign-in mails (each request sends one): per client address (each process's memory),
+ * and per mailbox (so nobody can flood a mailbox from many addresses; in the store, so replicas
+ * share it). 429 with Retry-After.
  */
 function loginLimits(ctx: TriggersCtx): RequestHandler[] {
   const limited = (what: string) => (_req: unknown, _res: unknown, next: (e: unknown) => void) =>
@@ -180,14 +181,15 @@ function loginLimits(ctx: TriggersCtx): RequestHandler[] {
     const parsed = Login.safeParse(req.body);
     return parsed.success ? mailboxOf(parsed.data.email) : undefined;
   };
-  const perAddress = rateLimit({
-    ...common,
-    limit: ctx.config.loginRatePerAddress,
-    skip: (req) => emailOf(req) === undefined, // refused as bad input, and sends nothing
-    keyGenerator: (req) => `email:${emailOf(req)}`,
-    handler: limited("for this e-mail address"),
-    validate: false,
-  });
+  const perAddress: RequestHandler = (req, _res, next) => {
+    const mailbox = emailOf(req);
+    if (mailbox === undefined) return next(); // refused as bad input, and sends nothing
+    ctx.store.spendLoginMail(mailbox, ctx.config.loginRatePerAddress, ctx.config.loginRateWindowMs, ctx.now()).then(
+      (wait) =>
+        wait === undefined ? next() : next(new AppError(429, "rate_limited", "too many sign-in links requested for this e-mail address; try again later", undefined, { "retry-after": String(wait) })),
+      next,
+    );
+  };
   return [perIp, perAddress];
 }
 

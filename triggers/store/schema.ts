@@ -40,6 +40,8 @@ export type TriggersDb = {
   };
   /** Processes working the run queue, each heartbeating: a run claimed by one not seen lately was interrupted. */
   instances: { id: string; seen_at: number };
+  /** Sign-in mails sent per mailbox (TRIGGERS_LOGIN_RATE_PER_ADDRESS, counted by every replica), kept one window. */
+  login_mails: { id: string; mailbox: string; sent_at: number };
 };
 
 /**
@@ -112,6 +114,16 @@ export const TRIGGERS_SCHEMA: StoreSchema = {
         .addColumn("id", "text", (c) => c.primaryKey())
         .addColumn("seen_at", dialect.columns.int, (c) => c.notNull())
         .execute();
+    },
+    /** The per-mailbox budget of sign-in mails in the database (it was each process's memory: N replicas sent N times the limit). */
+    "0003_login_mails": async (db, dialect) => {
+      await db.schema.createTable("login_mails").ifNotExists()
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("mailbox", "text", (c) => c.notNull())
+        .addColumn("sent_at", dialect.columns.int, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("login_mails_mailbox").ifNotExists().on("login_mails").columns(["mailbox", "sent_at"]).execute();
+      await db.schema.createIndex("login_mails_sent").ifNotExists().on("login_mails").column("sent_at").execute();
     },
   },
 };

@@ -65,6 +65,16 @@ export class TriggersStore implements Store {
   async putMagicLink(hash: string, email: string, expiresAt: number) {
     await this.db.insertInto("magic_links").values({ hash, email, expires_at: expiresAt }).execute();
   }
+  async spendLoginMail(mailbox: string, limit: number, windowMs: number, now: number): Promise<number | undefined> {
+    return this.s.transaction(async (trx) => {
+      await this.d.serialize(trx, `login-mail:${mailbox}`);
+      await trx.deleteFrom("login_mails").where("sent_at", "<=", now - windowMs).execute();
+      const recent = await trx.selectFrom("login_mails").select("sent_at").where("mailbox", "=", mailbox).orderBy("sent_at").execute();
+      if (recent.length >= limit) return Math.max(1, Math.ceil((toNumber(recent[recent.length - limit].sent_at) + windowMs - now) / 1000));
+      await trx.insertInto("login_mails").values({ id: newId("mail"), mailbox, sent_at: now }).execute();
+      return undefined;
+    });
+  }
   async useMagicLink(hash: string, now: number) {
     const r = await this.db.deleteFrom("magic_links").where("hash", "=", hash).returning(["email", "expires_at"]).executeTakeFirst();
     return r && r.expires_at > now ? r.email : undefined;

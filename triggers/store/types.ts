@@ -44,6 +44,12 @@ export interface Store {
   userByEmail(email: string, create: boolean): Promise<User | undefined>;
   userById(id: string): Promise<User | undefined>;
   putMagicLink(hash: string, email: string, expiresAt: number): Promise<void>;
+  /**
+   * Counts one sign-in mail to `mailbox` against `limit` per `windowMs`: undefined when it fits (and
+   * it is counted), or the seconds until one fits. Replicas take turns per mailbox; mails older than
+   * the window are dropped on the way.
+   */
+  spendLoginMail(mailbox: string, limit: number, windowMs: number, now: number): Promise<number | undefined>;
   /** Consumes a magic link once; answers its e-mail if it was valid and unexpired. */
   useMagicLink(hash: string, now: number): Promise<string | undefined>;
   putSession(hash: string, userId: string, expiresAt: number): Promise<void>;
