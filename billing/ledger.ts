@@ -227,12 +227,27 @@ export class Ledger {
     return { state: row.credited_at === null ? "retry" : "done", since: row.created_at };
   }
 
-  async finishCredit(paymentIntent: string, customerId: string, adjustmentId: string, endingCreditCents: number, q?: Q): Promise<void> {
+  /**
+   * The provider applied the payment's credit: it is credited, and the customer's credit is
+   * `endingCreditCents`; false (nothing recorded) when it was credited already. A second credit of one
+   * payment (two replicas, the webhook and a confirmation) gets the provider's first answer again
+   * (the same idempotency key): that figure may predate settlements recorded since, so it is not
+   * recorded over them.
+   */
+  async finishCredit(paymentIntent: string, customerId: string, adjustmentId: string, endingCreditCents: number, q?: Q): Promise<boolean> {
     const finish = async (trx: Q) => {
-      await trx.updateTable("credits").set({ credited_at: now(), adjustment_id: adjustmentId }).where("payment_intent", "=", paymentIntent).where("credited_at", "is", null).execute();
+      const done = await trx.updateTable("credits").set({ credited_at: now(), adjustment_id: adjustmentId }).where("payment_intent", "=", paymentIntent).where("credited_at", "is", null).executeTakeFirst();
+      if (done.numUpdatedRows === 0n) return false;
       await this.setCredit(customerId, endingCreditCents, trx);
+      return true;
     };
-    await (q ? finish(q) : this.storage.transaction(finish));
+    return q ? finish(q) : this.storage.transaction(finish);
+  }
+
+  /** Whether the payment was credited (finishCredit recorded it). */
+  async credited(paymentIntent: string, q: Q = this.db): Promise<boolean> {
+    const row = await q.selectFrom("credits").select("credited_at").where("payment_intent", "=", paymentIntent).executeTakeFirst();
+    return row?.credited_at !== null && row?.credited_at !== undefined;
   }
 
   async close(): Promise<void> {

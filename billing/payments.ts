@@ -79,6 +79,7 @@ export class Payments {
       this.billing.settler.serial(async () => {
         // In turn with every replica's settlements and credit reads for this customer (Ledger.creditTurn).
         const a = await ledger.creditTurn(customerId, async (q) => {
+          if (await ledger.credited(pi.id, q)) return undefined; // another replica's credit of it came first, in its turn
           const applied = await applyOnce(this.billing.remote, {
             customerId,
             deltaCents: pi.amountReceivedCents,
@@ -87,14 +88,14 @@ export class Payments {
             retry: claim.state === "retry",
             since: claim.since,
           });
-          await ledger.finishCredit(pi.id, customerId, applied.id, applied.endingCreditCents, q);
-          return applied;
+          return (await ledger.finishCredit(pi.id, customerId, applied.id, applied.endingCreditCents, q)) ? applied : undefined;
         });
         this.billing.reload(customerId);
         return a;
       }),
       "crediting the payment (it is credited once when confirmed again)",
     );
+    if (!adjustment) return false;
     this.logger.info({ paymentIntent: pi.id, customer: customerId, cents: pi.amountReceivedCents }, "billing: payment credited");
     await this.remote.markCredited(pi.id, adjustment.id).catch((err) => this.logger.warn({ err: (err as Error).message, paymentIntent: pi.id }, "billing: could not mark the intent credited"));
     return true;

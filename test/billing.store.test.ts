@@ -76,6 +76,20 @@ for (const store of STORES) {
     });
     const debits = (l: Ledger) => l.db.selectFrom("debits").select(["customer_id", "cents", "kind", "detail"]).orderBy("id").execute();
 
+    it("a payment credited twice (two replicas: the webhook and a confirmation) records the provider's figure once: the second, stale after a settlement, changes nothing (review finding)", async function () {
+      const l = await ledger();
+      const payer = { key: "account:0x" + "ef".repeat(32), account: "0x" + "ef".repeat(32) };
+      const customerId = await l.putCustomer(payer, "cus_twice", 0);
+      expect((await l.claimCredit("pi_twice", customerId, 1000)).state).to.equal("new");
+      expect((await l.claimCredit("pi_twice", customerId, 1000)).state, "the other replica's claim").to.equal("retry");
+      await l.finishCredit("pi_twice", customerId, "adj_1", 1000);
+      await l.setCredit(customerId, 900); // a settlement of 100 cents, recorded after the credit
+      const second = await l.finishCredit("pi_twice", customerId, "adj_1", 1000); // the provider's first answer, again
+      expect((await l.figures(customerId)).credit, "the settled figure stands").to.equal(900);
+      expect(second).to.equal(false);
+      expect(await l.credited("pi_twice")).to.equal(true);
+    });
+
     it("reservations: sums a customer's; ends each once, debiting only a positive charge, with the end", async function () {
       const l = await ledger();
       const s = new ReservationStore(l);
