@@ -20,6 +20,7 @@ import { DEFAULT_LIMITS, type Host, type RunResult } from "../executor/sandbox/t
 import { loadConfig } from "../relayer/config";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { sandboxChildren } from "./helpers/sandboxes";
+import { until } from "./helpers/until";
 
 /** The stand-ins, copied out of the checkout: it may be closed to the sandbox's user (a private clone), as the service's own files are (sandbox-files.ts). */
 const STAND_INS = fs.mkdtempSync(path.join(os.tmpdir(), "vesta-stand-ins-"));
@@ -47,15 +48,6 @@ const statusField = (pid: number, name: string) => new RegExp(`^${name}:\\t?(.*)
 const interfacesOf = (pid: number) =>
   fs.readFileSync(`/proc/${pid}/net/dev`, "utf8").split("\n").slice(2).map((l) => l.split(":")[0].trim()).filter(Boolean);
 const routesOf = (pid: number) => fs.readFileSync(`/proc/${pid}/net/route`, "utf8").split("\n").slice(1).filter(Boolean);
-
-/** Waits until `check` holds (polling), or fails with `what`. */
-async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("sandbox processes hold no secrets (issue 17.1)", function () {
   this.timeout(120_000);

@@ -5,17 +5,9 @@ import type { SandboxLauncher } from "../executor/sandbox/host/launchers";
 import { DEFAULT_LIMITS, type Host } from "../executor/sandbox/types";
 import { newAccount, startStack, type Stack } from "./helpers/relayer";
 import { sandboxChildren } from "./helpers/sandboxes";
+import { until } from "./helpers/until";
 
 type Line = Record<string, unknown> & { msg: string };
-
-/** Waits until `check` holds (polling), or fails with `what`. */
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 // Request ids reach library lines by the request's own logger, handed down (no ambient
 // AsyncLocalStorage, issue 18): a line about a request's work carries its ids, and a line about
@@ -43,7 +35,7 @@ describe("request ids on the lines logged for a request's work", function () {
   it("a sandbox killed during a run: the pool's line names that run's request (X-Request-Id, X-Correlation-Id); the idle sandbox killed after it, none", async function () {
     expect((await run("async function main() { return 1 }", "warm")).status).to.equal(200); // the sandbox is up
     const pending = run("async function main() { for (;;) {} }", "corr-killed");
-    await until(() => stack.relayer.ctx.executor.sandboxLoad().busy === 1, "the run to reach the sandbox");
+    await until(() => stack.relayer.ctx.executor.sandboxLoad().busy === 1, "the run to reach the sandbox", 10_000);
     const running = ours();
     expect(running, "the one sandbox process").to.have.length(1);
     const [pid] = running;
@@ -53,7 +45,7 @@ describe("request ids on the lines logged for a request's work", function () {
     const requestId = res.headers.get("x-request-id");
     expect(requestId).to.match(/^[0-9a-f-]{36}$/);
 
-    await until(() => lines.some((l) => l.msg === "request" && l.request_id === requestId), "the request's line");
+    await until(() => lines.some((l) => l.msg === "request" && l.request_id === requestId), "the request's line", 10_000);
     const died = lines.filter((l) => l.msg === "sandbox: a sandbox ended during a run");
     expect(died, JSON.stringify(died)).to.have.length(1);
     expect(died[0]).to.deep.include({ request_id: requestId, correlation_id: "corr-killed", pid });
@@ -65,7 +57,7 @@ describe("request ids on the lines logged for a request's work", function () {
     expect(replacement).to.have.length(1);
     const [idle] = replacement;
     process.kill(idle, "SIGKILL");
-    await until(() => lines.some((l) => l.msg === "sandbox: an idle sandbox ended; replacing it"), "the idle sandbox's line");
+    await until(() => lines.some((l) => l.msg === "sandbox: an idle sandbox ended; replacing it"), "the idle sandbox's line", 10_000);
     const idleLine = lines.find((l) => l.msg === "sandbox: an idle sandbox ended; replacing it")!;
     expect(idleLine).to.not.have.property("request_id");
     expect(idleLine).to.not.have.property("correlation_id");
