@@ -51,7 +51,7 @@ describe(`triggers store: a database made before migrations (${store})`, functio
     }
     const claimed = await rawQuery<{ id: string; claimed_by: string | null }>(where, "SELECT id, claimed_by FROM runs WHERE id IN ('run_q', 'run_new') ORDER BY id");
     expect(claimed.map((r) => [r.id, /^inst_/.test(r.claimed_by ?? "")])).to.deep.equal([["run_new", true], ["run_q", true]]);
-    expect((await rawQuery<{ name: string }>(where, "SELECT name FROM triggers_migrations ORDER BY name")).map((r) => r.name)).to.deep.equal(["0001_initial", "0002_claimed_by"]);
+    expect((await rawQuery<{ name: string }>(where, "SELECT name FROM triggers_migrations ORDER BY name")).map((r) => r.name)).to.deep.equal(["0001_initial", "0002_claimed_by", "0003_login_mails"]);
     const reopened = await TriggersStore.open(where);
     expect((await reopened.listRuns("trg_1", 10, 0)).total).to.equal(4);
     await reopened.close();
