@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import path from "node:path";
-import { Storage, toNumber, type StoreLocation } from "../../storage";
+import { secondsUntilRoom, Storage, toNumber, type StoreLocation } from "../../storage";
 import { AppError } from "../errors";
 import { IDENTITY_SCHEMA, type IdentityDb } from "./storeSchema";
 
@@ -190,8 +190,7 @@ export class IdentityStore {
       await this.s.dialect.serialize(trx, `identity-send:${mailbox}`);
       const recent = await trx.selectFrom("identity_sends").select(["sent_at", "client"]).where("mailbox", "=", mailbox).where("sent_at", ">", now - HOUR_MS).orderBy("sent_at").execute();
       const mine = recent.filter((r) => r.client === client);
-      /** Seconds until fewer than `limit` of `sends` (oldest first) are within the hour. */
-      const wait = (sends: typeof recent, limit: number) => (sends.length < limit ? 0 : Math.max(1, Math.ceil((toNumber(sends[sends.length - limit].sent_at) + HOUR_MS - now) / 1000)));
+      const wait = (sends: typeof recent, limit: number) => secondsUntilRoom(sends.map((r) => r.sent_at), limit, HOUR_MS, now);
       // A send fits once both budgets have room: the retry is the later of the two (the budget named is the mailbox's when it is full).
       const [mailboxWait, clientWait] = [wait(recent, budget.perHour), wait(mine, budget.perClient)];
       if (mailboxWait > 0 || clientWait > 0) return { spent: mailboxWait > 0 ? ("mailbox" as const) : ("client" as const), retry: Math.max(mailboxWait, clientWait) };

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { Storage, toNumber, type StoreLocation } from "../../storage";
+import { secondsUntilRoom, Storage, toNumber, type StoreLocation } from "../../storage";
 import { newId } from "../crypto";
 import { TRIGGERS_SCHEMA, type TriggersDb } from "./schema";
 import { toRun, toToken, toTrigger } from "./rows";
@@ -70,7 +70,8 @@ export class TriggersStore implements Store {
       await this.d.serialize(trx, `login-mail:${mailbox}`);
       await trx.deleteFrom("login_mails").where("sent_at", "<=", now - windowMs).execute();
       const recent = await trx.selectFrom("login_mails").select("sent_at").where("mailbox", "=", mailbox).orderBy("sent_at").execute();
-      if (recent.length >= limit) return Math.max(1, Math.ceil((toNumber(recent[recent.length - limit].sent_at) + windowMs - now) / 1000));
+      const wait = secondsUntilRoom(recent.map((r) => r.sent_at), limit, windowMs, now);
+      if (wait > 0) return wait;
       await trx.insertInto("login_mails").values({ id: newId("mail"), mailbox, sent_at: now }).execute();
       return undefined;
     });
