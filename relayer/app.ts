@@ -26,7 +26,7 @@ import { billingRoutes, webhookRawBody, WEBHOOK_PATH } from "./routes/billing";
 import { attestationRoutes } from "../attestation/routes";
 import { dashboardRoutes } from "./dashboard";
 import { healthRoute } from "./health";
-import { headerAuthCors, requestContext } from "../protocol/http";
+import { headerAuthCors, inSequence, requestContext } from "../protocol/http";
 
 /** A get_action_ipfs_id body over this (or of unknown length) counts against the large-body limit too. */
 const LARGE_CID_BODY = 1024 * 1024;
@@ -71,8 +71,9 @@ export function createApp(ctx: Ctx): Express {
   app.disable("x-powered-by");
   app.disable("etag"); // no conditional requests on an API: hashing every answer is work for nothing
   app.set("trust proxy", ctx.config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless VESTA_TRUST_PROXY says
-  app.use(ctx.metrics.middleware()); // requests by route template and status, latencies
-  app.use(requestContext(ctx.logger, ["/core/v1"])); // X-Request-Id, X-Correlation-Id and the request's logger, on every answer
+  // Requests by route template and status, latencies; then X-Request-Id, X-Correlation-Id and the
+  // request's logger, on every answer. (inSequence: the layers every request passes as one.)
+  app.use(inSequence(ctx.metrics.middleware(), requestContext(ctx.logger, ["/core/v1"])));
   // Header-authenticated routes (no cookie anywhere in the relayer): any origin may call them, as Chipotle allows.
   app.use(["/core/v1", "/health", "/ready", "/openapi.json", "/dstack/v1", "/info", "/attestation", "/evidences"], headerAuthCors);
   healthRoute(app, ctx); // /health and /ready, before the drain: a stopping relayer still tells it is stopping
@@ -87,13 +88,18 @@ export function createApp(ctx: Ctx): Express {
   const { maxCodeBytes, maxParamsBytes } = ctx.config.limits;
   const keyedCode = ["/lit_action", "/run_action", "/check_execute_permission"];
   // Every body parser takes the JSON types route() accepts: a route whose parser skipped its body would see none.
-  v1.use(keyedCode, authenticateBeforeBody(ctx), jsonBody({ limit: maxCodeBytes + maxParamsBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }));
+  v1.use(keyedCode, inSequence(authenticateBeforeBody(ctx), ...jsonBody({ limit: maxCodeBytes + maxParamsBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES })));
   const cidRoutes = ["/get_action_ipfs_id", "/get_lit_action_ipfs_id"];
   const largeBody = (req: Request) => Number(req.get("content-length") ?? Infinity) > LARGE_CID_BODY;
-  v1.use(cidRoutes, perClientLimit(ctx.config.cidRateLimitPerMinute, "CID computations"));
-  v1.use(cidRoutes, perClientLimit(ctx.config.cidLargeRateLimitPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
-  v1.use(cidRoutes, allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)));
-  v1.use(cidRoutes, jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }));
+  v1.use(
+    cidRoutes,
+    inSequence(
+      perClientLimit(ctx.config.cidRateLimitPerMinute, "CID computations"),
+      perClientLimit(ctx.config.cidLargeRateLimitPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)),
+      allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)),
+      ...jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }),
+    ),
+  );
   // The run and CID routes (runRoutes) carry most of the traffic: their router comes right after the
   // last middleware that applies to them (their auth, body and rate limits, above), ahead of ~30
   // other layers (express tries each in order, ~1 us and a few hundred bytes a layer). A middleware
