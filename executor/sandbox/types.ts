@@ -66,7 +66,7 @@ export type RunRequest = {
  * Whose run it is, for the fair share of the sandbox (per payer, per account, per key). `payer` is
  * who is billed for the account (billing/charges.ts payerOf); without one the account pays for itself.
  */
-export type RunOwner = { payer?: string; account: string; key: string };
+export type RunOwner = { readonly payer?: string; readonly account: string; readonly key: string };
 
 export type RunResult = {
   /** The value returned by main() or set by setResponse (setResponse wins), JSON-compatible. */

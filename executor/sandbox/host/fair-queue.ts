@@ -42,9 +42,17 @@ type Owned = { owner: RunOwner };
 /** A payer's waiting runs: by account, and its accounts with waiting runs in turn order. */
 type PayerQueue<J> = { accounts: Map<string, J[]>; turns: string[]; last?: string };
 
-const payerOf = (o: RunOwner) => `p/${o.payer ?? o.account}`;
-const accountOf = (o: RunOwner) => `a/${o.account}`;
-const keyOf = (o: RunOwner) => `k/${o.account}/${o.key}`;
+type OwnerKeys = { payer: string; account: string; key: string };
+/** An owner's counter keys, made once per owner object (a run's owner is looked up ~10 times on its way through the queue). */
+const ownerKeys = new WeakMap<RunOwner, OwnerKeys>();
+function keysOf(o: RunOwner): OwnerKeys {
+  let keys = ownerKeys.get(o);
+  if (!keys) ownerKeys.set(o, (keys = { payer: `p/${o.payer ?? o.account}`, account: `a/${o.account}`, key: `k/${o.account}/${o.key}` }));
+  return keys;
+}
+const payerOf = (o: RunOwner) => keysOf(o).payer;
+const accountOf = (o: RunOwner) => keysOf(o).account;
+const keyOf = (o: RunOwner) => keysOf(o).key;
 
 export class FairQueue<J extends Owned> {
   private readonly payers = new Map<string, PayerQueue<J>>();

@@ -207,7 +207,8 @@ export class SandboxPool {
     }
     // Start sandboxes for what is still queued, plus one spare: a run of another account must not wait
     // for a sandbox to boot while one account's runs hold the others (each takes a job once it is ready).
-    let available = [...this.slots].filter((s) => !s.exited && (!s.ready || !s.current)).length;
+    let available = 0;
+    for (const s of this.slots) if (!s.exited && (!s.ready || !s.current)) available++;
     while (available < this.queue.waiting + 1 && this.slots.size < this.size) {
       if (!this.backoff.mayStart() || !this.spawn()) break;
       available++;
