@@ -20,11 +20,12 @@ export const MAX_FRAME_BYTES = 0xffff_ffff;
 export function encodeFrame(message: Record<string, unknown>): Buffer {
   const code = message.code;
   const json = JSON.stringify(code instanceof Uint8Array ? { ...message, code: Buffer.from(code.buffer, code.byteOffset, code.byteLength).toString("base64") } : message);
-  const body = Buffer.from(json, "utf8");
-  if (body.length > MAX_FRAME_BYTES) throw new RangeError("message too large for one frame");
-  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-  header.writeUInt32BE(body.length, 0);
-  return Buffer.concat([header, body]);
+  const length = Buffer.byteLength(json, "utf8");
+  if (length > MAX_FRAME_BYTES) throw new RangeError("message too large for one frame");
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + length); // one buffer, the body encoded into it (no copy)
+  frame.writeUInt32BE(length, 0);
+  frame.write(json, FRAME_HEADER_BYTES, "utf8");
+  return frame;
 }
 
 /**
