@@ -1,4 +1,4 @@
-import express, { type Express, type Request, type Router } from "express";
+import express, { type Express, type Request, type RequestHandler, type Router } from "express";
 import swaggerUi from "swagger-ui-express";
 import type { Ctx } from "./context";
 import { errorMiddleware, notFoundRoute } from "./errors";
@@ -15,6 +15,7 @@ import { groupRoutes } from "./routes/groups";
 import { walletRoutes } from "./routes/wallets";
 import { actionRoutes } from "./routes/actions";
 import { runRoutes } from "./routes/run";
+import type { Routes } from "./http/route";
 import { runHistoryRoutes } from "./routes/runHistory";
 import { auditRoutes } from "./routes/audit";
 import { actionCodeRoutes } from "./routes/actionCode";
@@ -35,7 +36,7 @@ const LARGE_CID_BODY = 1024 * 1024;
  * Registers every `/core/v1` endpoint on `router` and returns the OpenAPI document they make (the
  * source of the typed client: scripts/gen-client.ts).
  */
-export function apiRoutes(router: Router, ctx: Ctx, runs: Router = mounted(router)) {
+export function apiRoutes(router: Router, ctx: Ctx, runs: Routes = mounted(router)) {
   const registry = newRegistry();
   configRoutes(router, registry, ctx);
   versionRoutes(router, registry, ctx);
@@ -65,6 +66,21 @@ function mounted(router: Router): Router {
   return own;
 }
 
+/**
+ * Registers routes on the app itself at `prefix` + their path, each behind the middleware `before`
+ * names for its path (a path it does not name is an error: its body would never be read). A request
+ * on them passes no router but the app's: each router costs it a dispatch, a prefix trim and
+ * ~2 KB of state that lives as long as the request.
+ */
+function runsAt(app: Express, prefix: string, before: ReadonlyMap<string, RequestHandler>): Routes {
+  const add = (method: "get" | "post") => (path: string, handler: RequestHandler) => {
+    const first = before.get(path);
+    if (!first) throw new Error(`${method.toUpperCase()} ${prefix}${path}: no middleware is set for this route in createApp`);
+    app[method](prefix + path, inSequence(first, handler));
+  };
+  return { get: add("get"), post: add("post") };
+}
+
 /** The relayer's HTTP app: `/core/v1/...`, its OpenAPI description and explorer. */
 export function createApp(ctx: Ctx): Express {
   const app = express();
@@ -86,25 +102,30 @@ export function createApp(ctx: Ctx): Express {
   // read only once the key is known (a bad key costs no parse) or, for the unauthenticated CID
   // route, within its per-client rate limits (each call hashes up to the code limit for nobody).
   const { maxCodeBytes, maxParamsBytes } = ctx.config.limits;
-  const keyedCode = ["/lit_action", "/run_action", "/check_execute_permission"];
+  // The run and CID routes carry most of the traffic: they are registered on the app itself (runsAt),
+  // each behind its own middleware below, ahead of the `/core/v1` router and its ~30 other layers.
   // Every body parser takes the JSON types route() accepts: a route whose parser skipped its body would see none.
-  v1.use(keyedCode, inSequence(authenticateBeforeBody(ctx), ...jsonBody({ limit: maxCodeBytes + maxParamsBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES })));
-  const cidRoutes = ["/get_action_ipfs_id", "/get_lit_action_ipfs_id"];
+  // Code routes: the key is authenticated before the body is read (a bad key costs no parse).
+  const codeRoute = inSequence(authenticateBeforeBody(ctx), ...jsonBody({ limit: maxCodeBytes + maxParamsBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }));
+  // The unauthenticated CID routes: their per-client rate limits before the body is read.
   const largeBody = (req: Request) => Number(req.get("content-length") ?? Infinity) > LARGE_CID_BODY;
-  v1.use(
-    cidRoutes,
-    inSequence(
-      perClientLimit(ctx.config.cidRateLimitPerMinute, "CID computations"),
-      perClientLimit(ctx.config.cidLargeRateLimitPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)),
-      allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)),
-      ...jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }),
-    ),
+  const cidRoute = inSequence(
+    perClientLimit(ctx.config.cidRateLimitPerMinute, "CID computations"),
+    perClientLimit(ctx.config.cidLargeRateLimitPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)),
+    allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)),
+    ...jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }),
   );
-  // The run and CID routes (runRoutes) carry most of the traffic: their router comes right after the
-  // last middleware that applies to them (their auth, body and rate limits, above), ahead of ~30
-  // other layers (express tries each in order, ~1 us and a few hundred bytes a layer). A middleware
-  // meant for every route goes above this line.
-  const runs = mounted(v1);
+  const runs = runsAt(
+    app,
+    "/core/v1",
+    new Map([
+      ["/lit_action", codeRoute],
+      ["/run_action", codeRoute],
+      ["/check_execute_permission", codeRoute],
+      ["/get_action_ipfs_id", cidRoute],
+      ["/get_lit_action_ipfs_id", cidRoute],
+    ]),
+  );
   // Unauthenticated reads of up to the code limit each: per client, before the store is read.
   v1.use("/get_action_code", perClientLimit(ctx.config.codeReadRateLimitPerMinute, "action code reads"));
   // Each audit page costs the chain's node up to 50 log queries and a block and a transaction read per entry.

@@ -28,7 +28,8 @@ export function routeLabel(req: Request, mounts: readonly string[] = []): string
   if (typeof template !== "string") return OTHER_ROUTE;
   const url = req.originalUrl;
   const mount = mounts.find((m) => url.startsWith(m) && (url.length === m.length || url[m.length] === "/"));
-  return `${mount ?? ""}${template}`;
+  // A route registered on the app with its mount in its path (the relayer's run routes) has it already.
+  return mount === undefined || template.startsWith(`${mount}/`) ? template : `${mount}${template}`;
 }
 
 /** The status label: a real HTTP status (bounded), "other" for anything else. */

@@ -1,5 +1,5 @@
 import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
-import type { Request, Response, Router } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import { z } from "../schemas/common";
 import { AppError } from "../errors";
 import { ERROR_CODES, type ErrorCode } from "../../protocol/errors";
@@ -10,6 +10,9 @@ import { billingIdentity, type BillingIdentity } from "./walletAuth";
 import type { Ctx } from "../context";
 
 type Method = "get" | "post";
+
+/** Where route() registers its handler: an express Router (or app), or anything with their get and post. */
+export type Routes = Record<Method, (path: string, handler: RequestHandler) => unknown>;
 
 export type RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> = {
   method: Method | Method[];
@@ -87,7 +90,7 @@ const errorBodyFor = (codes: ErrorCode[]) =>
  * authentication, JSON answer) and in the OpenAPI registry (the published description).
  */
 export function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
-  router: Router,
+  router: Routes,
   registry: OpenAPIRegistry,
   ctx: Ctx,
   spec: RouteSpec<B, Q>,

@@ -1,10 +1,9 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
-import type { Router } from "express";
 import { z } from "../schemas/common";
 import { text } from "../../protocol/textSchema";
 import { RUN_REFUSAL_CODES } from "../http/runRefusals";
 import { statusOf } from "../../protocol/errors";
-import { route } from "../http/route";
+import { route, type Routes } from "../http/route";
 import { actionCode } from "../../executor/code";
 import { admitRun, payerOf } from "../../billing/charges";
 import { actionCid } from "../schemas/cid";
@@ -56,7 +55,7 @@ const ExecutePermissionResponse = z
   })
   .openapi("ExecutePermissionResponse");
 
-export function runRoutes(router: Router, registry: OpenAPIRegistry, ctx: Ctx) {
+export function runRoutes(router: Routes, registry: OpenAPIRegistry, ctx: Ctx) {
   route(router, registry, ctx, {
     method: "post",
     path: "/check_execute_permission",
