@@ -116,6 +116,10 @@ describe("operating the relayer: /health, /ready, /metrics", function () {
       expect(sample(text, "vesta_action_runs_total", { outcome: "action_failed" })).to.be.at.least(1);
       expect(sample(text, "vesta_action_run_seconds_count", { outcome: "ok" })).to.be.at.least(1);
       expect(sample(text, "vesta_action_queue_wait_seconds_count")).to.be.at.least(2);
+      // The run routes are registered on the app itself (createApp's runsAt), not under the /core/v1 router: same labels.
+      expect(sample(text, "vesta_http_requests_total", { route: "/core/v1/lit_action", method: "POST", status: "200" })).to.be.at.least(1);
+      expect(sample(text, "vesta_http_requests_total", { route: "/core/v1/lit_action", method: "POST", status: "422" })).to.be.at.least(1);
+      expect(text).to.not.include("/core/v1/core/v1");
       expect(sample(text, "vesta_relayed_writes_total", { outcome: "ok" })).to.be.at.least(1);
       expect(sample(text, "vesta_relayed_write_gas_count", { outcome: "ok" })).to.be.at.least(1);
       expect(sample(text, "vesta_relayed_write_gas_sum", { outcome: "ok" })).to.be.above(21_000);
