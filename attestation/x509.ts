@@ -39,7 +39,9 @@ export function selfSignedCertificate(domain: string, organization: string): { c
   ]);
   const now = Date.now();
   const serial = randomBytes(16);
-  serial[0] &= 0x7f; // a positive INTEGER
+  // DER wants a positive INTEGER in its shortest form: a first byte of 0x00 (then one below 0x80)
+  // is padding OpenSSL refuses ("illegal padding"), so the first byte is kept in 0x40..0x7f.
+  serial[0] = 0x40 | (serial[0] & 0x3f);
   const tbs = new TBSCertificate({
     version: Version.v3,
     serialNumber: serial.buffer.slice(serial.byteOffset, serial.byteOffset + serial.length),

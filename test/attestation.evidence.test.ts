@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import type { AddressInfo } from "node:net";
+import crypto, { X509Certificate } from "node:crypto";
 import https from "node:https";
 import express from "express";
 import { loadFixture } from "@nomicfoundation/hardhat-toolbox/network-helpers";
@@ -193,6 +194,27 @@ describe("attestation verifier on the relayer's development evidence", function 
       const { ev } = await loadFixture(devFixture);
       const results = await verifyEvidence(ev, { resolveCaa: async () => Promise.reject(Object.assign(new Error("timeout"), { code: "ETIMEOUT" })) });
       expect(result(results, "network.caa")).to.deep.include({ status: "skip", reason: `could not resolve CAA of ${DOMAIN} (ETIMEOUT): DNS unreachable or no such domain` });
+    });
+
+    it("makes a certificate TLS loads whatever random bytes its serial number starts from (a DER INTEGER in its shortest, positive form)", async function () {
+      const randomBytes = crypto.randomBytes;
+      // Serials from random bytes: a first byte of 0x00 or 0x80 (masked to 0x00) then one below 0x80 was
+      // padding OpenSSL refuses ("illegal padding"), one certificate in 256; the rest are the usual cases.
+      const starts = [[0x00, 0x01], [0x80, 0x00], [0x00, 0x80], [0x7f, 0xff], [0xff, 0xff], [0x01, 0x00]];
+      for (const start of starts) {
+        const serial = Buffer.concat([Buffer.from(start), Buffer.alloc(14, 0x5a)]);
+        (crypto as { randomBytes: unknown }).randomBytes = (n: number) => (n === 16 ? Buffer.from(serial) : randomBytes(n));
+        let tls: { keyPem: string; certPem: string };
+        try {
+          tls = developmentEvidence({ appId: "ab".repeat(20), domain: "localhost" });
+        } finally {
+          crypto.randomBytes = randomBytes;
+        }
+        const cert = new X509Certificate(tls.certPem);
+        expect(cert.serialNumber, `serial from ${Buffer.from(start).toString("hex")}…`).to.match(/^[4-7][0-9A-F]{31}$/);
+        const server = https.createServer({ key: tls.keyPem, cert: tls.certPem });
+        server.close();
+      }
     });
 
     it("reads the live leaf certificate of an https deployment and compares it with the evidence PEM", async function () {
