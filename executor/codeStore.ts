@@ -85,6 +85,8 @@ export class CodeStore {
   async put(cid: string, bytes: Uint8Array, payer: string): Promise<void> {
     if (this.isNewest(cid, payer) && this.verified.get(cid) === bytes.byteLength) return; // stored, its payer's newest
     const usedAt = this.useTime();
+    /** CIDs evicted while another transaction held their turn: whether their code goes is decided once it ended (below). */
+    const undecided: string[] = [];
     const dropped = await this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `action_code:${payer}`);
       // The code's own turn too: an eviction of this CID by another payer (below, in its transaction)
@@ -111,27 +113,40 @@ export class CodeStore {
           .executeTakeFirst();
         if (!oldest) break;
         await trx.deleteFrom("action_code_owner").where("payer", "=", payer).where("cid", "=", oldest.cid).execute();
-        // The code goes with its last owner, unless another payer's store of it is under way (it holds
-        // the CID's turn: its owner row, not committed yet, would not be seen; the code is that
-        // payer's then). Taken without waiting: this transaction holds other turns already.
+        // The code goes with its last owner. Another transaction may hold the CID's turn: a store of it
+        // by another payer (its owner row, not committed yet, would not be seen here) or another
+        // payer's eviction of it (which sees this one's owner row, not deleted yet, and keeps the
+        // code). Whether the code still has an owner is then known only once that transaction ended:
+        // decided after this one commits (dropIfOwnerless). Taken without waiting here: this
+        // transaction holds other turns already.
         if (!(await this.s.dialect.trySerialize(trx, `action_code_cid:${oldest.cid}`))) {
+          undecided.push(oldest.cid);
           held -= oldest.bytes;
           continue;
         }
-        const orphan = await trx
-          .deleteFrom("action_code")
-          .where("cid", "=", oldest.cid)
-          .where((eb) => eb.not(eb.exists(eb.selectFrom("action_code_owner").select("payer").where("cid", "=", oldest.cid))))
-          .executeTakeFirst();
-        if (orphan.numDeletedRows > 0n) gone.push(oldest.cid);
+        if (await deleteOwnerless(trx, oldest.cid)) gone.push(oldest.cid);
         held -= oldest.bytes;
       }
       return gone;
     });
+    for (const c of undecided) if (await this.dropIfOwnerless(c)) dropped.push(c);
     for (const c of dropped) this.forget(c);
     this.newest.set(payer, { cid, at: Date.now() });
     this.verified.set(cid, bytes.byteLength);
     this.remember(cid, bytes);
+  }
+
+  /**
+   * Deletes `cid`'s code if no payer owns it, in a transaction of its own that waits for the CID's
+   * turn: a store or an eviction of it under way ends first (committed: its owner row counts;
+   * rolled back: it does not). Without this, an eviction that found the turn taken left code no
+   * payer owns, nor pays for, nor would ever evict. True when the code was deleted.
+   */
+  private async dropIfOwnerless(cid: string): Promise<boolean> {
+    return this.s.transaction(async (trx) => {
+      await this.s.dialect.serialize(trx, `action_code_cid:${cid}`);
+      return deleteOwnerless(trx, cid);
+    });
   }
 
   /** `payer` ran `cid` again: its copy becomes its most recently used (nothing when the payer does not hold it). */
@@ -174,6 +189,16 @@ export class CodeStore {
   close(): Promise<void> {
     return this.s.close();
   }
+}
+
+/** Deletes `cid`'s code when `db` sees no owner row of it; true when it did. */
+async function deleteOwnerless(db: Storage<CodeDb>["db"], cid: string): Promise<boolean> {
+  const r = await db
+    .deleteFrom("action_code")
+    .where("cid", "=", cid)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("action_code_owner").select("payer").where("cid", "=", cid))))
+    .executeTakeFirst();
+  return r.numDeletedRows > 0n;
 }
 
 async function heldBy(db: Storage<CodeDb>["db"], payer: string): Promise<{ bytes: number; cids: number }> {

@@ -11,6 +11,7 @@ import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
 import { dropTempDatabase, STORES, storeEnv, tempStore } from "./helpers/postgres";
 import { rawExec, rawQuery } from "./helpers/rawDb";
 import { ACTION_CODE_SQLITE_V0 } from "./helpers/legacySchemas";
+import { Client } from "pg";
 
 for (const store of STORES)
 describe(`the code store: what runs by ipfs_id is what its CID names (${store})`, function () {
@@ -233,4 +234,54 @@ for (const store of STORES)
       const dangling = await rawQuery(where.where, "SELECT o.payer, o.cid FROM action_code_owner o LEFT JOIN action_code c ON c.cid = o.cid WHERE c.cid IS NULL");
       expect({ lost: lost.length, dangling: dangling.length }).to.deep.equal({ lost: 0, dangling: 0 });
     });
+
+    /** Code rows no payer owns (each was evicted by its last owner, or should have been). */
+    const ownerless = async () => (await rawQuery<{ cid: string }>(where.where, "SELECT c.cid FROM action_code c WHERE NOT EXISTS (SELECT 1 FROM action_code_owner o WHERE o.cid = c.cid)")).map((r) => r.cid);
+
+    // Review finding (this session's own attack): an eviction that found the CID's turn taken kept the
+    // code, trusting the other transaction to own it. When that transaction was another payer's
+    // eviction of the same code (each saw the other's owner row, not yet deleted) or a store that then
+    // failed, the code stayed with no owner: kept forever, paid for and evictable by no one.
+    it("never leaves code no payer owns (40 rounds of payers A and B evicting the same X at once)", async function () {
+      for (let i = 0; i < 40; i++) {
+        const x = Buffer.from(`// shared ${i} ${Math.random()}`.padEnd(60, " "));
+        const [ya, yb] = [Buffer.from(`// a ${i} ${Math.random()}`.padEnd(60, " ")), Buffer.from(`// b ${i} ${Math.random()}`.padEnd(60, " "))];
+        const cx = await computeCid(x);
+        await a.put(cx, x, "payerA");
+        await b.put(cx, x, "payerB");
+        await Promise.all([a.put(await computeCid(ya), ya, "payerA"), new Promise((r) => setTimeout(r, i % 4)).then(async () => b.put(await computeCid(yb), yb, "payerB"))]);
+        expect(await rawQuery(where.where, `SELECT payer FROM action_code_owner WHERE cid = '${cx}'`), `round ${i}: X is still owned`).to.deep.equal([]);
+      }
+      expect(await ownerless()).to.deep.equal([]);
+    });
+
+    if (store === "PostgreSQL")
+      it("decides about code whose turn another transaction held once that one ended: gone if it rolled back, kept if it committed an owner", async function () {
+        for (const outcome of ["ROLLBACK", "COMMIT"] as const) {
+          const x = Buffer.from(`// held ${outcome} ${Math.random()}`.padEnd(60, " "));
+          const y = Buffer.from(`// next ${outcome} ${Math.random()}`.padEnd(60, " "));
+          const [cx, cy] = [await computeCid(x), await computeCid(y)];
+          await a.put(cx, x, "payerA");
+          // Another payer's store of X under way: it holds X's turn and has written its owner row, not committed.
+          const other = new Client({ connectionString: where.where.databaseUrl });
+          await other.connect();
+          try {
+            await other.query("BEGIN");
+            await other.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`action_code_cid:${cx}`]);
+            await other.query("INSERT INTO action_code_owner (payer, cid, bytes, used_at) VALUES ('payerB', $1, 60, 1)", [cx]);
+            let stored = false;
+            const evicting = a.put(cy, y, "payerA").then(() => (stored = true)); // A's store of Y evicts X
+            await new Promise((r) => setTimeout(r, 300));
+            expect(stored, "A's store waits for the other transaction before it decides").to.equal(false);
+            await other.query(outcome);
+            await evicting;
+          } finally {
+            await other.end();
+          }
+          const code = await rawQuery(where.where, `SELECT cid FROM action_code WHERE cid = '${cx}'`);
+          expect(code.length, `after the other store's ${outcome}`).to.equal(outcome === "COMMIT" ? 1 : 0);
+          if (outcome === "COMMIT") expect(Buffer.from((await c.get(cx))!)).to.deep.equal(x);
+        }
+        expect(await ownerless()).to.deep.equal([]);
+      });
   });
