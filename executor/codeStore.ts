@@ -21,6 +21,10 @@ export type CodeStoreOptions = {
   bytesPerPayer: number;
   /** Told when a stored row does not hash to its CID (it then reads as missing). */
   onMismatch?: (cid: string, problem: string) => void;
+  /** Told when code an eviction left undecided could not be decided (its row may then stay, owned by no payer). */
+  onUndecided?: (cid: string, problem: string) => void;
+  /** How long deciding about such code waits for the other transaction (PostgreSQL lock_timeout; default 10 s). */
+  undecidedWaitMs?: number;
 };
 
 /**
@@ -44,6 +48,9 @@ export class CodeStore {
   /** Each payer's most recently used code as last written here, and when. */
   private readonly newest = new Lru<string, { cid: string; at: number }>(NEWEST_PAYERS);
   private readonly onMismatch: (cid: string, problem: string) => void;
+  private readonly onUndecided: (cid: string, problem: string) => void;
+  /** Decisions about evicted code under way (dropIfOwnerless), off the storing request's path. */
+  private readonly deciding = new Set<Promise<void>>();
   /** The last use time written (ms): each write is later than the one before, so two uses in one millisecond keep their order. */
   private lastUse = 0;
 
@@ -52,6 +59,7 @@ export class CodeStore {
     private readonly opts: CodeStoreOptions,
   ) {
     this.onMismatch = opts.onMismatch ?? (() => {});
+    this.onUndecided = opts.onUndecided ?? (() => {});
   }
 
   /** Opens (and migrates) the store at `where`. */
@@ -129,11 +137,27 @@ export class CodeStore {
       }
       return gone;
     });
-    for (const c of undecided) if (await this.dropIfOwnerless(c)) dropped.push(c);
     for (const c of dropped) this.forget(c);
     this.newest.set(payer, { cid, at: Date.now() });
     this.verified.set(cid, bytes.byteLength);
     this.remember(cid, bytes);
+    // Off this request's path: the store is committed, and what the other transaction does may take a while.
+    for (const c of undecided) this.decide(c);
+  }
+
+  /** Resolves once the decisions about evicted code started so far have ended (tests; close waits for them). */
+  async settled(): Promise<void> {
+    while (this.deciding.size) await Promise.all(this.deciding);
+  }
+
+  private decide(cid: string): void {
+    const done: Promise<void> = this.dropIfOwnerless(cid).then(
+      (deleted) => {
+        if (deleted) this.forget(cid);
+      },
+      (err: unknown) => this.onUndecided(cid, err instanceof Error ? err.message : String(err)),
+    ).finally(() => this.deciding.delete(done));
+    this.deciding.add(done);
   }
 
   /**
@@ -144,6 +168,7 @@ export class CodeStore {
    */
   private async dropIfOwnerless(cid: string): Promise<boolean> {
     return this.s.transaction(async (trx) => {
+      if (this.s.dialect.shared) await sql`SELECT set_config('lock_timeout', ${`${this.opts.undecidedWaitMs ?? 10_000}ms`}, true)`.execute(trx);
       await this.s.dialect.serialize(trx, `action_code_cid:${cid}`);
       return deleteOwnerless(trx, cid);
     });
@@ -186,8 +211,9 @@ export class CodeStore {
     await sql`SELECT 1`.execute(this.s.db);
   }
 
-  close(): Promise<void> {
-    return this.s.close();
+  async close(): Promise<void> {
+    await this.settled();
+    await this.s.close();
   }
 }
 

@@ -111,6 +111,8 @@ export class Executor {
       {
         bytesPerPayer: Math.max(opts.codeBytesPerPayer ?? DEFAULT_CODE_BYTES_PER_PAYER, opts.limits.maxCodeBytes),
         onMismatch: (cid, problem) => opts.logger.error({ cid, problem }, "action code store: a stored action does not match its CID; treating it as missing"),
+        onUndecided: (cid, problem) =>
+          opts.logger.warn({ cid, problem }, "action code store: could not decide whether evicted code still has an owner; its row stays until a payer stores and evicts it again"),
       },
     );
     await this.permissions.start(signal);

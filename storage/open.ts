@@ -161,6 +161,15 @@ export class Storage<DB> {
   private static postgres<DB>(url: string, max: number): Storage<DB> {
     const pool = new pg.Pool({ connectionString: url, max, types: { getTypeParser } });
     pool.on("error", () => {}); // an idle connection the server closed: the pool replaces it; queries report their own errors
+    pool.on("connect", (client) => {
+      // A connection lost while a query runs on it (a restart, a failover, an administrator's
+      // pg_terminate_backend) rejects that query, and the pool drops the connection when it comes back;
+      // the client also emits "error", which without a listener would end the process.
+      client.on("error", () => {});
+      // Every store's transactions are written for READ COMMITTED (each statement sees what committed
+      // before it, e.g. after waiting for an advisory lock), whatever default the database was given.
+      client.query("SET default_transaction_isolation TO 'read committed'").catch(() => {});
+    });
     return new Storage(new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), new Dialect("postgres"));
   }
 

@@ -252,8 +252,18 @@ for (const store of STORES)
         await Promise.all([a.put(await computeCid(ya), ya, "payerA"), new Promise((r) => setTimeout(r, i % 4)).then(async () => b.put(await computeCid(yb), yb, "payerB"))]);
         expect(await rawQuery(where.where, `SELECT payer FROM action_code_owner WHERE cid = '${cx}'`), `round ${i}: X is still owned`).to.deep.equal([]);
       }
+      await Promise.all([a.settled(), b.settled()]);
       expect(await ownerless()).to.deep.equal([]);
     });
+
+    /** A connection in a transaction that holds `cid`'s turn (as a store or an eviction of it by another replica would). */
+    async function holdingTurn(cid: string): Promise<Client> {
+      const c = new Client({ connectionString: where.where.databaseUrl });
+      await c.connect();
+      await c.query("BEGIN");
+      await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`action_code_cid:${cid}`]);
+      return c;
+    }
 
     if (store === "PostgreSQL")
       it("decides about code whose turn another transaction held once that one ended: gone if it rolled back, kept if it committed an owner", async function () {
@@ -263,25 +273,41 @@ for (const store of STORES)
           const [cx, cy] = [await computeCid(x), await computeCid(y)];
           await a.put(cx, x, "payerA");
           // Another payer's store of X under way: it holds X's turn and has written its owner row, not committed.
-          const other = new Client({ connectionString: where.where.databaseUrl });
-          await other.connect();
+          const other = await holdingTurn(cx);
           try {
-            await other.query("BEGIN");
-            await other.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`action_code_cid:${cx}`]);
             await other.query("INSERT INTO action_code_owner (payer, cid, bytes, used_at) VALUES ('payerB', $1, 60, 1)", [cx]);
-            let stored = false;
-            const evicting = a.put(cy, y, "payerA").then(() => (stored = true)); // A's store of Y evicts X
-            await new Promise((r) => setTimeout(r, 300));
-            expect(stored, "A's store waits for the other transaction before it decides").to.equal(false);
+            await a.put(cy, y, "payerA"); // A's store of Y evicts X, and answers without waiting for the other store
+            await new Promise((r) => setTimeout(r, 200));
+            expect(await rawQuery(where.where, `SELECT cid FROM action_code WHERE cid = '${cx}'`), "undecided while the other store is under way").to.have.length(1);
             await other.query(outcome);
-            await evicting;
           } finally {
             await other.end();
           }
+          await a.settled();
           const code = await rawQuery(where.where, `SELECT cid FROM action_code WHERE cid = '${cx}'`);
           expect(code.length, `after the other store's ${outcome}`).to.equal(outcome === "COMMIT" ? 1 : 0);
           if (outcome === "COMMIT") expect(Buffer.from((await c.get(cx))!)).to.deep.equal(x);
         }
         expect(await ownerless()).to.deep.equal([]);
+
+        // A transaction that holds the turn past undecidedWaitMs: the decision is given up and said, the code stays.
+        const told: [string, string][] = [];
+        const d = await CodeStore.open(where.where, { bytesPerPayer: 100, undecidedWaitMs: 200, onUndecided: (cid, problem) => told.push([cid, problem]) });
+        const [z, next] = [Buffer.from(`// z ${Math.random()}`.padEnd(60, " ")), Buffer.from(`// z next ${Math.random()}`.padEnd(60, " "))];
+        const cz = await computeCid(z);
+        await d.put(cz, z, "payerD");
+        const holder = await holdingTurn(cz);
+        try {
+          await d.put(await computeCid(next), next, "payerD");
+          await d.settled();
+          await holder.query("ROLLBACK");
+        } finally {
+          await holder.end();
+          await d.close();
+        }
+        expect(told).to.have.length(1);
+        expect(told[0][0]).to.equal(cz);
+        expect(told[0][1]).to.match(/lock timeout/);
+        expect(await ownerless()).to.deep.equal([cz]);
       });
   });
