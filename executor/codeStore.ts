@@ -13,6 +13,8 @@ export const DEFAULT_CODE_BYTES_PER_PAYER = 256 * 1024 * 1024;
 const VERIFIED_CIDS = 100_000;
 /** Payers whose newest code this process remembers (least recently used dropped first). */
 const NEWEST_PAYERS = 100_000;
+/** Evicted CIDs waiting for a decision at most (past it, one more is given up on and said; ~100 bytes each). */
+const MAX_UNDECIDED = 10_000;
 /** A payer's newest code run or stored again within this long is not written again (it is its newest already). */
 export const REUSE_UNWRITTEN_MS = 60_000;
 
@@ -23,7 +25,7 @@ export type CodeStoreOptions = {
   onMismatch?: (cid: string, problem: string) => void;
   /** Told when code an eviction left undecided could not be decided (its row may then stay, owned by no payer). */
   onUndecided?: (cid: string, problem: string) => void;
-  /** How long deciding about such code waits for the other transaction (PostgreSQL lock_timeout; default 10 s). */
+  /** How long deciding about such code waits for the other transaction to end (default 60 s), trying again now and then. */
   undecidedWaitMs?: number;
 };
 
@@ -49,8 +51,11 @@ export class CodeStore {
   private readonly newest = new Lru<string, { cid: string; at: number }>(NEWEST_PAYERS);
   private readonly onMismatch: (cid: string, problem: string) => void;
   private readonly onUndecided: (cid: string, problem: string) => void;
-  /** Decisions about evicted code under way (dropIfOwnerless), off the storing request's path. */
-  private readonly deciding = new Set<Promise<void>>();
+  /** Evicted code to decide about (CID → when it was evicted), off the storing requests' path: bounded, each CID once. */
+  private readonly undecided = new Map<string, number>();
+  /** The one loop deciding about them (one connection at a time, whatever their number). */
+  private deciding?: Promise<void>;
+  private closing = false;
   /** The last use time written (ms): each write is later than the one before, so two uses in one millisecond keep their order. */
   private lastUse = 0;
 
@@ -145,40 +150,76 @@ export class CodeStore {
     for (const c of undecided) this.decide(c);
   }
 
-  /** Resolves once the decisions about evicted code started so far have ended (tests; close waits for them). */
+  /** Resolves once the evicted code undecided so far is decided (or given up on, and said). */
   async settled(): Promise<void> {
-    while (this.deciding.size) await Promise.all(this.deciding);
+    while (this.deciding) await this.deciding;
   }
 
   private decide(cid: string): void {
-    const done: Promise<void> = this.dropIfOwnerless(cid).then(
-      (deleted) => {
-        if (deleted) this.forget(cid);
-      },
-      (err: unknown) => this.onUndecided(cid, err instanceof Error ? err.message : String(err)),
-    ).finally(() => this.deciding.delete(done));
-    this.deciding.add(done);
+    if (this.closing) return this.onUndecided(cid, "the code store was closing");
+    if (!this.undecided.has(cid) && this.undecided.size >= MAX_UNDECIDED) return this.onUndecided(cid, `${MAX_UNDECIDED} evicted CIDs wait for a decision already`);
+    if (!this.undecided.has(cid)) this.undecided.set(cid, Date.now());
+    this.deciding ??= this.decideAll().finally(() => (this.deciding = undefined));
   }
 
   /**
-   * Deletes `cid`'s code if no payer owns it, in a transaction of its own that waits for the CID's
-   * turn: a store or an eviction of it under way ends first (committed: its owner row counts;
-   * rolled back: it does not). Without this, an eviction that found the turn taken left code no
-   * payer owns, nor pays for, nor would ever evict. True when the code was deleted.
+   * Tries each undecided CID in turn, each in a short transaction that takes the CID's turn only if
+   * it is free (no connection waits on a lock), and again later, backing off, while another
+   * transaction holds it; gives up (and says so) past undecidedWaitMs, or when the store closes.
    */
-  private async dropIfOwnerless(cid: string): Promise<boolean> {
-    return this.s.transaction(async (trx) => {
-      if (this.s.dialect.shared) await sql`SELECT set_config('lock_timeout', ${`${this.opts.undecidedWaitMs ?? 10_000}ms`}, true)`.execute(trx);
-      await this.s.dialect.serialize(trx, `action_code_cid:${cid}`);
-      return deleteOwnerless(trx, cid);
-    });
+  private async decideAll(): Promise<void> {
+    const waitMs = this.opts.undecidedWaitMs ?? 60_000;
+    let pauseMs = 10;
+    while (this.undecided.size) {
+      let progress = false;
+      for (const [cid, since] of [...this.undecided]) {
+        if (this.closing) {
+          this.undecided.delete(cid);
+          this.onUndecided(cid, "the code store closed first");
+          continue;
+        }
+        let outcome: "busy" | boolean;
+        try {
+          outcome = await this.dropIfOwnerless(cid);
+        } catch (err) {
+          if (Date.now() - since > waitMs) {
+            this.undecided.delete(cid);
+            this.onUndecided(cid, err instanceof Error ? err.message : String(err));
+          }
+          continue;
+        }
+        if (outcome === "busy") {
+          if (Date.now() - since <= waitMs) continue;
+          this.undecided.delete(cid);
+          this.onUndecided(cid, `another transaction held its turn for more than ${waitMs} ms`);
+          continue;
+        }
+        progress = true;
+        this.undecided.delete(cid);
+        if (outcome) this.forget(cid);
+      }
+      if (!this.undecided.size) return;
+      pauseMs = progress ? 10 : Math.min(pauseMs * 2, 1000);
+      await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  }
+
+  /**
+   * Deletes `cid`'s code if no payer owns it, in a transaction of its own that holds the CID's turn
+   * (so a store or an eviction of it has ended: committed, its owner row counts; rolled back, it does
+   * not): true when deleted, false when kept, "busy" when another transaction holds the turn. Without
+   * this, an eviction that found the turn taken left code no payer owned, paid for or would evict.
+   */
+  private dropIfOwnerless(cid: string): Promise<"busy" | boolean> {
+    return this.s.transaction(async (trx) => ((await this.s.dialect.trySerialize(trx, `action_code_cid:${cid}`)) ? deleteOwnerless(trx, cid) : "busy"));
   }
 
   /** `payer` ran `cid` again: its copy becomes its most recently used (nothing when the payer does not hold it). */
   async touch(cid: string, payer: string): Promise<void> {
     if (this.isNewest(cid, payer)) return;
-    await this.s.db.updateTable("action_code_owner").set({ used_at: this.useTime() }).where("payer", "=", payer).where("cid", "=", cid).execute();
-    this.newest.set(payer, { cid, at: Date.now() });
+    const r = await this.s.db.updateTable("action_code_owner").set({ used_at: this.useTime() }).where("payer", "=", payer).where("cid", "=", cid).executeTakeFirst();
+    // Only code the payer holds becomes its newest: its own store of code another payer stored must still write its owner row.
+    if (r.numUpdatedRows > 0n) this.newest.set(payer, { cid, at: Date.now() });
   }
 
   /** `cid` is `payer`'s most recently used code, written less than REUSE_UNWRITTEN_MS ago. */
@@ -212,6 +253,7 @@ export class CodeStore {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.settled();
     await this.s.close();
   }

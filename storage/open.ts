@@ -161,21 +161,20 @@ export class Storage<DB> {
   private static postgres<DB>(url: string, max: number): Storage<DB> {
     const pool = new pg.Pool({ connectionString: url, max, types: { getTypeParser } });
     pool.on("error", () => {}); // an idle connection the server closed: the pool replaces it; queries report their own errors
-    pool.on("connect", (client) => {
-      // A connection lost while a query runs on it (a restart, a failover, an administrator's
-      // pg_terminate_backend) rejects that query, and the pool drops the connection when it comes back;
-      // the client also emits "error", which without a listener would end the process.
-      client.on("error", () => {});
-      // Every store's transactions are written for READ COMMITTED (each statement sees what committed
-      // before it, e.g. after waiting for an advisory lock), whatever default the database was given.
-      client.query("SET default_transaction_isolation TO 'read committed'").catch(() => {});
-    });
+    // A connection lost while it is checked out (a restart, a failover, an administrator's
+    // pg_terminate_backend) fails the queries on it, and the pool drops it; the client also emits
+    // "error", which without a listener would end the process.
+    pool.on("connect", (client) => client.on("error", () => {}));
     return new Storage(new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), new Dialect("postgres"));
   }
 
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(fn);
+    // PostgreSQL: READ COMMITTED, whatever the database's default, in the BEGIN itself (no extra round
+    // trip, and it holds behind a transaction-mode pooler): the stores' transactions are written for it
+    // (a statement after an advisory lock sees what committed while it waited).
+    const trx = this.db.transaction();
+    return (this.dialect.shared ? trx.setIsolationLevel("read committed") : trx).execute(fn);
   }
 
   async close(): Promise<void> {
