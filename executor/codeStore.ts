@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { sql, type Transaction } from "kysely";
 import { Storage, toNumber, type StoreLocation } from "../storage";
 import { computeCid } from "./cid";
 import { decodeUtf8 } from "../protocol/text";
@@ -13,6 +13,8 @@ export const DEFAULT_CODE_BYTES_PER_PAYER = 256 * 1024 * 1024;
 const VERIFIED_CIDS = 100_000;
 /** Payers whose newest code this process remembers (least recently used dropped first). */
 const NEWEST_PAYERS = 100_000;
+/** CIDs one transaction evicts at most (each holds a PostgreSQL lock until it commits); a store past it goes on in more. */
+const EVICT_BATCH = 100;
 /** Evicted CIDs waiting for a decision at most (past it, one more is given up on and said; ~100 bytes each). */
 const MAX_UNDECIDED = 10_000;
 /** A payer's newest code run or stored again within this long is not written again (it is its newest already). */
@@ -93,14 +95,16 @@ export class CodeStore {
   /**
    * Stores `bytes` under `cid` (the caller computed the CID from these very bytes) as `payer`'s,
    * then drops that payer's least recently used code until it holds at most bytesPerPayer, in one
-   * transaction (one payer's stores take turns, across processes too).
+   * transaction (one payer's stores take turns, across processes too), or more for a payer far over
+   * its bytes (EVICT_BATCH CIDs each).
    */
   async put(cid: string, bytes: Uint8Array, payer: string): Promise<void> {
     if (this.isNewest(cid, payer) && this.verified.get(cid) === bytes.byteLength) return; // stored, its payer's newest
     const usedAt = this.useTime();
     /** CIDs evicted while another transaction held their turn: whether their code goes is decided once it ended (below). */
     const undecided: string[] = [];
-    const dropped = await this.s.transaction(async (trx) => {
+    const dropped: string[] = [];
+    let more = await this.s.transaction(async (trx) => {
       await this.s.dialect.serialize(trx, `action_code:${payer}`);
       // The code's own turn too: an eviction of this CID by another payer (below, in its transaction)
       // waits for this store to commit its owner row, or this store waits for the eviction to end.
@@ -112,42 +116,59 @@ export class CodeStore {
         .values({ payer, cid, bytes: bytes.byteLength, used_at: usedAt })
         .onConflict((oc) => oc.columns(["payer", "cid"]).doUpdateSet((eb) => ({ used_at: eb.ref("excluded.used_at") })))
         .execute();
-      const gone: string[] = [];
-      let held = (await heldBy(trx, payer)).bytes;
-      while (held > this.opts.bytesPerPayer) {
-        const oldest = await trx
-          .selectFrom("action_code_owner")
-          .select(["cid", "bytes"])
-          .where("payer", "=", payer)
-          .where("cid", "<>", cid)
-          .orderBy("used_at")
-          .orderBy("cid")
-          .limit(1)
-          .executeTakeFirst();
-        if (!oldest) break;
-        await trx.deleteFrom("action_code_owner").where("payer", "=", payer).where("cid", "=", oldest.cid).execute();
-        // The code goes with its last owner. Another transaction may hold the CID's turn: a store of it
-        // by another payer (its owner row, not committed yet, would not be seen here) or another
-        // payer's eviction of it (which sees this one's owner row, not deleted yet, and keeps the
-        // code). Whether the code still has an owner is then known only once that transaction ended:
-        // decided after this one commits (dropIfOwnerless). Taken without waiting here: this
-        // transaction holds other turns already.
-        if (!(await this.s.dialect.trySerialize(trx, `action_code_cid:${oldest.cid}`))) {
-          undecided.push(oldest.cid);
-          held -= oldest.bytes;
-          continue;
-        }
-        if (await deleteOwnerless(trx, oldest.cid)) gone.push(oldest.cid);
-        held -= oldest.bytes;
-      }
-      return gone;
+      return this.evict(trx, payer, cid, dropped, undecided);
     });
-    for (const c of dropped) this.forget(c);
-    this.newest.set(payer, { cid, at: Date.now() });
-    this.verified.set(cid, bytes.byteLength);
-    this.remember(cid, bytes);
-    // Off this request's path: the store is committed, and what the other transaction does may take a while.
-    for (const c of undecided) this.decide(c);
+    try {
+      // A payer far over its bytes (many small codes, then a large one) is brought back within them in
+      // transactions of at most EVICT_BATCH CIDs: each CID evicted holds a lock until its transaction
+      // ends, and PostgreSQL's lock table is shared by every connection (~6,400 locks by default).
+      while (more)
+        more = await this.s.transaction(async (trx) => {
+          await this.s.dialect.serialize(trx, `action_code:${payer}`);
+          return this.evict(trx, payer, cid, dropped, undecided);
+        });
+      this.newest.set(payer, { cid, at: Date.now() });
+      this.verified.set(cid, bytes.byteLength);
+      this.remember(cid, bytes);
+    } finally {
+      for (const c of dropped) this.forget(c);
+      // Off this request's path: the store is committed, and what the other transaction does may take a while.
+      for (const c of undecided) this.decide(c);
+    }
+  }
+
+  /**
+   * Drops `payer`'s least recently used code (never `keep`) while it holds more than bytesPerPayer,
+   * at most EVICT_BATCH CIDs in `trx`: true when it still holds too much (go on in another
+   * transaction). Deleted code is added to `gone`; code whose turn another transaction holds, to
+   * `undecided`.
+   */
+  private async evict(trx: Transaction<CodeDb>, payer: string, keep: string, gone: string[], undecided: string[]): Promise<boolean> {
+    let held = (await heldBy(trx, payer)).bytes;
+    for (let evicted = 0; held > this.opts.bytesPerPayer; evicted++) {
+      if (evicted === EVICT_BATCH) return true;
+      const oldest = await trx
+        .selectFrom("action_code_owner")
+        .select(["cid", "bytes"])
+        .where("payer", "=", payer)
+        .where("cid", "<>", keep)
+        .orderBy("used_at")
+        .orderBy("cid")
+        .limit(1)
+        .executeTakeFirst();
+      if (!oldest) break;
+      await trx.deleteFrom("action_code_owner").where("payer", "=", payer).where("cid", "=", oldest.cid).execute();
+      held -= oldest.bytes;
+      // The code goes with its last owner. Another transaction may hold the CID's turn: a store of it
+      // by another payer (its owner row, not committed yet, would not be seen here) or another
+      // payer's eviction of it (which sees this one's owner row, not deleted yet, and keeps the
+      // code). Whether the code still has an owner is then known only once that transaction ended:
+      // decided after this one commits (decide). Taken without waiting here: this transaction holds
+      // other turns already.
+      if (!(await this.s.dialect.trySerialize(trx, `action_code_cid:${oldest.cid}`))) undecided.push(oldest.cid);
+      else if (await deleteOwnerless(trx, oldest.cid)) gone.push(oldest.cid);
+    }
+    return false;
   }
 
   /** Resolves once the evicted code undecided so far is decided (or given up on, and said). */

@@ -4,7 +4,7 @@ import path from "node:path";
 import fs from "node:fs";
 import { computeCid } from "../executor/cid";
 import { CodeStore } from "../executor/codeStore";
-import type { StoreLocation } from "../storage";
+import { Dialect, type StoreLocation } from "../storage";
 import pino from "pino";
 import { startRelayer, type RunningRelayer } from "../relayer/server";
 import { call, newAccount, startStack, type Stack } from "./helpers/relayer";
@@ -128,6 +128,32 @@ describe(`the code store: what runs by ipfs_id is what its CID names (${store})`
     const fresh = await open(100); // no cache: what the database holds
     expect(Buffer.from((await fresh.get(cx))!)).to.deep.equal(x);
     await Promise.all([s.close(), fresh.close()]);
+  });
+
+  // Review finding: one store evicting many CIDs took a lock per CID in one transaction; at 20,000
+  // PostgreSQL ran out of lock memory ("out of shared memory"), failing other payers' stores too.
+  it("a store that drops very many CIDs does it in transactions of at most 100 of them, and drops them all", async function () {
+    const s = await open(250 * 60);
+    const codes = Array.from({ length: 250 }, (_, i) => Buffer.from(`// small ${i}`.padEnd(60, " ")));
+    for (const b of codes) await s.put(await computeCid(b), b, "payerM");
+    const turns = new Map<unknown, number>();
+    const trySerialize = Dialect.prototype.trySerialize;
+    Dialect.prototype.trySerialize = function (this: Dialect, trx, key) {
+      turns.set(trx, (turns.get(trx) ?? 0) + 1);
+      return trySerialize.call(this, trx, key);
+    };
+    const big = Buffer.from("// big".padEnd(250 * 60, " "));
+    try {
+      await s.put(await computeCid(big), big, "payerM");
+    } finally {
+      Dialect.prototype.trySerialize = trySerialize;
+    }
+    await s.settled();
+    expect(Math.max(...turns.values())).to.equal(100);
+    expect([...turns.values()].reduce((a, b) => a + b)).to.equal(250);
+    expect(await s.heldBy("payerM")).to.deep.equal({ bytes: 250 * 60, cids: 1 });
+    expect(await rawQuery(where, "SELECT COUNT(*) AS n FROM action_code")).to.deep.equal([{ n: store === "PostgreSQL" ? "1" : 1 }]);
+    await s.close();
   });
 
   it("a payer's stores raced against each other keep it within its bytes", async function () {
