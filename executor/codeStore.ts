@@ -163,10 +163,11 @@ export class CodeStore {
       // by another payer (its owner row, not committed yet, would not be seen here) or another
       // payer's eviction of it (which sees this one's owner row, not deleted yet, and keeps the
       // code). Whether the code still has an owner is then known only once that transaction ended:
-      // decided after this one commits (decide). Taken without waiting here: this transaction holds
+      // decided after this one commits (decide). Taken without waiting (dropInTurn): this transaction holds
       // other turns already.
-      if (!(await this.s.dialect.trySerialize(trx, `action_code_cid:${oldest.cid}`))) undecided.push(oldest.cid);
-      else if (await deleteOwnerless(trx, oldest.cid)) gone.push(oldest.cid);
+      const outcome = await this.dropInTurn(trx, oldest.cid);
+      if (outcome === "busy") undecided.push(oldest.cid);
+      else if (outcome) gone.push(oldest.cid);
     }
     return false;
   }
@@ -178,8 +179,10 @@ export class CodeStore {
 
   private decide(cid: string): void {
     if (this.closing) return this.onUndecided(cid, "the code store was closing");
-    if (!this.undecided.has(cid) && this.undecided.size >= MAX_UNDECIDED) return this.onUndecided(cid, `${MAX_UNDECIDED} evicted CIDs wait for a decision already`);
-    if (!this.undecided.has(cid)) this.undecided.set(cid, Date.now());
+    if (!this.undecided.has(cid)) {
+      if (this.undecided.size >= MAX_UNDECIDED) return this.onUndecided(cid, `${MAX_UNDECIDED} evicted CIDs wait for a decision already`);
+      this.undecided.set(cid, Date.now());
+    }
     this.deciding ??= this.decideAll().finally(() => (this.deciding = undefined));
   }
 
@@ -199,20 +202,20 @@ export class CodeStore {
           this.onUndecided(cid, "the code store closed first");
           continue;
         }
+        // A failed try (the database) is tried again as a held turn is; past waitMs, its error is what is said.
         let outcome: "busy" | boolean;
+        let problem = `another transaction held its turn for more than ${waitMs} ms`;
         try {
-          outcome = await this.dropIfOwnerless(cid);
+          outcome = await this.s.transaction((trx) => this.dropInTurn(trx, cid));
         } catch (err) {
-          if (Date.now() - since > waitMs) {
-            this.undecided.delete(cid);
-            this.onUndecided(cid, err instanceof Error ? err.message : String(err));
-          }
-          continue;
+          outcome = "busy";
+          problem = err instanceof Error ? err.message : String(err);
         }
         if (outcome === "busy") {
-          if (Date.now() - since <= waitMs) continue;
-          this.undecided.delete(cid);
-          this.onUndecided(cid, `another transaction held its turn for more than ${waitMs} ms`);
+          if (Date.now() - since > waitMs) {
+            this.undecided.delete(cid);
+            this.onUndecided(cid, problem);
+          }
           continue;
         }
         progress = true;
@@ -226,13 +229,14 @@ export class CodeStore {
   }
 
   /**
-   * Deletes `cid`'s code if no payer owns it, in a transaction of its own that holds the CID's turn
-   * (so a store or an eviction of it has ended: committed, its owner row counts; rolled back, it does
-   * not): true when deleted, false when kept, "busy" when another transaction holds the turn. Without
-   * this, an eviction that found the turn taken left code no payer owned, paid for or would evict.
+   * Deletes `cid`'s code if no payer owns it, when `trx` can take the CID's turn without waiting (no
+   * store or eviction of it is under way: one that committed has its owner row counted, one that
+   * rolled back has not): true when deleted, false when kept, "busy" when another transaction holds
+   * the turn. Used by evictions, and by the decisions about what an eviction found busy: without
+   * them, such code stayed with no payer owning, paying for or ever evicting it.
    */
-  private dropIfOwnerless(cid: string): Promise<"busy" | boolean> {
-    return this.s.transaction(async (trx) => ((await this.s.dialect.trySerialize(trx, `action_code_cid:${cid}`)) ? deleteOwnerless(trx, cid) : "busy"));
+  private async dropInTurn(trx: Transaction<CodeDb>, cid: string): Promise<"busy" | boolean> {
+    return (await this.s.dialect.trySerialize(trx, `action_code_cid:${cid}`)) ? deleteOwnerless(trx, cid) : "busy";
   }
 
   /** `payer` ran `cid` again: its copy becomes its most recently used (nothing when the payer does not hold it). */
