@@ -1,4 +1,4 @@
-import express, { type Express, type Request, type RequestHandler, type Router } from "express";
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Router } from "express";
 import swaggerUi from "swagger-ui-express";
 import type { Ctx } from "./context";
 import { errorMiddleware, notFoundRoute } from "./errors";
@@ -67,18 +67,44 @@ function mounted(router: Router): Router {
 }
 
 /**
- * Registers routes on the app itself at `prefix` + their path, each behind the middleware `before`
- * names for its path (a path it does not name is an error: its body would never be read). A request
- * on them passes no router but the app's: each router costs it a dispatch, a prefix trim and
- * ~2 KB of state that lives as long as the request.
+ * The routes that carry most of the traffic (runs, CIDs), registered at `prefix` + their path: POST
+ * only, each behind `common` (what every request passes: metrics, ids, CORS, the drain) and the
+ * middleware `before` names for its path (a path it does not name is an error: its body would never
+ * be read). `dispatch` is one layer, first in the app: a POST to one of them goes straight through
+ * its chain, without express's router matching the app's other layers and a Route of its own
+ * (each layer a path match, a params object and closures, for every request). It matches as express
+ * does for a route: the path (not the query) case-insensitively, one trailing slash allowed. Errors
+ * go to `failed` (the app's error middleware); a chain that ends without an answer, to `notFound`.
  */
-function runsAt(app: Express, prefix: string, before: ReadonlyMap<string, RequestHandler>): Routes {
-  const add = (method: "get" | "post") => (path: string, handler: RequestHandler) => {
-    const first = before.get(path);
-    if (!first) throw new Error(`${method.toUpperCase()} ${prefix}${path}: no middleware is set for this route in createApp`);
-    app[method](prefix + path, inSequence(first, handler));
+function hotRoutes(
+  prefix: string,
+  common: RequestHandler[],
+  before: ReadonlyMap<string, RequestHandler>,
+  failed: ErrorRequestHandler,
+  notFound: RequestHandler,
+): { routes: Routes; dispatch: RequestHandler } {
+  const chains = new Map<string, { chain: RequestHandler; route: { path: string } }>();
+  const routes: Routes = {
+    post: (path, handler) => {
+      const first = before.get(path);
+      if (!first) throw new Error(`POST ${prefix}${path}: no middleware is set for this route in createApp`);
+      chains.set((prefix + path).toLowerCase(), { chain: inSequence(...common, first, handler), route: { path: prefix + path } });
+    },
+    get: (path) => {
+      throw new Error(`GET ${prefix}${path}: the hot routes take POST only`);
+    },
   };
-  return { get: add("get"), post: add("post") };
+  const answered = () => undefined; // the error middleware answers every error itself
+  const dispatch: RequestHandler = (req, res, next) => {
+    if (req.method !== "POST") return next();
+    const path = req.path;
+    const hot = chains.get((path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path).toLowerCase());
+    if (!hot) return next();
+    req.route = hot.route; // its template, for the metrics and the request's log line (routeLabel)
+    const end = (err?: unknown) => (err ? failed(err, req, res, answered) : notFound(req, res, end));
+    hot.chain(req, res, end);
+  };
+  return { routes, dispatch };
 }
 
 /** The relayer's HTTP app: `/core/v1/...`, its OpenAPI description and explorer. */
@@ -87,23 +113,11 @@ export function createApp(ctx: Ctx): Express {
   app.disable("x-powered-by");
   app.disable("etag"); // no conditional requests on an API: hashing every answer is work for nothing
   app.set("trust proxy", ctx.config.trustProxy); // who may name the client in X-Forwarded-For: nobody unless VESTA_TRUST_PROXY says
-  // Requests by route template and status, latencies; then X-Request-Id, X-Correlation-Id and the
-  // request's logger, on every answer. (inSequence: the layers every request passes as one.)
-  app.use(inSequence(ctx.metrics.middleware(), requestContext(ctx.logger, ["/core/v1"])));
-  // Header-authenticated routes (no cookie anywhere in the relayer): any origin may call them, as Chipotle allows.
-  app.use(["/core/v1", "/health", "/ready", "/openapi.json", "/dstack/v1", "/info", "/attestation", "/evidences"], headerAuthCors);
-  healthRoute(app, ctx); // /health and /ready, before the drain: a stopping relayer still tells it is stopping
-  ctx.metrics.route(app, ctx.config.metricsToken); // /metrics, bearer token (VESTA_METRICS_TOKEN)
-  app.use(ctx.drain.middleware()); // once stopping: 503 shutting_down for new requests
-
-  const v1 = express.Router();
   const maxDepth = ctx.config.maxJsonDepth;
   // Action code may be large (up to the code limit): a larger body limit on the routes that carry it,
   // read only once the key is known (a bad key costs no parse) or, for the unauthenticated CID
   // route, within its per-client rate limits (each call hashes up to the code limit for nobody).
   const { maxCodeBytes, maxParamsBytes } = ctx.config.limits;
-  // The run and CID routes carry most of the traffic: they are registered on the app itself (runsAt),
-  // each behind its own middleware below, ahead of the `/core/v1` router and its ~30 other layers.
   // Every body parser takes the JSON types route() accepts: a route whose parser skipped its body would see none.
   // Code routes: the key is authenticated before the body is read (a bad key costs no parse).
   const codeRoute = inSequence(authenticateBeforeBody(ctx), ...jsonBody({ limit: maxCodeBytes + maxParamsBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }));
@@ -115,9 +129,17 @@ export function createApp(ctx: Ctx): Express {
     allClientsLimit(ctx.config.cidLargeTotalPerMinute, "CID computations of code over 1 MiB", (req) => !largeBody(req)),
     ...jsonBody({ limit: maxCodeBytes + 64 * 1024, maxDepth, anyValue: true, type: JSON_MEDIA_TYPES }),
   );
-  const runs = runsAt(
-    app,
+
+  // Requests by route template and status, latencies; then X-Request-Id, X-Correlation-Id and the
+  // request's logger, on every answer. (inSequence: the layers every request passes as one.)
+  const everyRequest = inSequence(ctx.metrics.middleware(), requestContext(ctx.logger, ["/core/v1"]));
+  const drain = ctx.drain.middleware(); // once stopping: 503 shutting_down for new requests
+  const failed = errorMiddleware(ctx.logger);
+  // The run and CID routes carry most of the traffic: one layer ahead of all others sends them
+  // through the same middleware as every request (hotRoutes), then each through its own.
+  const hot = hotRoutes(
     "/core/v1",
+    [everyRequest, headerAuthCors, drain],
     new Map([
       ["/lit_action", codeRoute],
       ["/run_action", codeRoute],
@@ -125,7 +147,18 @@ export function createApp(ctx: Ctx): Express {
       ["/get_action_ipfs_id", cidRoute],
       ["/get_lit_action_ipfs_id", cidRoute],
     ]),
+    failed,
+    notFoundRoute,
   );
+  app.use(hot.dispatch);
+  app.use(everyRequest);
+  // Header-authenticated routes (no cookie anywhere in the relayer): any origin may call them, as Chipotle allows.
+  app.use(["/core/v1", "/health", "/ready", "/openapi.json", "/dstack/v1", "/info", "/attestation", "/evidences"], headerAuthCors);
+  healthRoute(app, ctx); // /health and /ready, before the drain: a stopping relayer still tells it is stopping
+  ctx.metrics.route(app, ctx.config.metricsToken); // /metrics, bearer token (VESTA_METRICS_TOKEN)
+  app.use(drain);
+
+  const v1 = express.Router();
   // Unauthenticated reads of up to the code limit each: per client, before the store is read.
   v1.use("/get_action_code", perClientLimit(ctx.config.codeReadRateLimitPerMinute, "action code reads"));
   // Each audit page costs the chain's node up to 50 log queries and a block and a transaction read per entry.
@@ -142,7 +175,7 @@ export function createApp(ctx: Ctx): Express {
   v1.use(["/create_wallet_with_signature", "/add_usage_api_key_with_signature", "/convert_to_chain_secured_account"], signatures);
   v1.use("/billing", (req, res, next) => (req.get("x-wallet-auth") ? signatures(req, res, next) : next()));
 
-  const doc = apiRoutes(v1, ctx, runs);
+  const doc = apiRoutes(v1, ctx, hot.routes);
   v1.get("/openapi.json", (_req, res) => {
     res.json(doc);
   });
@@ -153,6 +186,6 @@ export function createApp(ctx: Ctx): Express {
   dashboardRoutes(app, ctx); // /dashboard/ (and / redirects there)
   attestationRoutes(app, ctx); // /info, /attestation (and /dstack/v1/...), /evidences/ at the base URL
   app.use(notFoundRoute);
-  app.use(errorMiddleware(ctx.logger));
+  app.use(failed);
   return app;
 }

@@ -103,6 +103,46 @@ describe("operating the relayer: /health, /ready, /metrics", function () {
       for (const p of junk.slice(0, 50)) expect(text).to.not.include(p.split("/")[3]);
     });
 
+    it("takes the run routes as express would (any case, one trailing slash, a query), with the middleware every request passes, labelled by their template", async function () {
+      const account = await accountClient(stack);
+      const at = (path: string, init: RequestInit = {}) => fetch(`${stack.relayer.url}${path}`, init);
+      const post = (path: string, body: string, key: string | undefined = account.key) =>
+        at(path, { method: "POST", headers: { "content-type": "application/json", ...(key ? { "x-api-key": key } : {}) }, body });
+      const code = JSON.stringify({ code: "async function main() { return 'hot'; }" });
+      const before = await (await scrape(stack.relayer.url)).text();
+      const counted = (t: string) => sample(t, "vesta_http_requests_total", { route: "/core/v1/lit_action", method: "POST", status: "200" }) ?? 0;
+      for (const path of ["/core/v1/lit_action", "/core/v1/LIT_ACTION", "/core/v1/lit_action/", "/Core/V1/Lit_Action/?x=1"]) {
+        const r = await post(path, code);
+        expect(r.status, path).to.equal(200);
+        expect((await r.json()).response, path).to.equal("hot");
+        expect(r.headers.get("x-request-id"), path).to.match(/^[0-9a-f-]{36}$/);
+        expect(r.headers.get("access-control-allow-origin"), path).to.equal("*");
+      }
+      expect(counted(await (await scrape(stack.relayer.url)).text()) - counted(before)).to.equal(4);
+      // Not a run route: as express answers them.
+      for (const [path, init] of [
+        ["/core/v1//lit_action", { method: "POST" }],
+        ["/core/v1/lit_action//", { method: "POST" }],
+        ["/core/v1/lit%5Faction", { method: "POST" }],
+        ["/core/v1/lit_action", { method: "GET" }],
+        ["/core/v1/lit_action", { method: "PUT" }],
+      ] as const) {
+        const r = await at(path, init);
+        expect(r.status, `${init.method} ${path}`).to.equal(404);
+        expect((await r.json()).code, `${init.method} ${path}`).to.equal("not_found");
+      }
+      // Their failures go to the one error middleware: a bad key before the body, a body that is not JSON after it.
+      expect((await (await post("/core/v1/lit_action", code, "not-a-key")).json()).code).to.equal("invalid_api_key");
+      const broken = await post("/core/v1/lit_action", "{");
+      expect(broken.status).to.equal(400);
+      expect(broken.headers.get("x-request-id")).to.match(/^[0-9a-f-]{36}$/);
+      expect((await broken.json()).code).to.equal("invalid_request");
+      // A preflight is CORS's, not the route's.
+      const preflight = await at("/core/v1/lit_action", { method: "OPTIONS" });
+      expect(preflight.status).to.equal(204);
+      expect(preflight.headers.get("access-control-allow-headers")).to.include("X-Api-Key");
+    });
+
     it("counts runs by outcome with run time and queue wait, writes by outcome with gas, and reads payers, sandbox, billing and caches at scrape time", async function () {
       const account = await accountClient(stack); // a relayed write (new_account)
       const good = "async function main() { return 1; }";
@@ -116,7 +156,7 @@ describe("operating the relayer: /health, /ready, /metrics", function () {
       expect(sample(text, "vesta_action_runs_total", { outcome: "action_failed" })).to.be.at.least(1);
       expect(sample(text, "vesta_action_run_seconds_count", { outcome: "ok" })).to.be.at.least(1);
       expect(sample(text, "vesta_action_queue_wait_seconds_count")).to.be.at.least(2);
-      // The run routes are registered on the app itself (createApp's runsAt), not under the /core/v1 router: same labels.
+      // The run routes are registered on the app itself (createApp's hotRoutes), not under the /core/v1 router: same labels.
       expect(sample(text, "vesta_http_requests_total", { route: "/core/v1/lit_action", method: "POST", status: "200" })).to.be.at.least(1);
       expect(sample(text, "vesta_http_requests_total", { route: "/core/v1/lit_action", method: "POST", status: "422" })).to.be.at.least(1);
       expect(text).to.not.include("/core/v1/core/v1");
