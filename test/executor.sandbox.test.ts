@@ -363,6 +363,26 @@ describe("executor sandbox", function () {
       }
     });
 
+
+    it("an action whose memory grows inside a promise job runs, in the same process (its memory is there before it starts)", async () => {
+      // Review finding: quickjs-emscripten reads a promise job's context through a view made before
+      // the job; a WASM memory growth during the job detached it, the library asked for a new context,
+      // and every such run failed with "the sandbox failed" and cost its process, on a fresh one too.
+      const single = new SandboxPool({ size: 1 });
+      try {
+        const { host } = testHost(limitsWith());
+        const req = (code: string, params: unknown = {}) => single.run(request(code, params, limitsWith()), host);
+        const afterAwait = "async function main({ mb }) { await null; return 'x'.repeat(mb * 1024 * 1024).length }";
+        for (const mb of [40, 20, 48]) expect(await req(afterAwait, { mb })).to.deep.include({ response: mb * 1024 * 1024, hasError: false });
+        const inTimers = await req("async function main() { const a = []; for (let i = 0; i < 40; i++) { a.push(new Array(100000).fill(i)); await new Promise((r) => setTimeout(r, 0)) } return a.length }");
+        expect(inTimers).to.deep.include({ response: 40, hasError: false });
+        const key = await req("async function main() { await null; const s = 'y'.repeat(30 << 20); return [s.length, (await Lit.Actions.getLitActionPublicKey()).length] }");
+        expect(key).to.deep.include({ response: [30 << 20, 68], hasError: false });
+        expect(single.stats()).to.include({ started: 1, replaced: 0 });
+      } finally {
+        await single.close();
+      }
+    });
     it("rejects runs once closed", async () => {
       const closed = new SandboxPool({ size: 1 });
       await closed.close();

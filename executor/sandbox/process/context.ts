@@ -19,6 +19,8 @@ import type { QuickJSContext, QuickJSRuntime, QuickJSWASMModule } from "quickjs-
 import { installGuestApi, type GuestApi, type GuestHost, type GuestSources } from "./guest-bindings";
 import { heapTop, MemorySnapshot, staticEnd, type Allocator, type MemoryLayout } from "./snapshot";
 
+/** What reserve() leaves below the asked size: malloc's own overhead and Emscripten's 64 KiB steps. */
+const RESERVE_MARGIN_BYTES = 1024 * 1024;
 /** QuickJS stack limit; larger values let some recursions (JSON, nested arrays) exhaust V8's native stack first. */
 const STACK_BYTES = 256 * 1024;
 
@@ -36,6 +38,16 @@ export type FreshContext = {
   api: GuestApi;
   /** Makes `host` answer the guest API and the module loader (once, by the run that uses this context). */
   bind(host: GuestHost & ModuleHost): void;
+  /** The WASM memory's size when the copy was taken: what a run's memory ceiling is counted from. */
+  baseBytes: number;
+  /**
+   * Grows the WASM memory to about `bytes` (never past it) before a run, through the module's own
+   * malloc (so Emscripten updates its views), and answers its size then. A run never grows the
+   * memory itself: quickjs-emscripten reads some results of a call into the module (the context of
+   * a promise job, a new promise's resolvers) through views made before the call, which a growth
+   * during that call detaches (they read undefined: the job's context was taken for a new one).
+   */
+  reserve(bytes: number): number;
 };
 
 export class WarmContext {
@@ -77,10 +89,18 @@ export class WarmContext {
     const api = installGuestApi(ctx, forward, sources);
     void ctx.global; // quickjs-emscripten makes this handle on first use: before the copy, not in a run
     seal(rt, ctx);
-    this.fresh = { qjs, rt, ctx, api, bind: (run) => (bound = run) };
     // quickjs-emscripten keeps its Emscripten module (with malloc and free) in a protected field.
     const allocator = (qjs as unknown as { module: Allocator }).module;
     this.snapshot = new MemorySnapshot(memory, layout, statics, heapTop(allocator, layout, memory));
+    const reserve = (bytes: number): number => {
+      const missing = bytes - memory.buffer.byteLength - RESERVE_MARGIN_BYTES;
+      if (missing > 0) {
+        const block = allocator._malloc(missing); // from the top of the heap: the memory grows by about that much
+        if (block !== 0) allocator._free(block); // malloc keeps the space; the memory keeps its size
+      }
+      return memory.buffer.byteLength;
+    };
+    this.fresh = { qjs, rt, ctx, api, bind: (run) => (bound = run), baseBytes: memory.buffer.byteLength, reserve };
   }
 
   /** Bytes put back after each run. */

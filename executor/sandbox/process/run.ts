@@ -39,7 +39,7 @@ export class ActionRun implements GuestHost, ModuleHost {
   private settled?: QuickJSHandle;
   private readonly limits: RunLimits;
   private readonly deadline: number;
-  private readonly wasmCeiling: number;
+  private wasmCeiling: number;
   private readonly logs: LogBuffer;
   /** Ends the run at the next interrupt check. */
   private fatal?: RunError;
@@ -68,7 +68,7 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.ctx = fresh.ctx;
     this.limits = req.limits;
     this.deadline = Date.now() + Math.min(req.limits.timeoutMs, MAX_TIMEOUT_MS);
-    this.wasmCeiling = memory.buffer.byteLength + wasmAllowance(req.limits.memoryBytes);
+    this.wasmCeiling = fresh.baseBytes + wasmAllowance(req.limits.memoryBytes);
     this.logs = new LogBuffer(req.limits.maxLogBytes);
     this.timers = new GuestTimers(this.ctx, this.deadline, (err) => (err ? this.crash(err) : this.pump()));
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
@@ -78,6 +78,10 @@ export class ActionRun implements GuestHost, ModuleHost {
     clearEthersCaches(); // nothing of the last run is kept for this one
     try {
       this.deadlineTimer = setTimeout(() => this.pump(), Math.max(0, this.deadline - Date.now()) + 1);
+      // The memory the run may use is there before it starts (the first run of a process grows it;
+      // the next ones find it): during the run, every growth is refused (allowGrowth), which is where
+      // QuickJS's allocations fail with its out of memory (see FreshContext.reserve for why).
+      this.wasmCeiling = this.fresh.reserve(this.wasmCeiling);
       this.fresh.bind(this);
       this.fresh.rt.setMemoryLimit(this.limits.memoryBytes);
       this.fresh.rt.setInterruptHandler(() => this.shouldInterrupt());
