@@ -99,7 +99,7 @@ describe("executor sandbox", function () {
   describe("examples", function () {
     it("hello.js returns its params and logs", async () => {
       const r = await run(example("hello.js"), { name: "vesta" });
-      expect(r).to.deep.include({ response: { hello: "vesta", params: { name: "vesta" } }, logs: "hello, vesta", hasError: false });
+      expect(r).to.deep.include({ response: { hello: "vesta", params: { name: "vesta" } }, logs: "hello, vesta\n", hasError: false });
     });
 
     it("sign-message.js signs with the wallet's key like ethers does", async () => {
@@ -167,9 +167,21 @@ describe("executor sandbox", function () {
   });
 
   describe("action shape and results", function () {
-    it("setResponse wins over main's return value; Actions is Lit.Actions", async () => {
+    it("main's return value wins over setResponse, and a returned string is taken as setResponse takes it, as on Chipotle; Actions is Lit.Actions", async () => {
+      // Chipotle's runtime calls setResponse({response}) with what main returns (when it returns something), after main.
       const r = await run("async function main() { Actions.setResponse({ response: 'set' }); return Lit.Actions === Actions ? 'returned' : 'bad' }");
-      expect(r).to.deep.include({ response: "set", hasError: false });
+      expect(r).to.deep.include({ response: "returned", hasError: false });
+      expect((await run("async function main() { Lit.Actions.setResponse({ response: 'set' }) }")).response).to.equal("set");
+      expect((await run("async function main() { Lit.Actions.setResponse({ response: 'set' }); return undefined }")).response).to.equal("set");
+      expect((await run("async function main() { Lit.Actions.setResponse({ response: 'set' }); return null }")).response).to.equal(null);
+      // a string that parses as JSON is that JSON, any other string itself
+      expect((await run("async function main() { return JSON.stringify({ signature: '0x01', n: [1] }) }")).response).to.deep.equal({ signature: "0x01", n: [1] });
+      expect((await run("async function main() { return '32' }")).response).to.equal(32);
+      expect((await run("async function main() { return 'not json' }")).response).to.equal("not json");
+      expect((await run("async function main() { return '' }")).response).to.equal("");
+      // nothing set, nothing returned: "" (Chipotle's response then), not null
+      expect(await run("async function main() { }")).to.deep.include({ response: "", hasError: false });
+      expect(await run("console.log('top level only')")).to.deep.include({ response: "", hasError: false });
     });
 
     it("accepts top-level setResponse, top-level await and an arrow main", async () => {
@@ -179,9 +191,13 @@ describe("executor sandbox", function () {
       expect((await run("(async () => { await null; Lit.Actions.setResponse({ response: 'iife' }) })()")).response).to.equal("iife");
     });
 
-    it("captures console output, objects as JSON", async () => {
+    it("captures console output, each call's text ending with a newline (as on Chipotle), NULs and lone surrogates kept", async () => {
       const r = await run("console.log('a', {b: 1}, [2]); console.info(1n); console.warn(undefined); console.error(new Error('e').message); console.debug(null)");
-      expect(r.logs).to.equal('a {"b":1} [2]\n1n\nundefined\ne\nnull');
+      expect(r.logs).to.equal('a {"b":1} [2]\n1n\nundefined\ne\nnull\n');
+      // review finding: strings were read out of QuickJS as C strings (a NUL ended them)
+      const exact = await run("async function main() { console.log('visible\\u0000after'); console.log('x\\ud800y'); throw new Error('shown\\u0000kept') }");
+      expect(exact.logs).to.match(/^visible\u0000after\nx\ud800y\nError: shown\u0000kept\n/);
+      expect(exact.error?.message).to.equal("Error: shown\u0000kept");
     });
 
     it("reports a thrown error with its QuickJS stack, also at the end of the logs", async () => {
@@ -475,8 +491,8 @@ describe("executor sandbox", function () {
 
     it("the Lit namespace is read-only: assignments do nothing in sloppy code and throw in strict code", async () => {
       const r = await run(`async function main() {
-        const actions = LitActions;
         Lit.Actions = 1; LitActions = 2; Lit = 3; LitActions.getPrivateKey = null; LitHeaders = 4;
+        const actions = LitActions;
         const strict = [];
         for (const f of [() => { "use strict"; LitActions = 1 }, () => { "use strict"; Lit.Actions = 1 }, () => { "use strict"; LitActions.setResponse = 1 }]) {
           try { f(); strict.push("assigned") } catch (e) { strict.push(e.name) }
@@ -485,7 +501,27 @@ describe("executor sandbox", function () {
           descriptor: Object.getOwnPropertyDescriptor(globalThis, "LitActions") };
       }`);
       expect(r.hasError, r.logs).to.equal(false);
-      expect(r.response).to.deep.equal({ same: true, fn: "function", headers: true, auth: {}, strict: ["TypeError", "TypeError", "TypeError"], descriptor: { value: {}, writable: false, enumerable: false, configurable: false } });
+      expect(r.response).to.deep.equal({ same: true, fn: "function", headers: true, auth: [], strict: ["TypeError", "TypeError", "TypeError"], descriptor: { enumerable: true, configurable: false } });
+    });
+
+    it("the Lit namespace cannot be deleted, assigned or redefined before its first read either (Chipotle's lit_namespace_protection)", async () => {
+      // Review finding: its globals were configurable accessors until first read: \`delete globalThis.Lit\` worked.
+      const r = await run(`"use strict";
+        const errors = [];
+        const attempt = (fn) => { try { fn(); errors.push("allowed") } catch (e) { errors.push(e.name) } };
+        async function main() {
+          attempt(() => delete globalThis.Lit); attempt(() => delete globalThis.LitActions); attempt(() => delete globalThis.LitHeaders); attempt(() => delete globalThis.LitAuth);
+          attempt(() => Object.defineProperty(globalThis, "LitActions", { value: { fake: true } }));
+          attempt(() => delete Lit.Actions); attempt(() => delete Lit.Headers);
+          attempt(() => Lit = {}); attempt(() => LitActions = {}); attempt(() => LitHeaders = {});
+          attempt(() => Lit.Actions = {}); attempt(() => Lit.Headers = {});
+          return { errors, same: Lit.Actions === LitActions && LitActions === globalThis.LitActions && Lit.Headers === LitHeaders && Lit.Auth === LitAuth,
+            names: Object.keys(globalThis).filter((k) => k.startsWith("Lit")).sort() };
+        }`);
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal({ errors: Array(12).fill("TypeError"), same: true, names: ["Lit", "LitActions", "LitAuth", "LitHeaders"] });
+      const sloppy = await run("async function main() { const gone = [delete globalThis.Lit, delete globalThis.LitActions]; Lit = 1; return [gone, typeof Lit.Actions.setResponse] }");
+      expect(sloppy.response).to.deep.equal([[false, false], "function"]);
     });
 
     it("Lit.Headers (LitHeaders) holds the headers the run was given, as Chipotle fills it with the request's ids", async () => {

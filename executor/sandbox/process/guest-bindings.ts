@@ -109,6 +109,27 @@ export class GuestException {
 
 type Impl = (...args: QuickJSHandle[]) => QuickJSHandle | void;
 
+/** Per context: a function of the warm context that answers JSON.stringify of its argument (captured before any action ran). */
+const quoters = new WeakMap<QuickJSContext, QuickJSHandle>();
+
+/**
+ * A guest string exactly: quickjs-emscripten reads strings as C strings (UTF-8 up to the first NUL,
+ * a lone surrogate as three U+FFFD), so a read shorter or longer than the string is redone through
+ * its JSON text, which escapes both (review finding: `console.log("a\0b")` logged "a").
+ */
+export function exactString(ctx: QuickJSContext, h: QuickJSHandle): string {
+  const read = ctx.getString(h);
+  const length = ctx.getProp(h, "length").consume((l) => ctx.getNumber(l));
+  const quote = quoters.get(ctx);
+  if (read.length === length || !quote) return read;
+  const json = ctx.callFunction(quote, ctx.undefined, h);
+  if (json.error) {
+    json.error.dispose();
+    return read;
+  }
+  return JSON.parse(json.value.consume((v) => ctx.getString(v))) as string;
+}
+
 export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: GuestSources): GuestApi {
   const unwrap = (r: VmCallResult<QuickJSHandle>): QuickJSHandle => {
     if ("error" in r && r.error) throw new GuestException(r.error);
@@ -117,6 +138,11 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
   const str = (h: QuickJSHandle | undefined, name: string): string => {
     if (!h || ctx.typeof(h) !== "string") throw new TypeError(`${name} must be a string`);
     return ctx.getString(h);
+  };
+  /** A string the action wrote (a log line, an error's message or stack): read whole, NULs and lone surrogates included. */
+  const text = (h: QuickJSHandle | undefined, name: string): string => {
+    if (!h || ctx.typeof(h) !== "string") throw new TypeError(`${name} must be a string`);
+    return exactString(ctx, h);
   };
   const num = (h: QuickJSHandle | undefined, name: string): number => {
     if (!h || ctx.typeof(h) !== "number") throw new TypeError(`${name} must be a number`);
@@ -137,6 +163,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     };
 
   // What is made here (raw, its functions, track, findMain) lives as long as the process: no run frees it.
+  quoters.set(ctx, unwrap(ctx.evalCode("(() => { const quote = JSON.stringify; return (s) => quote(s); })()", "vesta:quote", { type: "global" })));
   const raw = ctx.newObject();
   const exportsOf = new Map<string, QuickJSHandle>();
   const load = (name: string): QuickJSHandle => {
@@ -156,11 +183,11 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
 
   const fns: Record<string, Impl> = {
     call: (op, args) => host.call(str(op, "op"), str(args, "args")),
-    log: (line) => void host.log(str(line, "line")),
+    log: (line) => void host.log(text(line, "line")),
     setResponse: (json) => void host.setResponse(str(json, "response")),
     sleep: (id, ms) => host.sleep(num(id, "id"), num(ms, "ms")),
     cancel: (id) => void host.cancel(num(id, "id")),
-    fail: (message, stack) => void host.fail(str(message, "message"), str(stack, "stack")),
+    fail: (message, stack) => void host.fail(text(message, "message"), text(stack, "stack")),
     ethers: (name, args) => ctx.newString(host.ethers(str(name, "name"), str(args, "args"))),
     web: (name, args) => ctx.newString(host.web(str(name, "name"), str(args, "args"))),
     subtle: (op, args) => host.subtle(str(op, "op"), str(args, "args")),

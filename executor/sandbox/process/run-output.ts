@@ -3,31 +3,31 @@ import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten";
 import { boundError, MAX_ERROR_MESSAGE_BYTES, truncateUtf8, type WireResult } from "../wire/bounds";
 import { limitError, type RunError } from "../errors";
 import type { RunLimits } from "../types";
+import { exactString } from "./guest-bindings";
 
-/** console output, capped at maxLogBytes (lines joined with "\n"). */
+/** console output, capped at maxLogBytes: each entry (a console call) ends with "\n", as on Chipotle. */
 export class LogBuffer {
-  private readonly lines: string[] = [];
+  private text_ = "";
   private bytes = 0;
 
   constructor(private readonly maxBytes: number) {}
 
-  /** Appends a line; false (and a truncated line) when the cap is reached. */
+  /** Appends an entry and its newline; false (and a truncated entry) when the cap is reached. */
   append(line: string): boolean {
-    const separator = this.lines.length > 0 ? 1 : 0;
-    const room = this.maxBytes - this.bytes - separator;
-    const size = line.length > room ? room + 1 : Buffer.byteLength(line, "utf8"); // a line longer than the room in characters is too long in bytes
+    const room = this.maxBytes - this.bytes;
+    const size = line.length + 1 > room ? room + 1 : Buffer.byteLength(line, "utf8") + 1; // longer than the room in characters is too long in bytes
     if (size <= room) {
-      this.lines.push(line);
-      this.bytes += size + separator;
+      this.text_ += `${line}\n`;
+      this.bytes += size;
       return true;
     }
-    if (room > 0) this.lines.push(truncateUtf8(line, room));
+    if (room > 0) this.text_ += truncateUtf8(line, room);
     this.bytes = this.maxBytes;
     return false;
   }
 
   text(): string {
-    return this.lines.join("\n");
+    return this.text_;
   }
 }
 
@@ -36,7 +36,7 @@ export function readString(ctx: QuickJSContext, obj: QuickJSHandle, key: string)
   try {
     const h = ctx.getProp(obj, key);
     try {
-      return ctx.typeof(h) === "string" ? truncateUtf8(ctx.getString(h), MAX_ERROR_MESSAGE_BYTES) : undefined;
+      return ctx.typeof(h) === "string" ? truncateUtf8(exactString(ctx, h), MAX_ERROR_MESSAGE_BYTES) : undefined;
     } finally {
       h.dispose();
     }
@@ -109,5 +109,6 @@ export function buildResult(logs: LogBuffer, limits: RunLimits, responseJson: st
     error = error ?? limitError("maxResponseBytes", limits);
     responseJson = undefined;
   }
-  return { responseJson: responseJson ?? null, logs: logs.text(), ...(error ? { error: boundError(error) } : {}) };
+  // A run that succeeded without a response answers "" (Chipotle's response when nothing was set); a failed one null.
+  return { responseJson: responseJson ?? (error ? null : '""'), logs: logs.text(), ...(error ? { error: boundError(error) } : {}) };
 }

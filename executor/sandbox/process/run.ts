@@ -395,7 +395,8 @@ export class ActionRun implements GuestHost, ModuleHost {
     if (this.finished) return;
     this.finished = true;
     this.clearTimers();
-    const result = buildResult(this.logs, this.limits, this.responseJson ?? mainJson, error ?? this.marked);
+    // What main returned wins over setResponse's, as on Chipotle (its runtime calls setResponse with it after main).
+    const result = buildResult(this.logs, this.limits, mainJson ?? this.responseJson, error ?? this.marked);
     this.resolveDone({ result, crashed: false });
   }
 

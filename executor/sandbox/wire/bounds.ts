@@ -62,7 +62,7 @@ export function boundError(error: { message?: unknown; stack?: unknown; limit?: 
 export type WireResult = {
   /** The response as JSON text (setResponse's or main's), or null. */
   responseJson: string | null;
-  /** console output, lines joined with "\n" (without the error). */
+  /** console output, each console call's text ending with "\n" (without the error). */
   logs: string;
   error?: RunError;
 };
@@ -70,7 +70,7 @@ export type WireResult = {
 /**
  * Turns what a run sent back into the RunResult that leaves the executor, every channel capped:
  * the response (maxResponseBytes of JSON, maxJsonDepth), the logs (maxLogBytes, then the error's
- * message and stack as their last lines), the error message and stack (4 KB each).
+ * message and stack as their last lines, ending with "\n" as every console call's text does), the error message and stack (4 KB each).
  */
 export function boundResult(wire: { responseJson?: unknown; logs?: unknown; error?: unknown }, limits: RunLimits): RunResult {
   let error = wire.error && typeof wire.error === "object" ? boundError(wire.error as RunError) : undefined;
@@ -94,7 +94,7 @@ export function boundResult(wire: { responseJson?: unknown; logs?: unknown; erro
   const lines = truncateUtf8(typeof wire.logs === "string" ? wire.logs : "", limits.maxLogBytes);
   if (!error) return { response, logs: lines, hasError: false };
   const tail = error.stack ? `${error.message}\n${error.stack.trimEnd()}` : error.message;
-  return { response, logs: lines ? `${lines}\n${tail}` : tail, hasError: true, error };
+  return { response, logs: `${lines}${lines && !lines.endsWith("\n") ? "\n" : ""}${tail}\n`, hasError: true, error };
 }
 
 /** A result for a run that ended before or outside the action (limits checked up front, crashes). */
