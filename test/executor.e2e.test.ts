@@ -273,7 +273,7 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
     const { apiKey } = await newAccount(stack);
     const thrown = await run(stack, apiKey, { code: `async function main() {\n  console.log("before");\n  throw new Error("boom");\n}` });
     expect(thrown.status).to.equal(422);
-    expect(thrown.body).to.include({ code: "action_failed", has_error: true, response: null, logs: "before\nError: boom\n    at main (action.js:3:18)" });
+    expect(thrown.body).to.include({ code: "action_failed", has_error: true, response: null, logs: "before\nError: boom\n    at main (action.js:3:18)\n" });
     expect(thrown.body.error).to.equal("Error: boom\n    at main (action.js:3:18)\n");
     expect(thrown.body.message).to.equal(thrown.body.error);
     expect(thrown.body.ipfs_id).to.match(/^Qm/);

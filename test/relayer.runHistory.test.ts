@@ -58,8 +58,8 @@ describe("run history: GET /core/v1/list_runs (issue 23)", function () {
     ]);
     const [byOwner, failed, first] = runs;
     expect(Object.keys(first).sort()).to.deep.equal(["cost_cents", "duration_ms", "error", "ipfs_id", "key_hash", "logs", "logs_truncated", "request_id", "run_id", "started_at", "status"]);
-    expect(first.logs).to.equal("hello ada");
-    expect(byOwner.logs).to.equal("hello bob");
+    expect(first.logs).to.equal("hello ada\n");
+    expect(byOwner.logs).to.equal("hello bob\n");
     expect(first.error).to.equal(null);
     expect(failed.logs).to.match(/^about to throw\nError: boom at the edge\n/); // the run's logs as answered: the error is their last line
     expect(failed.error).to.match(/^Error: boom at the edge\n/).and.to.contain("at main");
@@ -99,7 +99,7 @@ describe("run history: GET /core/v1/list_runs (issue 23)", function () {
     const secret = `secret-param-${Date.now()}`;
     // HELLO logs its param (logs are kept, as the issue asks) and answers it: neither the params nor the answer are stored.
     expect(await ok(run(runner, { code: HELLO, js_params: { who: secret } }))).to.deep.include({ response: { greeting: `hi ${secret}` } });
-    expect((await list(owner)).runs.map((r) => r.logs)).to.deep.equal([`hello ${secret}`]);
+    expect((await list(owner)).runs.map((r) => r.logs)).to.deep.equal([`hello ${secret}\n`]);
     const file = fs.readFileSync(path.join(stack().relayerConfig.dataDir, "runs.sqlite"));
     const wal = fs.existsSync(path.join(stack().relayerConfig.dataDir, "runs.sqlite-wal")) ? fs.readFileSync(path.join(stack().relayerConfig.dataDir, "runs.sqlite-wal")) : Buffer.alloc(0);
     const stored = Buffer.concat([file, wal]).toString("latin1");
@@ -112,11 +112,11 @@ describe("run history: GET /core/v1/list_runs (issue 23)", function () {
     const { owner, runner, other } = await fixture();
     await ok(run(runner, { code: HELLO, js_params: { who: "r" } }));
     await ok(run(other, { code: HELLO, js_params: { who: "o" } }));
-    expect((await list(owner)).runs.map((r) => r.logs)).to.deep.equal(["hello o", "hello r"]);
-    expect((await list(owner, `?key_hash=${hex32(runner.hash)}`)).runs.map((r) => r.logs)).to.deep.equal(["hello r"]);
-    expect((await list(runner)).runs.map((r) => r.logs)).to.deep.equal(["hello r"]);
-    expect((await list(runner, `?key_hash=${hex32(runner.hash)}`)).runs.map((r) => r.logs)).to.deep.equal(["hello r"]);
-    expect((await list(other)).runs.map((r) => r.logs)).to.deep.equal(["hello o"]);
+    expect((await list(owner)).runs.map((r) => r.logs)).to.deep.equal(["hello o\n", "hello r\n"]);
+    expect((await list(owner, `?key_hash=${hex32(runner.hash)}`)).runs.map((r) => r.logs)).to.deep.equal(["hello r\n"]);
+    expect((await list(runner)).runs.map((r) => r.logs)).to.deep.equal(["hello r\n"]);
+    expect((await list(runner, `?key_hash=${hex32(runner.hash)}`)).runs.map((r) => r.logs)).to.deep.equal(["hello r\n"]);
+    expect((await list(other)).runs.map((r) => r.logs)).to.deep.equal(["hello o\n"]);
     for (const named of [other.hash, owner.hash]) {
       await expectError(runner.get(`/list_runs?key_hash=${hex32(named)}`), 403, "owner_only", "own runs");
     }
@@ -144,7 +144,7 @@ describe("run history: GET /core/v1/list_runs (issue 23)", function () {
     await failedRun(run(runner, { code: THROWS }));
     await failedRun(run(runner, { code: THROWS }));
     expect((await list(owner, "?status=failed")).runs.map((r) => r.ipfs_id)).to.deep.equal([cids.throws, cids.throws]);
-    expect((await list(owner, `?ipfs_id=${cids.hello}&status=success`)).runs.map((r) => r.logs)).to.deep.equal(["hello 4", "hello 3", "hello 2", "hello 1", "hello 0"]);
+    expect((await list(owner, `?ipfs_id=${cids.hello}&status=success`)).runs.map((r) => r.logs)).to.deep.equal(["hello 4\n", "hello 3\n", "hello 2\n", "hello 1\n", "hello 0\n"]);
     expect((await list(owner, `?ipfs_id=${cids.hello}&status=failed`)).runs).to.deep.equal([]);
     const seen: string[] = [];
     let cursor: string | null = "";
@@ -193,7 +193,7 @@ describe("run history: GET /core/v1/list_runs (issue 23)", function () {
     const vesta = createVestaClient({ baseUrl: stack().relayer.url, apiKey: owner.key });
     const page = await unwrap(vesta.GET("/core/v1/list_runs", { params: { query: { ipfs_id: cids.hello, status: "success", limit: 5 } } }));
     const first: { ipfs_id: string; logs: string; cost_cents: number } = page.runs[0];
-    expect([first.ipfs_id, first.logs, page.next_cursor]).to.deep.equal([cids.hello, "hello typed", null]);
+    expect([first.ipfs_id, first.logs, page.next_cursor]).to.deep.equal([cids.hello, "hello typed\n", null]);
   });
 
   it("401 without a key or with an unknown one", async function () {
@@ -237,7 +237,7 @@ describe("run history on PostgreSQL: every relayer on one database lists the run
     second = await startRelayer({ ...stack!.relayerConfig, dataDir: otherDir, localRootSecretFile: path.join(otherDir, "root-secret") }, pino({ level: "silent" }));
     const listed = async (key: string) => (await fetch(`${second!.url}/core/v1/list_runs`, { headers: { "x-api-key": key } })).json();
     const page = await listed(apiKey);
-    expect(page.runs.map((r: { logs: string; ipfs_id: string }) => [r.logs, r.ipfs_id])).to.deep.equal([["hello replica", ran.body.ipfs_id]]);
+    expect(page.runs.map((r: { logs: string; ipfs_id: string }) => [r.logs, r.ipfs_id])).to.deep.equal([["hello replica\n", ran.body.ipfs_id]]);
     const other = await newAccount(stack!);
     expect(await listed(other.apiKey)).to.deep.equal({ runs: [], next_cursor: null });
   });
