@@ -82,7 +82,7 @@ function hotRoutes(
   before: ReadonlyMap<string, RequestHandler>,
   failed: ErrorRequestHandler,
   notFound: RequestHandler,
-): { routes: Routes; dispatch: RequestHandler } {
+): { routes: Routes; dispatch: RequestHandler; paths: () => string[] } {
   const chains = new Map<string, { chain: RequestHandler; route: { path: string } }>();
   const routes: Routes = {
     post: (path, handler) => {
@@ -104,8 +104,12 @@ function hotRoutes(
     const end = (err?: unknown) => (err ? failed(err, req, res, answered) : notFound(req, res, end));
     hot.chain(req, res, end);
   };
-  return { routes, dispatch };
+  return { routes, dispatch, paths: () => [...chains.values()].map((c) => c.route.path) };
 }
+
+/** The paths of the app's hot routes (POST only), which express's router does not list: they are dispatched ahead of it. */
+const hotPaths = new WeakMap<Express, () => string[]>();
+export const hotRoutePaths = (app: Express): string[] => hotPaths.get(app)?.() ?? [];
 
 /** The relayer's HTTP app: `/core/v1/...`, its OpenAPI description and explorer. */
 export function createApp(ctx: Ctx): Express {
@@ -151,6 +155,7 @@ export function createApp(ctx: Ctx): Express {
     notFoundRoute,
   );
   app.use(hot.dispatch);
+  hotPaths.set(app, hot.paths);
   app.use(everyRequest);
   // Header-authenticated routes (no cookie anywhere in the relayer): any origin may call them, as Chipotle allows.
   app.use(["/core/v1", "/health", "/ready", "/openapi.json", "/dstack/v1", "/info", "/attestation", "/evidences"], headerAuthCors);

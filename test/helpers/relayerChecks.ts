@@ -5,6 +5,7 @@ import { hashOf } from "./accountConfig";
 import { accountState, plain, WHOLE } from "./scenario";
 import { call, startStack, type Reply, type Stack } from "./relayer";
 import { ERROR_CODES, isErrorCode } from "../../protocol/errors";
+import { hotRoutePaths } from "../../relayer/app";
 
 /** Valid raw IPFS CIDs (v0 and v1). */
 export const CID_V0 = "QmPZ9gcCEpqKTo6aq61g2nXGUhM4iCL3ewB6LDXZCtioEB";
@@ -140,6 +141,8 @@ export function servedRoutes(app: Express): Record<string, string[]> {
     }
   };
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack, "");
+  // The run and CID routes are dispatched ahead of express's router (relayer/app.ts hotRoutes).
+  for (const p of hotRoutePaths(app)) routes[p] = [...new Set([...(routes[p] ?? []), "post"])].sort();
   // The API's routes only: the dashboard and the attestation files are served beside it.
   return Object.fromEntries(Object.entries(routes).filter(([p]) => p.startsWith("/core/v1/")));
 }
