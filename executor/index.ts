@@ -14,6 +14,7 @@ import { defaultSandboxUser, processLauncher, type SandboxUser } from "./sandbox
 import { probeNetwork, type SandboxNetwork } from "./sandbox/host/network";
 import { SandboxPool, type RunHooks } from "./sandbox/host/pool";
 import { ModuleFetcher, type ImportConfig } from "./sandbox/host/modules";
+import { DEFAULT_RPC_GAS_CAP, installRpcGuard } from "./sandbox/host/rpc-guard";
 import { paramsProblem } from "./sandbox/wire/bounds";
 import type { FairShare } from "./sandbox/host/fair-queue";
 import type { KeyProvider } from "./keys/provider";
@@ -48,6 +49,12 @@ export type ExecutorOptions = {
   fetchAllowPrivate?: boolean;
   /** The JSON-RPC URL of each chain actions may use, by chain name (Lit.Actions.getRpcUrl; default none). */
   rpcUrls?: ReadonlyMap<string, string>;
+  /**
+   * What actions may make those URLs do (sandbox/host/rpc-guard.ts): the gas cap (default
+   * DEFAULT_RPC_GAS_CAP) and the service's own accounts, whose transactions they may not send.
+   * Installed for the process from start() to close().
+   */
+  rpcGuard?: { gasCap?: number; serviceAccounts: readonly string[] };
   /** The most action code bytes one payer keeps stored (default 256 MB; at least the code limit). */
   codeBytesPerPayer?: number;
   /** Where actions' imports come from, their limits and cache (default: jsDelivr, as Chipotle; see sandbox/host/modules.ts). */
@@ -88,6 +95,7 @@ export class Executor {
   private readonly pool: SandboxPool;
   private readonly walletCache = new Map<string, { apiKeyHash: bigint; derivationPath: bigint }>();
   private readonly modules: ModuleFetcher;
+  private uninstallRpcGuard?: () => void;
 
   constructor(private readonly opts: ExecutorOptions) {
     makePrivateDir(opts.dataDir, opts.logger);
@@ -115,6 +123,8 @@ export class Executor {
           opts.logger.warn({ cid, problem }, "action code store: could not decide whether evicted code still has an owner; its row stays until a payer stores and evicts it again"),
       },
     );
+    const guard = opts.rpcGuard;
+    this.uninstallRpcGuard = installRpcGuard({ gasCap: guard?.gasCap ?? DEFAULT_RPC_GAS_CAP, serviceAccounts: () => guard?.serviceAccounts ?? [] });
     await this.permissions.start(signal);
   }
 
@@ -237,6 +247,7 @@ export class Executor {
   }
 
   async close(): Promise<void> {
+    this.uninstallRpcGuard?.();
     await this.pool.close();
     await this.codes?.close();
   }

@@ -9,6 +9,7 @@ import { chooseSandboxNetwork, probeNetwork, SANDBOX_NETWORKS, type SandboxNetwo
 import { defaultSandboxCount } from "../executor/sandbox/host/pool";
 import { DEFAULT_CODE_BYTES_PER_PAYER } from "../executor/codeStore";
 import { DEFAULT_IMPORT_CONFIG, type ImportConfig } from "../executor/sandbox/host/modules";
+import { DEFAULT_RPC_GAS_CAP } from "../executor/sandbox/host/rpc-guard";
 import { checkedBase } from "../executor/sandbox/imports";
 import { DEFAULT_MAX_JSON_DEPTH } from "../protocol/json";
 import { DEFAULT_DOMAIN_NAME } from "../protocol/eip712";
@@ -70,6 +71,12 @@ const EnvSchema = z
     VESTA_ACTION_MAX_CODE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_LIMITS.maxCodeBytes),
     VESTA_ACTION_MAX_FETCH_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxFetchBytes),
     VESTA_ACTION_RPC_URLS: z.string().optional(),
+    VESTA_ACTION_RPC_GAS_CAP: z.coerce
+      .number()
+      .int("VESTA_ACTION_RPC_GAS_CAP must be a whole number")
+      .min(21_000, "VESTA_ACTION_RPC_GAS_CAP must be at least 21000")
+      .max(1_000_000_000, "VESTA_ACTION_RPC_GAS_CAP is at most 1000000000")
+      .default(DEFAULT_RPC_GAS_CAP),
     VESTA_ACTION_FETCH_PRIVATE: z.enum(["true", "false"], { message: "VESTA_ACTION_FETCH_PRIVATE must be true or false" }).default("false"),
     VESTA_IMPORT_CDN_URL: z.string().max(1024).default(DEFAULT_IMPORT_CONFIG.source.base),
     VESTA_IMPORT_CDN_ENTRY: z
@@ -213,6 +220,8 @@ export type RelayerConfig = {
    * when unset: then development gives actions the relayer's own chain, production none.
    */
   actionRpcUrls?: ReadonlyMap<string, string>;
+  /** The most gas an action's eth_call / eth_estimateGas to those URLs executes, and the largest gas limit of a transaction it sends there. */
+  actionRpcGasCap: number;
   attestation: AttestationConfig;
   billing: BillingConfig;
   /** Identity sign-in (OpenID Connect, e-mail codes) and its sessions (relayer/identity). */
@@ -410,6 +419,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): RelayerConfig {
       cacheEntries: e.VESTA_IMPORT_CACHE_ENTRIES,
     },
     actionRpcUrls: typeof actionRpcUrls === "string" ? undefined : actionRpcUrls,
+    actionRpcGasCap: e.VESTA_ACTION_RPC_GAS_CAP,
     attestation: { source: attestationSource, appAuthAddress, domain: e.VESTA_ATTESTATION_DOMAIN, evidenceDir: e.VESTA_EVIDENCE_DIR },
     billing: billing.config,
     identity: identity.config,

@@ -6,6 +6,7 @@ import { serviceLogger } from "../protocol/ops/logger";
 import { createApp } from "./app";
 import { connectChain } from "./chain/client";
 import { PayerPool } from "./chain/payers";
+import { serviceAccounts } from "./chain/serviceAccounts";
 import { createKeyProvider } from "../executor/keys/provider";
 import { Executor } from "../executor";
 import { socketOpenToOthers } from "../executor/sandbox/host/isolation";
@@ -58,6 +59,7 @@ export async function startRelayer(config: RelayerConfig, logger: Logger = servi
     imports: config.imports,
     // Unset: development gives actions the relayer's own chain (the local chain under npm start); production none.
     rpcUrls: config.actionRpcUrls ?? new Map(config.mode === "development" ? [[chainName(chain.chainId), config.rpcUrl]] : []),
+    rpcGuard: { gasCap: config.actionRpcGasCap, serviceAccounts: await serviceAccounts(chain, payers.addresses(), config.attestation.appAuthAddress, logger) },
   });
   await executor.start(abort.signal).catch(async (err) => {
     abort.abort();

@@ -15,7 +15,7 @@
  * Environment (all optional; the relayer's and the triggers service's own variables apply too, see the README):
  *   VESTA_CHAIN_HOST   interface the JSON-RPC server binds (default 127.0.0.1)
  *   VESTA_CHAIN_PORT   its port (default 8545)
- *   VESTA_PAYER_COUNT  number of API payer wallets, taken from the local chain's accounts 1..N (default 4; first start only)
+ *   VESTA_PAYER_COUNT  number of API payer wallets, random keys of the data directory (default 4; first start only)
  *   VESTA_DATA_DIR     the data directory: chain journal, deployment file, off-chain stores (default .vesta)
  */
 import fs from "node:fs";
@@ -25,7 +25,7 @@ import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import { readStartEnv } from "./lib/env";
 import { openDurableChain, type DurableChain } from "./start/chain";
 import { writeFileAtomic } from "./start/dataDir";
-import { deployOrReuse, localKeys } from "./start/deployment";
+import { deployOrReuse } from "./start/deployment";
 import { childEnvs } from "./start/childEnv";
 import { Supervised } from "./start/supervisor";
 import { banner } from "./start/banner";
@@ -58,11 +58,11 @@ async function main() {
     const rpcUrl = `http://${env.chainHost}:${env.chainPort}`;
 
     if (!chain.deployment) log("deploying contracts through Ignition ...");
-    const deployment = await deployOrReuse(hre, chain, env, log);
+    const { deployment, keys } = await deployOrReuse(hre, chain, env, log);
     const file = path.join(env.dataDir, "deployment.json");
     writeFileAtomic(file, JSON.stringify({ rpcUrl, ...deployment }, null, 2) + "\n");
 
-    const envs = await childEnvs(process.env, { dataDir: env.dataDir, rpcUrl, deployment, payerKeys: localKeys(hre, 1, deployment.apiPayers.length) });
+    const envs = await childEnvs(process.env, { dataDir: env.dataDir, rpcUrl, deployment, payerKeys: keys.payers });
     const relayer = new Supervised({ name: "relayer", entry: "relayerChild.ts", env: envs.relayer, deadlineMs: envs.deadlines.relayer }, log);
     const triggers = new Supervised({ name: "triggers service", entry: "triggersChild.ts", env: envs.triggers, deadlineMs: envs.deadlines.triggers }, log);
     // Stopping goes in order: the triggers service first (its runs under way still reach the relayer),

@@ -12,8 +12,9 @@ import type { IAccountConfig } from "../../typechain-types";
 import { connectAccountConfig } from "../../protocol/accountConfig";
 
 /**
- * The local development chain's account 5 (Hardhat's well-known test mnemonic). A TEST KEY, public
- * to everyone: never use it on a real network. `npm start` uses accounts 1..4 as API payers.
+ * The local development chain's account 5 (Hardhat's well-known test mnemonic), funded in its
+ * genesis. A TEST KEY, public to everyone: never use it on a real network. It holds no role on
+ * `npm start`'s chain (the contracts' owner and API payers are keys of the data directory's own).
  */
 export const LOCAL_TEST_WALLET_KEY = "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba";
 

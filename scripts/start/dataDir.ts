@@ -43,11 +43,13 @@ export async function checkContractsUnchanged(hre: HardhatRuntimeEnvironment, re
   }
 }
 
-/** Writes `file` whole or not at all (a temporary file, fsync, rename, fsync of the directory). */
-export function writeFileAtomic(file: string, text: string): void {
+/** Writes `file` whole or not at all (a temporary file, fsync, rename, fsync of the directory), with `mode` (0644 unless told). */
+export function writeFileAtomic(file: string, text: string, mode = 0o644): void {
   const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, "w", 0o644);
+  fs.rmSync(tmp, { force: true }); // a leftover of a crash keeps its own mode: start from none
+  const fd = fs.openSync(tmp, "wx", mode);
   try {
+    fs.fchmodSync(fd, mode); // whatever the umask
     fs.writeSync(fd, text);
     fs.fsyncSync(fd);
   } finally {

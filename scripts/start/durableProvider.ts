@@ -15,6 +15,7 @@ import { frame, MAX_RECORD_BYTES, type JournalFile } from "./journal";
 import { blockRecords, rawFromRpc, txHash, type JournalRecord, type Request } from "./records";
 import { checkInterval, intervalMs, mineCount, MAX_MINE_BLOCKS, type MiningInterval, refusal, REPLAYED_SETTERS } from "./methods";
 import { RwLock } from "./rwLock";
+import { TraceMemory } from "./traceMemory";
 
 type Listener = (...args: unknown[]) => void;
 /** Events the node emits for subscriptions (eth_subscribe): held while a change is not yet on disk. */
@@ -31,6 +32,8 @@ export class DurableProvider extends ProviderWrapper {
   private broken?: Error;
   private timer?: NodeJS.Timeout;
   private closed = false;
+  /** Collects the execution records EDR keeps after calls that executed EVM code (./traceMemory.ts). */
+  private readonly traces = new TraceMemory();
 
   constructor(
     inner: EIP1193Provider,
@@ -57,7 +60,17 @@ export class DurableProvider extends ProviderWrapper {
       throw new InvalidInputError(`${args.method}'s parameters are too large to journal (at most ${MAX_RECORD_BYTES / 2} bytes as JSON)`);
     }
     if (CHANGES.has(args.method)) return this.change(args.method, params);
-    return this.lock.read(() => this._wrappedProvider.request(args));
+    return this.lock.read(() => this.timed(args.method, () => this._wrappedProvider.request(args)));
+  }
+
+  /** Runs one request of the node and counts its time towards collecting what it kept (./traceMemory.ts). */
+  private async timed<T>(method: string, fn: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      this.traces.after(method, performance.now() - t0);
+    }
   }
 
   /** Runs one change alone and answers once the journal holds it; if it failed, after journaling what it still did. */
@@ -71,7 +84,7 @@ export class DurableProvider extends ProviderWrapper {
       }
       let result: unknown, error: unknown, failed = false;
       try {
-        result = method === "evm_setIntervalMining" ? this.setInterval(params[0]) : await this.inner(method, params);
+        result = method === "evm_setIntervalMining" ? this.setInterval(params[0]) : await this.timed(method, () => this.inner(method, params));
       } catch (err) {
         [error, failed] = [err, true];
       }
