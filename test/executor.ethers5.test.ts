@@ -8,7 +8,8 @@ import { expect } from "chai";
 import { AbiCoder as AbiCoder5, Interface as Interface5 } from "@ethersproject/abi";
 import { getAddress, getContractAddress, getCreate2Address, isAddress } from "@ethersproject/address";
 import { decode as b64decode, encode as b64encode } from "@ethersproject/base64";
-import { BigNumber } from "@ethersproject/bignumber";
+import { BigNumber, FixedNumber } from "@ethersproject/bignumber";
+import { Logger } from "@ethersproject/logger";
 import * as bytes5 from "@ethersproject/bytes";
 import { formatBytes32String } from "@ethersproject/strings";
 import { _TypedDataEncoder, hashMessage, id, namehash } from "@ethersproject/hash";
@@ -263,6 +264,116 @@ describe("ethers v5 in the sandbox, against the real ethers v5", function () {
     expect(r.response).to.deep.equal([2048, 32, [null, null, null], [null, null, null]]);
     const refused = await run(`try { e.randomBytes(65537); } catch (x) { return x.name + ": " + x.message; }`);
     expect(refused.response).to.equal("RangeError: ethers.randomBytes: randomBytes: the length must be an integer from 0 to 65536, got 65537");
+  });
+
+  describe("ethers v5's whole public surface: each name there, what the sandbox lacks a clear error naming the alternative", function () {
+    // The runtime exports of ethers 5.8.0 (lib/ethers.js, lib/utils.js) and @ethersproject/providers 5.8.0 (lib/index.js).
+    const TOP = ["BaseContract", "BigNumber", "Contract", "ContractFactory", "FixedNumber", "Signer", "VoidSigner", "Wallet", "Wordlist", "constants", "errors", "getDefaultProvider", "logger", "providers", "utils", "version", "wordlists"];
+    const UTILS = [
+      "AbiCoder", "ConstructorFragment", "ErrorFragment", "EventFragment", "FormatTypes", "Fragment", "FunctionFragment", "HDNode", "Indexed", "Interface", "LogDescription", "Logger", "ParamType", "RLP", "SigningKey",
+      "SupportedAlgorithm", "TransactionDescription", "TransactionTypes", "UnicodeNormalizationForm", "Utf8ErrorFuncs", "Utf8ErrorReason", "_TypedDataEncoder", "_fetchData", "_toEscapedUtf8String", "accessListify",
+      "arrayify", "base58", "base64", "checkProperties", "checkResultErrors", "commify", "computeAddress", "computeHmac", "computePublicKey", "concat", "deepCopy", "defaultAbiCoder", "defaultPath", "defineReadOnly",
+      "dnsEncode", "entropyToMnemonic", "fetchJson", "formatBytes32String", "formatEther", "formatUnits", "getAccountPath", "getAddress", "getContractAddress", "getCreate2Address", "getIcapAddress",
+      "getJsonWalletAddress", "getStatic", "hashMessage", "hexConcat", "hexDataLength", "hexDataSlice", "hexStripZeros", "hexValue", "hexZeroPad", "hexlify", "id", "isAddress", "isBytes", "isBytesLike",
+      "isHexString", "isValidMnemonic", "isValidName", "joinSignature", "keccak256", "mnemonicToEntropy", "mnemonicToSeed", "namehash", "nameprep", "parseBytes32String", "parseEther", "parseTransaction",
+      "parseUnits", "poll", "randomBytes", "recoverAddress", "recoverPublicKey", "resolveProperties", "ripemd160", "serializeTransaction", "sha256", "sha512", "shallowCopy", "shuffled", "solidityKeccak256",
+      "solidityPack", "soliditySha256", "splitSignature", "stripZeros", "toUtf8Bytes", "toUtf8CodePoints", "toUtf8String", "verifyMessage", "verifyTypedData", "zeroPad",
+    ];
+    const PROVIDERS = [
+      "AlchemyProvider", "AlchemyWebSocketProvider", "AnkrProvider", "BaseProvider", "CloudflareProvider", "EtherscanProvider", "FallbackProvider", "Formatter", "InfuraProvider", "InfuraWebSocketProvider",
+      "IpcProvider", "JsonRpcBatchProvider", "JsonRpcProvider", "JsonRpcSigner", "NodesmithProvider", "PocketProvider", "Provider", "QuickNodeProvider", "Resolver", "StaticJsonRpcProvider", "UrlJsonRpcProvider",
+      "Web3Provider", "WebSocketProvider", "getDefaultProvider", "getNetwork", "isCommunityResourcable", "isCommunityResource", "showThrottleMessage",
+    ];
+
+    it("has every name of ethers v5's surface", async () => {
+      const r = await run(`return [${JSON.stringify(TOP)}.filter((n) => e[n] === undefined), ${JSON.stringify(UTILS)}.filter((n) => u[n] === undefined), ${JSON.stringify(PROVIDERS)}.filter((n) => e.providers[n] === undefined)];`);
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal([[], [], []]);
+    });
+
+    it("what the sandbox lacks throws v5's UNSUPPORTED_OPERATION naming what to use instead (never a bare TypeError)", async () => {
+      const calls = [
+        "e.Wallet.fromMnemonic('test test test test test test test test test test test junk')", "e.Wallet.fromEncryptedJsonSync('{}', 'pw')", "new e.Wallet(" + JSON.stringify(KEY) + ").encryptSync('pw')",
+        "u.HDNode.fromMnemonic('x')", "u.HDNode.fromSeed('0x00')", "u.HDNode.fromExtendedKey('xpub')", "u.entropyToMnemonic('0x00')", "u.mnemonicToEntropy('x')", "u.mnemonicToSeed('x')", "u.isValidMnemonic('x')",
+        "u.getJsonWalletAddress('{}')", "u.fetchJson('https://example.com')", "u._fetchData('https://example.com')", "u.poll(() => 1)", "u.nameprep('x')", "u._toEscapedUtf8String('0x00')",
+        "e.wordlists.en", "new e.Wordlist('en')", "e.getDefaultProvider()",
+        ...PROVIDERS.filter((n) => !["BaseProvider", "JsonRpcBatchProvider", "JsonRpcProvider", "Provider", "StaticJsonRpcProvider", "getDefaultProvider", "getNetwork", "isCommunityResourcable", "isCommunityResource", "showThrottleMessage"].includes(n)).map((n) => `new e.providers.${n}("https://example.com")`),
+      ];
+      const r = await run(`const out = [];
+        for (const c of ${JSON.stringify(calls)}) { try { new Function("e", "u", "return " + c)(e, u); out.push([c, "no error"]); } catch (x) { out.push([c, x.name, x.code, x.message]); } }
+        try { await e.Wallet.fromEncryptedJson("{}", "pw"); out.push(["fromEncryptedJson", "no error"]); } catch (x) { out.push(["fromEncryptedJson", x.name, x.code, x.message]); }
+        try { await new e.Wallet(${JSON.stringify(KEY)}).encrypt("pw"); out.push(["encrypt", "no error"]); } catch (x) { out.push(["encrypt", x.name, x.code, x.message]); }
+        return out;`);
+      expect(r.hasError, r.logs).to.equal(false);
+      const out = r.response as [string, string, string, string][];
+      expect(out).to.have.length(calls.length + 2);
+      for (const [call, name, code, message] of out) {
+        expect([call, name, code], message).to.deep.equal([call, "Error", "UNSUPPORTED_OPERATION"]);
+        expect(message, call).to.match(/(is not supported in the sandbox: .*(use |keys come from)|there is no default provider in the sandbox; use )/);
+      }
+    });
+
+    it("FixedNumber and FixedFormat answer what v5's answer (implemented: decimal arithmetic over BigNumber, in QuickJS)", async () => {
+      const formats = ["fixed", "ufixed", "fixed128x18", "fixed64x4", "ufixed32x2", 6];
+      const values = ["1.5", "-2.25", "0", "123456789.123456", "0.000001", "-0.5", "7"];
+      // The same operations on both sides: the real FixedNumber here, the sandbox's there.
+      const OPS = `(FixedNumber, formats, values) => formats.map((f) => values.map((v) => {
+        try {
+          const a = FixedNumber.from(v, f), b = FixedNumber.from("2.5", f);
+          return [a.toString(), a.toHexString(), a.format.name, a.addUnsafe(b).toString(), a.subUnsafe(b).toString(), a.mulUnsafe(b).toString(), a.divUnsafe(b).toString(),
+            a.floor().toString(), a.ceiling().toString(), a.round(1).toString(), a.round(3).toString(), a.isZero(), a.isNegative(), a.toUnsafeFloat(), a.toHexString(a.format.width >= 64 ? 64 : a.format.width), a.toFormat("fixed256x8").toString()];
+        } catch (x) { return ["error", x.code, x.reason]; }
+      }))`;
+      // eslint-disable-next-line @typescript-eslint/no-implied-eval
+      const real = () => (new Function(`return ${OPS}`)() as (...args: unknown[]) => unknown)(FixedNumber, formats, values);
+      const r = await run(`const formats = ${JSON.stringify(formats)}, values = ${JSON.stringify(values)};
+        return [(${OPS})(e.FixedNumber, formats, values), e.FixedNumber.fromValue(B.from("1500000000000000000"), 18).toString(), e.FixedNumber.fromBytes("0x0100", "ufixed16x2").toString(), e.FixedNumber.isFixedNumber(e.FixedNumber.from(1)),
+          failure(() => e.FixedNumber.from("1.5", "fixed7x2")), failure(() => e.FixedNumber.from("-1", "ufixed")), failure(() => e.FixedNumber.from("1.5").addUnsafe(e.FixedNumber.from("1", "fixed64x4")))];`);
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal(JSON.parse(JSON.stringify([
+        real(), FixedNumber.fromValue(BigNumber.from("1500000000000000000"), 18).toString(), FixedNumber.fromBytes("0x0100", "ufixed16x2").toString(), true,
+        failure(() => FixedNumber.from("1.5", "fixed7x2")), failure(() => FixedNumber.from("-1", "ufixed")), failure(() => FixedNumber.from("1.5").addUnsafe(FixedNumber.from("1", "fixed64x4"))),
+      ])));
+    });
+
+    it("_TypedDataEncoder.encode and getPayload answer v5's (from and resolveNames: the clear error)", async () => {
+      const domain = { name: "Ether Mail", version: "1", chainId: 1, verifyingContract: "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC", salt: "0x" + "ab".repeat(32) };
+      const types = { Mail: [{ name: "from", type: "Person" }, { name: "to", type: "Person[]" }, { name: "contents", type: "string" }, { name: "n", type: "uint256" }, { name: "b", type: "bytes" }, { name: "ok", type: "bool" }, { name: "i", type: "int8" }], Person: [{ name: "name", type: "string" }, { name: "wallet", type: "address" }] };
+      const value = { from: { name: "Cow", wallet: "0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826" }, to: [{ name: "Bob", wallet: "0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB" }], contents: "Hello", n: "12345678901234567890", b: "0x010203", ok: true, i: -5 };
+      const big = { ...domain, chainId: "0x" + "f".repeat(20) };
+      const r = await run(`const T = u._TypedDataEncoder, domain = ${JSON.stringify(domain)}, big = ${JSON.stringify(big)}, types = ${JSON.stringify(types)}, value = ${JSON.stringify(value)};
+        return [T.encode(domain, types, value), T.getPayload(domain, types, value), T.getPayload(big, types, value).domain, failure(() => T.from(types))];`);
+      expect(r.hasError, r.logs).to.equal(false);
+      expect(r.response).to.deep.equal(JSON.parse(JSON.stringify([
+        _TypedDataEncoder.encode(domain, types, value), _TypedDataEncoder.getPayload(domain, types, value), _TypedDataEncoder.getPayload(big, types, value).domain, ["UNSUPPORTED_OPERATION", "ethers.utils._TypedDataEncoder.from is not supported in the sandbox: use _TypedDataEncoder.hash, hashStruct, encode or getPayload, which take the types each time", null],
+      ])));
+    });
+
+    it("base58 answers Bitcoin's base58 (v6's encodeBase58/decodeBase58); Logger and getAccountPath as v5's", async () => {
+      const inputs = ["0x", "0x00", "0x0000", "0x0001020304ff", "0x00000001", "0x" + "ff".repeat(40), "0x" + "00".repeat(3) + "1234" + "ab".repeat(29)];
+      const r = await run(`const inputs = ${JSON.stringify(inputs)};
+        const encoded = inputs.map((h) => u.base58.encode(h));
+        return [encoded, encoded.map((s) => u.hexlify(u.base58.decode(s))), failure(() => u.base58.decode("0OIl")),
+          new u.Logger("x/1.0").makeError("boom", e.errors.INVALID_ARGUMENT, { a: 1, b: "two" }).message, failure(() => e.logger.throwArgumentError("bad", "arg", 5)), e.logger.version,
+          failure(() => new u.Logger("x/1.0").checkArgumentCount(1, 2)), u.Logger.errors.CALL_EXCEPTION, u.getAccountPath(7), u.defaultPath, failure(() => u.getAccountPath(-1))];`);
+      expect(r.hasError, r.logs).to.equal(false);
+      const [encoded, decoded, badChar, ...rest] = r.response as unknown[];
+      // v6's encodeBase58 writes nothing for no bytes, as v5; leading zero bytes are "1" each in both
+      expect(encoded).to.deep.equal(inputs.map((h) => (h === "0x" ? "" : ethers6.encodeBase58(h))));
+      expect(decoded).to.deep.equal(inputs);
+      expect(badChar).to.deep.equal([null, null, null]); // a plain Error, as v5's basex throws
+      const logger = new Logger("x/1.0");
+      expect(rest).to.deep.equal([
+        logger.makeError("boom", Logger.errors.INVALID_ARGUMENT, { a: 1, b: "two" }).message,
+        failure(() => new Logger("ethers/5.7.2").throwArgumentError("bad", "arg", 5)),
+        "ethers/5.7.2",
+        failure(() => logger.checkArgumentCount(1, 2)),
+        "CALL_EXCEPTION",
+        "m/44'/60'/7'/0/0",
+        "m/44'/60'/0'/0/0",
+        ["INVALID_ARGUMENT", "invalid account index", null],
+      ]);
+    });
   });
 
   describe("what a call may cost the sandbox process", function () {

@@ -6,8 +6,10 @@
 //     results are Uint8Array, byte inputs 0x-hex strings, Uint8Array or arrays of numbers, big
 //     numbers native bigint;
 //   - ethers v5's, as Chipotle's actions use it: ethers.utils (ethers5-utils.js), BigNumber,
-//     constants, providers, Contract, ContractFactory, Signer, errors: each loaded on its first read
-//     (a run that only signs never compiles them).
+//     FixedNumber, constants, providers, Contract, ContractFactory, Signer, errors, logger: each
+//     loaded on its first read (a run that only signs never compiles them); what the sandbox does
+//     not have (mnemonics, wordlists, JSON wallets) throws v5's UNSUPPORTED_OPERATION naming what to
+//     use instead.
 // `Wallet` serves both: v6's names (signTypedData, signingKey) and v5's (_signTypedData,
 // connect(provider), sendTransaction, getBalance, ...: ethers5-signer.js).
 (function (lib) {
@@ -101,7 +103,30 @@
     static isSigner(value) {
       return !!(value && value._isSigner);
     }
+    // v5: a wallet made from a key has no mnemonic
+    get mnemonic() {
+      return null;
+    }
+    _mnemonic() {
+      return null;
+    }
   }
+  // v5's names the sandbox does not have: each throws v5's UNSUPPORTED_OPERATION naming what to use instead.
+  const KEYS = "keys come from Lit.Actions.getPrivateKey({ pkpId }) or Lit.Actions.getLitActionPrivateKey(); use new ethers.Wallet(privateKey)";
+  const NO_MNEMONICS = "there are no mnemonics or HD wallets here; " + KEYS;
+  const NO_JSON_WALLETS = "there are no JSON (keystore) wallets here; " + KEYS;
+  const unsupported = (name, instead, version) =>
+    function () {
+      return lib.load("ethers5-logger").unsupported(name, instead, version)();
+    };
+  Wallet.fromMnemonic = unsupported("ethers.Wallet.fromMnemonic", NO_MNEMONICS, "wallet/5.7.0");
+  Wallet.fromEncryptedJson = async (...args) => unsupported("ethers.Wallet.fromEncryptedJson", NO_JSON_WALLETS, "wallet/5.7.0")(...args);
+  Wallet.fromEncryptedJsonSync = unsupported("ethers.Wallet.fromEncryptedJsonSync", NO_JSON_WALLETS, "wallet/5.7.0");
+  Wallet.fromPhrase = unsupported("ethers.Wallet.fromPhrase", NO_MNEMONICS, "wallet/5.7.0");
+  Wallet.prototype.encrypt = async function () {
+    return unsupported("wallet.encrypt", "there are no JSON (keystore) wallets here; use Lit.Actions.Encrypt({ pkpId, message }) to keep a key encrypted", "wallet/5.7.0")();
+  };
+  Wallet.prototype.encryptSync = unsupported("wallet.encryptSync", "there are no JSON (keystore) wallets here; use Lit.Actions.Encrypt({ pkpId, message }) to keep a key encrypted", "wallet/5.7.0");
   // v5's Signer methods over the wallet's provider, compiled on first use.
   for (const name of ["getBalance", "getTransactionCount", "estimateGas", "call", "sendTransaction", "getChainId", "getGasPrice", "getFeeData", "resolveName", "checkTransaction", "populateTransaction", "_checkProvider"]) {
     Wallet.prototype[name] = function (...args) {
@@ -125,9 +150,26 @@
       MaxUint256: BigNumber.from(max), MinInt256: BigNumber.from(-(1n << 255n)), MaxInt256: BigNumber.from((1n << 255n) - 1n),
     });
   };
+  const MNEMONIC = "there are no mnemonics or wordlists here; " + KEYS;
+  function wordlists() {
+    const out = {};
+    for (const locale of ["cz", "en", "es", "fr", "it", "ja", "ko", "zh", "zh_cn", "zh_tw"]) {
+      Object.defineProperty(out, locale, { get: unsupported(`ethers.wordlists.${locale}`, MNEMONIC, "wordlists/5.7.0") });
+    }
+    return Object.freeze(out);
+  }
+  function Wordlist() {
+    return unsupported("ethers.Wordlist", MNEMONIC, "wordlists/5.7.0")();
+  }
+  Wordlist.check = unsupported("ethers.Wordlist.check", MNEMONIC, "wordlists/5.7.0");
+  Wordlist.register = unsupported("ethers.Wordlist.register", MNEMONIC, "wordlists/5.7.0");
   const V5 = {
     utils: () => lib.load("ethers5-utils").utils,
     BigNumber: () => lib.load("ethers5-bignumber").BigNumber,
+    FixedNumber: () => lib.load("ethers5-units").FixedNumber,
+    logger: () => new (lib.load("ethers5-logger").Logger)("ethers/5.7.2"),
+    wordlists,
+    Wordlist: () => Wordlist,
     constants,
     errors: () => lib.load("ethers5-logger").errors,
     providers: () => lib.load("ethers5-providers").providers,

@@ -198,5 +198,56 @@
     return hexlify(concat([sig.r, sig.s, sig.recoveryParam ? "0x1c" : "0x1b"]));
   }
 
-  return { isHexString, isBytes, isBytesLike, arrayify, hexlify, concat, stripZeros, zeroPad, hexDataLength, hexDataSlice, hexConcat, hexStripZeros, hexValue, hexZeroPad, splitSignature, joinSignature };
+  // v5's base58 (@ethersproject/basex, Bitcoin's alphabet): the base-x algorithm, in QuickJS (quadratic
+  // in the length, so bounded by the run's deadline and memory like any code of the action).
+  const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+  const B58_VALUE = {};
+  for (let i = 0; i < B58.length; i++) B58_VALUE[B58[i]] = i;
+  const base58 = Object.freeze({
+    encode(value) {
+      const source = arrayify(value);
+      if (source.length === 0) return "";
+      const digits = [0];
+      for (let i = 0; i < source.length; ++i) {
+        let carry = source[i];
+        for (let j = 0; j < digits.length; ++j) {
+          carry += digits[j] << 8;
+          digits[j] = carry % 58;
+          carry = (carry / 58) | 0;
+        }
+        while (carry > 0) {
+          digits.push(carry % 58);
+          carry = (carry / 58) | 0;
+        }
+      }
+      let out = "";
+      for (let k = 0; source[k] === 0 && k < source.length - 1; ++k) out += B58[0];
+      for (let q = digits.length - 1; q >= 0; --q) out += B58[digits[q]];
+      return out;
+    },
+    decode(value) {
+      if (typeof value !== "string") throw new TypeError("Expected String");
+      const out = [];
+      if (value.length === 0) return new Uint8Array(out);
+      out.push(0);
+      for (let i = 0; i < value.length; i++) {
+        const digit = B58_VALUE[value[i]];
+        if (digit === undefined) throw new Error("Non-base58 character");
+        let carry = digit;
+        for (let j = 0; j < out.length; ++j) {
+          carry += out[j] * 58;
+          out[j] = carry & 0xff;
+          carry >>= 8;
+        }
+        while (carry > 0) {
+          out.push(carry & 0xff);
+          carry >>= 8;
+        }
+      }
+      for (let k = 0; value[k] === B58[0] && k < value.length - 1; ++k) out.push(0);
+      return new Uint8Array(out.reverse());
+    },
+  });
+
+  return { isHexString, isBytes, isBytesLike, arrayify, hexlify, concat, stripZeros, zeroPad, hexDataLength, hexDataSlice, hexConcat, hexStripZeros, hexValue, hexZeroPad, splitSignature, joinSignature, base58 };
 })

@@ -5,7 +5,7 @@
 // helpers (ethers5-bytes.js) nor BigNumber.
 (function (lib) {
   "use strict";
-  const { invoke, throwArgumentError } = lib.load("ethers5-logger");
+  const { invoke, throwArgumentError, unsupported } = lib.load("ethers5-logger");
   const bytes = () => lib.load("ethers5-bytes");
   const call = (name, args) => invoke(name, args);
   const readOnly = (object, name, value) => Object.defineProperty(object, name, { enumerable: true, value, writable: false });
@@ -98,6 +98,14 @@
       hashDomain: (domain) => call("typedDataHashDomain", [domain]),
       hashStruct: (name, types, value) => call("typedDataHashStruct", [name, typedTypes(types), value]),
       getPrimaryType: (types) => call("typedDataPrimaryType", [typedTypes(types)]),
+      encode: (domain, types, value) => call("typedDataEncode", [domain, types, value]),
+      getPayload(domain, types, value) {
+        const payload = call("typedDataPayload", [domain, types, value]);
+        if (payload.domain.chainId != null) payload.domain.chainId = BigInt(payload.domain.chainId).toString(); // v5 writes it in decimal
+        return payload;
+      },
+      from: unsupported("ethers.utils._TypedDataEncoder.from", "use _TypedDataEncoder.hash, hashStruct, encode or getPayload, which take the types each time", "hash/5.7.0"),
+      resolveNames: async (...args) => unsupported("ethers.utils._TypedDataEncoder.resolveNames", "there are no ENS names here; put addresses in the typed data", "hash/5.7.0")(...args),
     }),
     solidityPack: (types, values) => call("solidityPacked", [types, values]),
     solidityKeccak256: (types, values) => call("solidityPackedKeccak256", [types, values]),

@@ -61,5 +61,88 @@
     }
     return bytes.decode(json, revive);
   }
-  return { errors, makeError, throwError, throwArgumentError, checkSafeUint53, invoke };
+  // v5's Logger (ethers.logger, ethers.utils.Logger): its errors as above; debug/info/warn write to console.
+  const levels = Object.freeze({ DEBUG: "DEBUG", INFO: "INFO", WARNING: "WARNING", ERROR: "ERROR", OFF: "OFF" });
+  const LEVEL_RANK = { DEBUG: 1, INFO: 2, WARNING: 3, ERROR: 4, OFF: 5 };
+  let logLevel = LEVEL_RANK.INFO;
+  let globalLogger = null;
+  class Logger {
+    constructor(version) {
+      Object.defineProperty(this, "version", { enumerable: true, value: version, writable: false });
+    }
+    _log(level, args) {
+      if (logLevel <= LEVEL_RANK[level]) globalThis.console.log(...args);
+    }
+    debug(...args) {
+      this._log(levels.DEBUG, args);
+    }
+    info(...args) {
+      this._log(levels.INFO, args);
+    }
+    warn(...args) {
+      this._log(levels.WARNING, args);
+    }
+    makeError(message, code, params) {
+      return makeError(message, code, params, this.version);
+    }
+    throwError(message, code, params) {
+      throw this.makeError(message, code, params);
+    }
+    throwArgumentError(message, name, value) {
+      return this.throwError(message, errors.INVALID_ARGUMENT, { argument: name, value });
+    }
+    assert(condition, message, code, params) {
+      if (!condition) this.throwError(message, code, params);
+    }
+    assertArgument(condition, message, name, value) {
+      if (!condition) this.throwArgumentError(message, name, value);
+    }
+    checkNormalize(message) {
+      if (typeof "".normalize !== "function") this.throwError(message || "platform missing String.prototype.normalize", errors.UNSUPPORTED_OPERATION, { operation: "String.prototype.normalize" });
+    }
+    checkSafeUint53(value, message) {
+      checkSafeUint53(value, message, this.version);
+    }
+    checkArgumentCount(count, expectedCount, message) {
+      message = message ? ": " + message : "";
+      if (count < expectedCount) this.throwError("missing argument" + message, errors.MISSING_ARGUMENT, { count, expectedCount });
+      if (count > expectedCount) this.throwError("too many arguments" + message, errors.UNEXPECTED_ARGUMENT, { count, expectedCount });
+    }
+    checkNew(target, kind) {
+      if (target === Object || target == null) this.throwError("missing new", errors.MISSING_NEW, { name: kind.name });
+    }
+    checkAbstract(target, kind) {
+      if (target === kind) this.throwError("cannot instantiate abstract class " + JSON.stringify(kind.name) + " directly; use a sub-class", errors.UNSUPPORTED_OPERATION, { name: target.name, operation: "new" });
+      else if (target === Object || target == null) this.throwError("missing new", errors.MISSING_NEW, { name: kind.name });
+    }
+    static globalLogger() {
+      return globalLogger || (globalLogger = new Logger("logger/5.7.0"));
+    }
+    static setCensorship() {
+      // v5 can hide the arguments of its errors; here errors carry them always
+    }
+    static setLogLevel(level) {
+      if (LEVEL_RANK[String(level).toUpperCase()] == null) return Logger.globalLogger().warn("invalid log level - " + level);
+      logLevel = LEVEL_RANK[String(level).toUpperCase()];
+    }
+    static from(version) {
+      return new Logger(version);
+    }
+  }
+  Logger.errors = errors;
+  Logger.levels = levels;
+
+  // A v5 name the sandbox does not have: a function (or class) that throws v5's UNSUPPORTED_OPERATION naming what to use instead.
+  function unsupported(name, instead, version) {
+    const fail = () => throwError(`${name} is not supported in the sandbox: ${instead}`, errors.UNSUPPORTED_OPERATION, { operation: name }, version || "ethers/5.7.2");
+    return Object.defineProperty(
+      function () {
+        return fail();
+      },
+      "name",
+      { value: name.split(".").pop() },
+    );
+  }
+
+  return { errors, makeError, throwError, throwArgumentError, checkSafeUint53, invoke, Logger, unsupported };
 })

@@ -1,7 +1,8 @@
-// Guest module: ethers v5's JsonRpcProvider (and StaticJsonRpcProvider), for a JSON-RPC URL the
-// action names (Lit.Actions.getRpcUrl({chain}) answers the deployment's). Each JSON-RPC request is one
-// `fetch` host call (the host's egress policy, the run's maxFetches and maxFetchBytes apply to it);
-// nothing is batched. As v5's: answers formatted as its Formatter does (BigNumber amounts, checksummed
+// Guest module: ethers v5's JsonRpcProvider (and StaticJsonRpcProvider, JsonRpcBatchProvider), for a
+// JSON-RPC URL the action names (Lit.Actions.getRpcUrl({chain}) answers the deployment's). Each
+// JSON-RPC request is one `fetch` host call (the host's egress policy, the run's maxFetches and
+// maxFetchBytes apply to it); nothing is batched. v5's other providers (WebSocket, Etherscan,
+// Infura, Fallback, ...) throw v5's UNSUPPORTED_OPERATION naming JsonRpcProvider. As v5's: answers formatted as its Formatter does (BigNumber amounts, checksummed
 // addresses, receipts with confirmations), its errors (SERVER_ERROR, CALL_EXCEPTION with the revert
 // data, UNPREDICTABLE_GAS_LIMIT, INSUFFICIENT_FUNDS, NONCE_EXPIRED, TIMEOUT), tx.wait() polling every
 // `pollingInterval` (4 s; a receipt already there is answered at once). The network is detected once
@@ -408,18 +409,47 @@
     }
   }
   class StaticJsonRpcProvider extends JsonRpcProvider {}
+  // v5's batching provider: the same requests, sent one at a time (a deployment RPC URL takes no batches).
+  class JsonRpcBatchProvider extends JsonRpcProvider {}
   class Provider {
     static isProvider(value) {
       return JsonRpcProvider.isProvider(value);
     }
   }
+  // v5's other providers: each a class that throws v5's UNSUPPORTED_OPERATION naming what to use instead.
+  const { unsupported: unsupportedName } = lib.load("ethers5-logger");
+  const RPC = "use new ethers.providers.JsonRpcProvider(url) with the service's JSON-RPC URL, or await Lit.Actions.getRpcUrl({ chain })";
+  const other = (name, why) => {
+    const Class = unsupportedName(`ethers.providers.${name}`, why, VERSION);
+    for (const method of ["getApiKey", "getUrl", "getNetwork", "defaultUrl"]) Class[method] = unsupportedName(`ethers.providers.${name}.${method}`, why, VERSION);
+    return Class;
+  };
+  const UNSUPPORTED = {
+    WebSocketProvider: other("WebSocketProvider", "there are no WebSockets (nor event subscriptions) here; " + RPC),
+    AlchemyWebSocketProvider: other("AlchemyWebSocketProvider", "there are no WebSockets here; " + RPC),
+    InfuraWebSocketProvider: other("InfuraWebSocketProvider", "there are no WebSockets here; " + RPC),
+    IpcProvider: other("IpcProvider", "there is no IPC here; " + RPC),
+    FallbackProvider: other("FallbackProvider", "one provider at a time here; " + RPC),
+    Web3Provider: other("Web3Provider", "there is no EIP-1193 provider (window.ethereum) here; " + RPC),
+    JsonRpcSigner: other("JsonRpcSigner", "the node's own accounts are not reachable from an action; use new ethers.Wallet(privateKey, provider)"),
+    Formatter: other("Formatter", "use new ethers.providers.JsonRpcProvider(url), which formats its answers as v5's Formatter does"),
+    Resolver: other("Resolver", "there are no ENS names here; use an address"),
+  };
+  for (const name of ["UrlJsonRpcProvider", "AlchemyProvider", "AnkrProvider", "CloudflareProvider", "EtherscanProvider", "InfuraProvider", "NodesmithProvider", "PocketProvider", "QuickNodeProvider"]) {
+    UNSUPPORTED[name] = other(name, `there are no API-key providers here; ${RPC} (the provider's https://... URL with its key works)`);
+  }
   const providers = Object.freeze({
     JsonRpcProvider,
     StaticJsonRpcProvider,
+    JsonRpcBatchProvider,
     Provider,
     BaseProvider: JsonRpcProvider,
     getNetwork,
     getDefaultProvider: () => unsupported("getDefaultProvider", "there is no default provider in the sandbox; use new ethers.providers.JsonRpcProvider(await Lit.Actions.getRpcUrl({ chain }))"),
+    isCommunityResource: (value) => !!(value && typeof value.isCommunityResource === "function" && value.isCommunityResource()),
+    isCommunityResourcable: (value) => !!(value && typeof value.isCommunityResource === "function"),
+    showThrottleMessage: () => {},
+    ...UNSUPPORTED,
   });
   return { providers, makeError };
 })

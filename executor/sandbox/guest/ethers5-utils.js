@@ -1,11 +1,13 @@
 // Guest module: `ethers.utils` as ethers v5 has it: each name loads the guest module that defines it
 // on first read (ethers5-calls.js: hashing, strings, addresses, keys, computed in the sandbox
 // process; ethers5-bytes.js: bytes helpers and signatures; ethers5-units.js; ethers5-abi.js;
-// ethers5-tx.js); the property helpers are here. A run that hashes a string compiles the calls
+// ethers5-tx.js); the property helpers are here, and v5's names the sandbox does not have
+// (mnemonics, HD and JSON wallets, fetchJson, poll, nameprep), each throwing v5's
+// UNSUPPORTED_OPERATION naming what to use instead. A run that hashes a string compiles the calls
 // module only.
 (function (lib) {
   "use strict";
-  const { throwArgumentError } = lib.load("ethers5-logger");
+  const { throwArgumentError, unsupported } = lib.load("ethers5-logger");
   const defineReadOnly = (object, name, value) => Object.defineProperty(object, name, { enumerable: true, value, writable: false });
   async function resolveProperties(object) {
     const keys = Object.keys(object);
@@ -50,7 +52,32 @@
     return null;
   }
 
-  const utils = { defineReadOnly, resolveProperties, checkProperties, shallowCopy, deepCopy, getStatic };
+  // v5's names the sandbox does not have (mnemonics, HD and JSON wallets, its web helpers): each throws
+  // v5's UNSUPPORTED_OPERATION naming what to use instead.
+  const KEYS = "keys come from Lit.Actions.getPrivateKey({ pkpId }) or Lit.Actions.getLitActionPrivateKey(); use new ethers.Wallet(privateKey)";
+  const MNEMONIC = "there are no mnemonics or HD wallets here; " + KEYS;
+  const HDNode = unsupported("ethers.utils.HDNode", MNEMONIC, "hdnode/5.7.0");
+  for (const name of ["fromMnemonic", "fromSeed", "fromExtendedKey", "_fromSeed"]) HDNode[name] = unsupported(`ethers.utils.HDNode.${name}`, MNEMONIC, "hdnode/5.7.0");
+  HDNode.isHDNode = (value) => !!(value && value._isHDNode);
+  function getAccountPath(index) {
+    if (typeof index !== "number" || index < 0 || index >= 0x80000000 || index % 1) throwArgumentError("invalid account index", "index", index, "hdnode/5.7.0");
+    return `m/44'/60'/${index}'/0/0`;
+  }
+  const unsupportedNames = {
+    HDNode,
+    entropyToMnemonic: unsupported("ethers.utils.entropyToMnemonic", MNEMONIC, "hdnode/5.7.0"),
+    mnemonicToEntropy: unsupported("ethers.utils.mnemonicToEntropy", MNEMONIC, "hdnode/5.7.0"),
+    mnemonicToSeed: unsupported("ethers.utils.mnemonicToSeed", MNEMONIC, "hdnode/5.7.0"),
+    isValidMnemonic: unsupported("ethers.utils.isValidMnemonic", MNEMONIC, "hdnode/5.7.0"),
+    getJsonWalletAddress: unsupported("ethers.utils.getJsonWalletAddress", "there are no JSON (keystore) wallets here; " + KEYS, "json-wallets/5.7.0"),
+    fetchJson: unsupported("ethers.utils.fetchJson", "use fetch(url, { method, headers, body }) and await response.json()", "web/5.7.1"),
+    _fetchData: unsupported("ethers.utils._fetchData", "use fetch(url, { method, headers, body })", "web/5.7.1"),
+    poll: unsupported("ethers.utils.poll", "use a loop with await new Promise((resolve) => setTimeout(resolve, ms))", "web/5.7.1"),
+    nameprep: unsupported("ethers.utils.nameprep", "use ethers.utils.namehash or ethers.utils.dnsEncode, which normalize ENS names", "strings/5.7.0"),
+    _toEscapedUtf8String: unsupported("ethers.utils._toEscapedUtf8String", "use ethers.utils.toUtf8String(bytes, ethers.utils.Utf8ErrorFuncs.replace)", "strings/5.7.0"),
+  };
+
+  const utils = { defineReadOnly, resolveProperties, checkProperties, shallowCopy, deepCopy, getStatic, defaultPath: "m/44'/60'/0'/0/0", getAccountPath, ...unsupportedNames };
   const lazy = (module, names) =>
     names.forEach((name) =>
       Object.defineProperty(utils, name, {
@@ -66,7 +93,8 @@
         },
       }),
     );
-  lazy("ethers5-bytes", ["isHexString", "isBytes", "isBytesLike", "arrayify", "hexlify", "concat", "stripZeros", "zeroPad", "hexDataLength", "hexDataSlice", "hexConcat", "hexStripZeros", "hexValue", "hexZeroPad", "splitSignature", "joinSignature"]);
+  lazy("ethers5-bytes", ["isHexString", "isBytes", "isBytesLike", "arrayify", "hexlify", "concat", "stripZeros", "zeroPad", "hexDataLength", "hexDataSlice", "hexConcat", "hexStripZeros", "hexValue", "hexZeroPad", "splitSignature", "joinSignature", "base58"]);
+  lazy("ethers5-logger", ["Logger"]);
   lazy("ethers5-units", ["formatFixed", "parseFixed", "formatUnits", "parseUnits", "formatEther", "parseEther", "commify"]);
   lazy("ethers5-calls", [
     "keccak256", "sha256", "sha512", "ripemd160", "computeHmac", "SupportedAlgorithm", "randomBytes", "shuffled", "id", "toUtf8Bytes", "toUtf8String", "toUtf8CodePoints",

@@ -5,15 +5,16 @@
  * Inputs and outputs are tagged JSON text (tagged-json.ts), so no object of this process ever
  * reaches the QuickJS heap. Keys used here are only those the action
  * passes in (which it got from the relayer through a host call). What a call may cost this process
- * (outside QuickJS's memory limit) is bounded by ethers-bounds.ts before ethers runs, and its answer
- * by the run's memory after.
+ * (outside QuickJS's memory limit and the run's deadline) is bounded by ethers-bounds.ts before ethers
+ * runs (its decodes by checkDecode within the call, withinCall), and its answer by the run's memory
+ * after. encodeRlp is this file's own: ethers' is quadratic.
  */
 import * as ethers from "ethers";
 import type { TransactionLike, TypedDataField } from "ethers";
 import { limitMessage, SandboxLimitError } from "../errors";
 import type { RunLimits } from "../types";
-import { ABI_OPS, clearAbiCache } from "./ethers5-abi";
-import { checkArgs, checkArgsText } from "./ethers-bounds";
+import { ABI_OPS, checkedDecode, clearAbiCache } from "./ethers5-abi";
+import { checkArgsText, checkEthersCall, shimBytes, withinCall } from "./ethers-bounds";
 import { decodeTagged, encodeTagged } from "./tagged-json";
 
 type Op = (...args: any[]) => unknown;
@@ -42,9 +43,60 @@ function signTransaction(privateKey: string, input: Record<string, unknown>): st
   return tx.serialized;
 }
 
-function typedDataHash(domain: ethers.TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) {
-  const { EIP712Domain: _ignored, ...rest } = types; // v5-style code often passes it; ethers derives it
-  return ethers.TypedDataEncoder.hash(domain, rest, value);
+/** Typed data's types without EIP712Domain: v5-style code often passes it; ethers derives it. */
+function structTypes(types: Record<string, TypedDataField[]>) {
+  const { EIP712Domain: _ignored, ...rest } = types;
+  return rest;
+}
+
+const typedDataHash = (domain: ethers.TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) => ethers.TypedDataEncoder.hash(domain, structTypes(types), value);
+
+/**
+ * ethers' encodeRlp, in one pass: the same bytes (RLP, Ethereum yellow paper appendix B) and the
+ * same errors (each leaf read by getBytes), without its cost (it builds each list by concatenating
+ * arrays of numbers, a byte each: 2,000 items of 32 bytes take a second, a 1 MB leaf 80 MB).
+ */
+function encodeRlp(object: unknown): string {
+  const sizes = new Map<unknown[], number>(); // each list's payload
+  const leaves = new Map<unknown, Uint8Array>();
+  const lengthBytes = (length: number) => {
+    let n = 0;
+    for (let v = length; v > 0; v = Math.floor(v / 256)) n++;
+    return n;
+  };
+  const head = (length: number) => (length <= 55 ? 1 : 1 + lengthBytes(length));
+  const itemSize = (item: unknown): number => {
+    if (Array.isArray(item)) {
+      let payload = 0;
+      for (const child of item) payload += itemSize(child);
+      sizes.set(item, payload);
+      return head(payload) + payload;
+    }
+    const bytes = ethers.getBytes(item as ethers.BytesLike, "object");
+    leaves.set(item, bytes);
+    return bytes.length === 1 && bytes[0] <= 0x7f ? 1 : head(bytes.length) + bytes.length;
+  };
+  const out = new Uint8Array(itemSize(object));
+  let at = 0;
+  const writeHead = (length: number, short: number, long: number) => {
+    if (length <= 55) return void (out[at++] = short + length);
+    const n = head(length) - 1;
+    out[at++] = long + n;
+    for (let i = n - 1; i >= 0; i--) out[at++] = Math.floor(length / 256 ** i) % 256;
+  };
+  const write = (item: unknown): void => {
+    if (Array.isArray(item)) {
+      writeHead(sizes.get(item)!, 0xc0, 0xf7);
+      for (const child of item) write(child);
+      return;
+    }
+    const bytes = leaves.get(item)!;
+    if (!(bytes.length === 1 && bytes[0] <= 0x7f)) writeHead(bytes.length, 0x80, 0xb7);
+    out.set(bytes, at);
+    at += bytes.length;
+  };
+  write(object);
+  return "0x" + Buffer.from(out.buffer, out.byteOffset, out.byteLength).toString("hex");
 }
 
 /** At most 65,536 random bytes a call, as crypto.getRandomValues (a silently shorter answer would be a weak key). */
@@ -80,7 +132,7 @@ const OPS: Record<string, Op> = {
   solidityPackedKeccak256: ethers.solidityPackedKeccak256,
   recoverAddress: ethers.recoverAddress,
   abiEncode: (types: string[], values: unknown[]) => coder.encode(types, values),
-  abiDecode: (types: string[], data: ethers.BytesLike) => coder.decode(types, data).toArray(true),
+  abiDecode: (types: string[], data: ethers.BytesLike) => checkedDecode(types.map((t) => ethers.ParamType.from(t)), data).toArray(true),
   walletInfo,
   randomPrivateKey: () => ethers.Wallet.createRandom().privateKey,
   signMessage: (pk: string, message: string | Uint8Array) => new ethers.Wallet(pk).signMessageSync(message),
@@ -98,7 +150,7 @@ const OPS: Record<string, Op> = {
   isValidName: ethers.isValidName,
   encodeBytes32String: ethers.encodeBytes32String,
   decodeBytes32String: ethers.decodeBytes32String,
-  encodeRlp: ethers.encodeRlp,
+  encodeRlp,
   decodeRlp: ethers.decodeRlp,
   encodeBase64: ethers.encodeBase64,
   decodeBase64: ethers.decodeBase64,
@@ -121,6 +173,8 @@ const OPS: Record<string, Op> = {
   typedDataHashDomain: (domain: ethers.TypedDataDomain) => ethers.TypedDataEncoder.hashDomain(domain),
   typedDataHashStruct: (name: string, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) => ethers.TypedDataEncoder.hashStruct(name, types, value),
   typedDataPrimaryType: (types: Record<string, TypedDataField[]>) => ethers.TypedDataEncoder.getPrimaryType(types),
+  typedDataEncode: (domain: ethers.TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) => ethers.TypedDataEncoder.encode(domain, structTypes(types), value),
+  typedDataPayload: (domain: ethers.TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>) => ethers.TypedDataEncoder.getPayload(domain, structTypes(types), value),
   ...ABI_OPS,
 };
 
@@ -146,6 +200,8 @@ const LABELS: Record<string, string> = {
   typedDataHashDomain: "_TypedDataEncoder.hashDomain",
   typedDataHashStruct: "_TypedDataEncoder.hashStruct",
   typedDataPrimaryType: "_TypedDataEncoder.getPrimaryType",
+  typedDataEncode: "_TypedDataEncoder.encode",
+  typedDataPayload: "_TypedDataEncoder.getPayload",
   signDigest: "signingKey.signDigest",
   computeSharedSecret: "signingKey.computeSharedSecret",
 };
@@ -173,8 +229,8 @@ export function callEthers(name: string, argsJson: string, limits: RunLimits): s
   try {
     checkArgsText(argsJson, limits);
     const args = decodeArgs(argsJson);
-    checkArgs(name, args, limits);
-    const json = encodeTagged(op(...args));
+    const used = checkEthersCall(name, args, limits);
+    const json = encodeTagged(withinCall(limits, shimBytes(limits) - used, () => op(...args)));
     if (json.length > limits.memoryBytes) throw new SandboxLimitError("memoryBytes", limitMessage("memoryBytes", limits));
     return json;
   } catch (err) {

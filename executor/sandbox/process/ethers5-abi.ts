@@ -4,9 +4,12 @@
  * values as v5's default coder gives them (integers of at most 48 bits as numbers, wider ones as
  * BigNumber, tuples and arrays as Results with their unique names), reverts as v5 reports them.
  * Fragments travel as v6's JSON format (one fragment per call: an action's whole ABI never crosses
- * again after it was parsed).
+ * again after it was parsed). Every decode, the v6 surface's included, goes through checkedDecode:
+ * what the data would make is counted first (abi-decode-cost.ts), within the call's budget.
  */
 import { AbiCoder, concat, ErrorFragment, EventFragment, Fragment, FunctionFragment, getBytes, hexlify, Indexed, Interface, ParamType, type BytesLike, type Result } from "ethers";
+import { SandboxLimitError } from "../errors";
+import { checkDecode } from "./ethers-bounds";
 import { V5BigNumber, V5Result } from "./tagged-json";
 
 const coder = AbiCoder.defaultAbiCoder();
@@ -71,7 +74,22 @@ function resultOf(params: readonly ParamType[], values: Result): V5Result {
   return new V5Result(params.map((p, i) => toV5(p, values[i])), names);
 }
 
-const decode = (params: readonly ParamType[], data: BytesLike, loose?: boolean) => resultOf(params, coder.decode(params, data, loose));
+/**
+ * Every ABI decode of the shim: what it would make and copy is counted on the data first, within
+ * what the call has left of its budget (ethers-bounds.ts checkDecode: a SandboxLimitError past it).
+ */
+export function checkedDecode(params: readonly ParamType[], data: BytesLike, loose = false): Result {
+  const bytes = getBytes(data);
+  checkDecode(params, bytes, loose);
+  return coder.decode(params, bytes, loose);
+}
+
+const decode = (params: readonly ParamType[], data: BytesLike, loose?: boolean) => resultOf(params, checkedDecode(params, data, loose === true));
+
+/** A failed decode that is answered as "not this shape" (a revert, data of another shape), unless the call's budget ran out. */
+const rethrowLimit = (err: unknown) => {
+  if (err instanceof SandboxLimitError) throw err;
+};
 
 /**
  * Fragments parsed from their JSON, with their selectors (an action calls the same functions again
@@ -103,8 +121,8 @@ function decodeFunctionResult(json: string, data: BytesLike, errorJson: string |
   if (bytes.length % 32 === 0) {
     try {
       return { result: decode(f.outputs, bytes) };
-    } catch {
-      // not the function's outputs: a revert without data, or data of another shape
+    } catch (err) {
+      rethrowLimit(err); // else not the function's outputs: a revert without data, or data of another shape
     }
   } else if (bytes.length % 32 === 4) {
     const selector = hexlify(bytes.slice(0, 4));
@@ -118,8 +136,8 @@ function decodeFunctionResult(json: string, data: BytesLike, errorJson: string |
         const first = revert.errorArgs.values[0];
         if (builtin === "Error(string)") (revert.reason = first), (message += `; VM Exception while processing transaction: reverted with reason string ${JSON.stringify(first)}`);
         if (builtin === "Panic(uint256)") message += `; VM Exception while processing transaction: reverted with panic code ${(first as V5BigNumber).value}`;
-      } catch {
-        // data that does not decode as the error: reported without its arguments
+      } catch (err) {
+        rethrowLimit(err); // else data that does not decode as the error: reported without its arguments
       }
     }
   }
@@ -142,6 +160,17 @@ function decodeErrorResult(json: string, data: BytesLike) {
 
 function decodeEventLog(json: string, data: BytesLike, topics?: string[]) {
   const f = fragmentOf(EventFragment, json).fragment;
+  // What Interface.decodeEventLog decodes: the indexed values from the topics (dynamic ones as their
+  // hash), the others from the data, loosely.
+  const indexed = f.inputs.filter((p) => p.indexed).map((p) => (p.type === "string" || p.type === "bytes" || p.isTuple() || p.isArray() ? ParamType.from("bytes32") : p));
+  let topicData: Uint8Array | null = null;
+  try {
+    if (topics != null) topicData = getBytes(concat(f.anonymous ? topics : topics.slice(1)));
+  } catch {
+    // topics ethers refuses before it decodes
+  }
+  if (topicData) checkDecode(indexed, topicData, false);
+  checkDecode(f.inputs.filter((p) => !p.indexed), getBytes(data), true);
   const values = new Interface([f]).decodeEventLog(f, data, topics);
   return new V5Result(f.inputs.map((p, i) => toV5(p, values[i])), f.inputs.map((p) => p.name || null));
 }
