@@ -1,5 +1,6 @@
-// Guest module: DOMException, Event, EventTarget, AbortController/AbortSignal and structuredClone,
-// in plain JavaScript inside QuickJS (as Deno has them, without the parts that need a browser).
+// Guest module: DOMException, Event, CustomEvent, ErrorEvent, EventTarget, AbortController/AbortSignal
+// and structuredClone, in plain JavaScript inside QuickJS (as Deno has them, without the parts that
+// need a browser).
 (function (lib) {
   "use strict";
   const CODES = { IndexSizeError: 1, HierarchyRequestError: 3, WrongDocumentError: 4, InvalidCharacterError: 5, NoModificationAllowedError: 7, NotFoundError: 8, NotSupportedError: 9, InvalidStateError: 11, SyntaxError: 12, InvalidModificationError: 13, NamespaceError: 14, InvalidAccessError: 15, TypeMismatchError: 17, SecurityError: 18, NetworkError: 19, AbortError: 20, URLMismatchError: 21, QuotaExceededError: 22, TimeoutError: 23, InvalidNodeTypeError: 24, DataCloneError: 25 };
@@ -38,6 +39,49 @@
     stopPropagation() {}
     stopImmediatePropagation() {
       this._stopped = true;
+    }
+  }
+
+  class CustomEvent extends Event {
+    #detail;
+    constructor(type, init = {}) {
+      if (arguments.length === 0) throw new TypeError("CustomEvent: 1 argument required");
+      super(type, init);
+      this.#detail = init && init.detail !== undefined ? init.detail : null;
+    }
+    get detail() {
+      return this.#detail;
+    }
+    get [Symbol.toStringTag]() {
+      return "CustomEvent";
+    }
+  }
+
+  class ErrorEvent extends Event {
+    #init;
+    constructor(type, init = {}) {
+      if (arguments.length === 0) throw new TypeError("ErrorEvent: 1 argument required");
+      super(type, init);
+      const o = init || {};
+      this.#init = { message: o.message === undefined ? "" : String(o.message), filename: o.filename === undefined ? "" : String(o.filename), lineno: o.lineno >>> 0, colno: o.colno >>> 0, error: o.error };
+    }
+    get message() {
+      return this.#init.message;
+    }
+    get filename() {
+      return this.#init.filename;
+    }
+    get lineno() {
+      return this.#init.lineno;
+    }
+    get colno() {
+      return this.#init.colno;
+    }
+    get error() {
+      return this.#init.error;
+    }
+    get [Symbol.toStringTag]() {
+      return "ErrorEvent";
     }
   }
 
@@ -182,5 +226,5 @@
     return clone(value);
   }
 
-  return { DOMException, Event, EventTarget, AbortController, AbortSignal, structuredClone };
+  return { DOMException, Event, CustomEvent, ErrorEvent, EventTarget, AbortController, AbortSignal, structuredClone };
 })

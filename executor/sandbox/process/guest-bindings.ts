@@ -14,18 +14,20 @@ import fs from "node:fs";
 import path from "node:path";
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten";
 import { MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
+import { clearIntlCaches } from "./intl-calls";
 
 /** The guest modules' sources (guest/*.js), read once per process. */
-export type GuestSources = { track: string; globals: string; random: string; modules: ReadonlyMap<string, string> };
+export type GuestSources = { track: string; globals: string; random: string; locale: string; modules: ReadonlyMap<string, string> };
 
 /** Reads the guest modules from `dir`, with whole-line comments dropped (QuickJS compiles a module in every run that uses it). */
 export function readGuestSources(dir: string): GuestSources {
   const source = (name: string) => fs.readFileSync(path.join(dir, `${name}.js`), "utf8").replace(/^\s*\/\/.*\n/gm, "");
-  return { track: source("track"), globals: source("globals"), random: source("random"), modules: new Map(GUEST_MODULES.map((name) => [name, source(name)])) };
+  return { track: source("track"), globals: source("globals"), random: source("random"), locale: source("locale"), modules: new Map(GUEST_MODULES.map((name) => [name, source(name)])) };
 }
 /** Every guest module (guest/<name>.js). */
 const GUEST_MODULES = [
   "lib", "bytes", "actions", "console", "timers", "fetch", "ethers", "encoding", "dom", "http", "url", "crypto",
+  "intl-core", "intl", "platform", "self",
   "ethers5-logger", "ethers5-bignumber", "ethers5-bytes", "ethers5-units", "ethers5-calls", "ethers5-utils", "ethers5-abi", "ethers5-tx", "ethers5-providers", "ethers5-signer", "ethers5-contract",
 ];
 /** Each global of the sandbox and the guest module that defines it. */
@@ -62,6 +64,12 @@ const GLOBALS: Record<string, string> = {
   Crypto: "crypto",
   CryptoKey: "crypto",
   SubtleCrypto: "crypto",
+  CustomEvent: "dom",
+  ErrorEvent: "dom",
+  Intl: "intl",
+  performance: "platform",
+  navigator: "platform",
+  self: "self",
 };
 /**
  * The Lit namespace is read-only as on Chipotle (non-writable, non-configurable globals of frozen
@@ -216,6 +224,14 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     install.dispose();
   }
 
+  // The locale-sensitive built-ins (toLocaleString, localeCompare, ...): methods that load guest/intl-core.js on their first call in a run.
+  const locale = unwrap(ctx.evalCode(sources.locale, "vesta:locale", { type: "global" }));
+  try {
+    ctx.getProp(raw, "load").consume((load) => unwrap(ctx.callFunction(locale, ctx.undefined, load)).dispose());
+  } finally {
+    locale.dispose();
+  }
+
   // Math.random, seeded by each run when it is first called (the snapshot holds no seed).
   const random = unwrap(ctx.evalCode(sources.random, "vesta:random", { type: "global" }));
   try {
@@ -233,6 +249,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     endRun: () => {
       for (const exports of exportsOf.values()) exports.dispose();
       exportsOf.clear();
+      clearIntlCaches();
     },
   };
 }

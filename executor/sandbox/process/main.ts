@@ -12,6 +12,7 @@ import { boundError, codeText, paramsProblem } from "../wire/bounds";
 import { readToSandbox, type FromSandbox, type RunMessage } from "../wire/messages";
 import { WarmContext } from "./context";
 import { readGuestSources } from "./guest-bindings";
+import { DEFAULT_TIME_ZONE, warmIntl } from "./intl-calls";
 import { openHostPort } from "./port";
 import { ActionRun } from "./run";
 import { layoutOf } from "./snapshot";
@@ -20,6 +21,12 @@ const PAGE_BYTES = 64 * 1024;
 /** Emscripten's INITIAL_MEMORY for this build (16 MB); the imported memory may not start smaller. */
 const INITIAL_PAGES = 256;
 
+// The sandbox's time zone, never the host's (/etc/localtime): QuickJS's local time (Emscripten asks
+// this process's Date) and Intl's default, before the QuickJS module starts (the empty environment,
+// host/launchers.ts, already leaves the locale at ICU's default, en-US); then ICU's data, loaded
+// before any run rather than in the first that formats.
+process.env.TZ = DEFAULT_TIME_ZONE;
+warmIntl();
 const port = openHostPort();
 const { config } = port;
 const guest = readGuestSources(config.guestDir);

@@ -1,14 +1,17 @@
 /**
  * The synchronous web-platform helpers behind the guest's URL and crypto.getRandomValues /
  * randomUUID (guest/url.js, guest/crypto.js): Node's own WHATWG URL parser and CSPRNG, run in the
- * sandbox process (no secret, no host call). Arguments are tagged JSON text, bounded like the
- * ethers shim's (ethers-bounds.ts: half the run's memory) before they are parsed; a URL is at most
- * MAX_URL_CHARS characters and one random draw at most 65,536 bytes (the Web Crypto quota).
+ * sandbox process (no secret, no host call); performance's clock (guest/platform.js); Node's Intl
+ * behind the guest's Intl and toLocale* built-ins (intl-calls.ts). Arguments are tagged JSON text,
+ * bounded like the ethers shim's (ethers-bounds.ts: half the run's memory) before they are parsed;
+ * a URL is at most MAX_URL_CHARS characters and one random draw at most 65,536 bytes (the Web
+ * Crypto quota).
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { SandboxLimitError } from "../errors";
 import type { RunLimits } from "../types";
 import { checkArgsText } from "./ethers-bounds";
+import { INTL_OPS } from "./intl-calls";
 import { decodeTagged, encodeTagged } from "./tagged-json";
 
 /** The longest URL (input, base, or a component set on one) the guest may parse. */
@@ -52,6 +55,11 @@ const OPS: Record<string, (...args: any[]) => unknown> = {
     return new Uint8Array(randomBytes(n));
   },
   uuid: () => randomUUID(),
+  /** performance.now() of this process (ms, fractional) and its timeOrigin (ms since the epoch), behind the guest's performance. */
+  clock: () => performance.now(),
+  clockOrigin: () => performance.timeOrigin,
+  // Intl and the toLocale* built-ins (intl-calls.ts): intlNew, intlCall, intlLocale, ...
+  ...INTL_OPS,
 };
 
 /** Runs one helper: tagged JSON array of arguments in, tagged JSON out; errors keep their name (TypeError, RangeError, QuotaExceededError). */
