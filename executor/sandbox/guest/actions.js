@@ -65,7 +65,20 @@
     },
   });
   const LitAuth = Object.freeze([]); // what Chipotle's HTTP path gives (an empty auth context)
-  const LitHeaders = new (lib.load("http").Headers)(lib.parse(host.info("headers")));
-  const Lit = Object.freeze({ Actions, Auth: LitAuth, Headers: LitHeaders });
-  return { Actions, LitActions: Actions, LitAuth, LitHeaders, Lit };
+  // The run's headers are read when a run first asks for them: this module is compiled in the warm
+  // context (before any run), whose memory every run starts from, so these start empty each run.
+  let headers;
+  let lit;
+  const litHeaders = () => (headers ??= new (lib.load("http").Headers)(lib.parse(host.info("headers"))));
+  return {
+    Actions,
+    LitActions: Actions,
+    LitAuth,
+    get LitHeaders() {
+      return litHeaders();
+    },
+    get Lit() {
+      return (lit ??= Object.freeze({ Actions, Auth: LitAuth, Headers: litHeaders() }));
+    },
+  };
 })

@@ -26,10 +26,16 @@ export function readGuestSources(dir: string): GuestSources {
 }
 /** Every guest module (guest/<name>.js). */
 const GUEST_MODULES = [
-  "lib", "bytes", "actions", "console", "timers", "fetch", "ethers", "encoding", "dom", "http", "url", "crypto",
+  "lib", "bytes", "actions", "console", "inspect", "timers", "fetch", "ethers", "encoding", "dom", "http", "url", "crypto",
   "intl-core", "intl", "platform", "self",
   "ethers5-logger", "ethers5-bignumber", "ethers5-bytes", "ethers5-units", "ethers5-calls", "ethers5-utils", "ethers5-abi", "ethers5-tx", "ethers5-providers", "ethers5-signer", "ethers5-contract",
 ];
+/**
+ * Guest modules compiled in the warm context rather than on first use: the ones large enough that
+ * compiling them per run costs more than copying them back after each (context.ts), and with no
+ * state a run must not see (`actions` reads the run's headers when it loads: not one of them).
+ */
+const PRELOADED = ["lib", "console", "inspect", "bytes", "encoding", "dom", "http", "timers", "fetch", "actions"];
 /** Each global of the sandbox and the guest module that defines it. */
 const GLOBALS: Record<string, string> = {
   Lit: "actions",
@@ -174,8 +180,10 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
   quoters.set(ctx, unwrap(ctx.evalCode("(() => { const quote = JSON.stringify; return (s) => quote(s); })()", "vesta:quote", { type: "global" })));
   const raw = ctx.newObject();
   const exportsOf = new Map<string, QuickJSHandle>();
+  /** The modules compiled in the warm context (PRELOADED): kept for the process, their state put back with the memory after each run. */
+  const preloaded = new Map<string, QuickJSHandle>();
   const load = (name: string): QuickJSHandle => {
-    const cached = exportsOf.get(name);
+    const cached = preloaded.get(name) ?? exportsOf.get(name);
     if (cached) return cached;
     const source = sources.modules.get(name);
     if (source === undefined) throw new TypeError("unknown guest module");
@@ -238,6 +246,15 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     ctx.getProp(raw, "seed").consume((seed) => unwrap(ctx.callFunction(random, ctx.undefined, seed)).dispose());
   } finally {
     random.dispose();
+  }
+
+  // Compiled once, before the copy: QuickJS compiles ~0.1 ms a KB, and console's formatter (inspect, ~45 KB)
+  // cost every run that logged an object 5-20 ms. Their exports are the process's; their per-run state
+  // (console's counters, timers, groups) lives in the memory the copy puts back.
+  for (const name of PRELOADED) {
+    const exports = load(name);
+    exportsOf.delete(name);
+    preloaded.set(name, exports);
   }
 
   const track = unwrap(ctx.evalCode(sources.track, "vesta:track", { type: "global" }));
