@@ -4,9 +4,11 @@ import type { IAccountConfig } from "../typechain-types";
 import { deriveWallet, paths, type DerivedWallet, type KeyProvider } from "./keys/provider";
 import { encrypt, decrypt } from "./encryption";
 import { hostFetch } from "./sandbox/host/fetch";
+import { rpcUrlKey } from "./sandbox/host/rpc-urls";
+import { rpcTurns } from "./sandbox/host/rpc-slots";
 import type { ModuleFetcher } from "./sandbox/host/modules";
 import type { PermissionCache, Who } from "./permissions";
-import type { Host, HostCall, RunLimits } from "./sandbox/types";
+import type { Host, HostCall, HostCallContext, RunLimits } from "./sandbox/types";
 import { chainOutage } from "../protocol/chainErrors";
 
 export type HostDeps = {
@@ -44,6 +46,17 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
   };
   const derive = (path: string) => once<DerivedWallet>(`wallet:${path}`, () => deriveWallet(deps.keys, path));
   const importModule = deps.modules.forRun(deadline);
+  const rpcUrls = [...deps.rpcUrls.values()];
+  const rpcKeys = new Set(rpcUrls.map(rpcUrlKey));
+  /** A fetch of one of the RPC URLs waits its turn: at most RPC_IN_FLIGHT_PER_RUN of the run's under way (sandbox/host/rpc-slots.ts). */
+  const chainTurn = rpcTurns();
+  const toRpcUrl = (url: string) => {
+    try {
+      return rpcKeys.has(rpcUrlKey(url));
+    } catch {
+      return false; // not a URL: hostFetch refuses it
+    }
+  };
 
   /** The registration of `pkpId` by the running key's account (the only one a permitted group can list), after the permission check. */
   const permittedWallet = async (pkpId: unknown) => {
@@ -87,7 +100,10 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
     return derive(paths.action(ipfsId));
   };
 
-  const answer = async (call: HostCall) => {
+  // `context.signal` aborts when the run ends: the fetches and module downloads of its calls stop with it.
+  // (Key derivations and chain reads take no signal; the pool stops waiting for them when the run ends,
+  // and they end on their own timeouts: the key provider's, VESTA_RPC_TIMEOUT_MS.)
+  const answer = async (call: HostCall, context: HostCallContext) => {
     switch (call.op) {
       case "getPrivateKey":
         return pkpKey(call.pkpId);
@@ -113,17 +129,19 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
         if (url === undefined) throw new Refused(`no RPC URL for chain ${JSON.stringify(call.chain)} on this deployment (it has: ${[...deps.rpcUrls.keys()].join(", ") || "none"})`);
         return url;
       }
-      case "fetch":
-        return hostFetch(call, limits, { deadline, allowPrivateNetworks: deps.fetchAllowPrivate, rpcUrls: [...deps.rpcUrls.values()] });
+      case "fetch": {
+        const go = () => hostFetch(call, limits, { deadline, allowPrivateNetworks: deps.fetchAllowPrivate, rpcUrls, signal: context.signal, countFetch: context.countFetch });
+        return toRpcUrl(call.url) ? chainTurn(go, context.signal) : go();
+      }
       case "import":
-        return importModule(call.url, call.integrity);
+        return importModule(call.url, call.integrity, context.signal);
       default:
         throw new Refused(`unknown host operation ${(call as { op: string }).op}`);
     }
   };
   // A chain lookup that met an RPC failure is refused as such: the node's error (its URL, which may hold an API key) never reaches the action.
-  return (call: HostCall) =>
-    answer(call).catch((err: unknown) => {
+  return (call: HostCall, context: HostCallContext) =>
+    answer(call, context).catch((err: unknown) => {
       throw chainOutage(err) ? new Refused("the chain's RPC node did not answer; try again") : err;
     });
 }

@@ -3,7 +3,7 @@ import { RunRefused } from "../executor/errors";
 import { hostMessageChars, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES } from "../executor/sandbox/wire/bounds";
 import { HostChannel } from "../executor/sandbox/host/call-channel";
 import { FairQueue, defaultFairShare } from "../executor/sandbox/host/fair-queue";
-import { codeFromFrame, encodeFrame, FRAME_HEADER_BYTES, FrameReader } from "../executor/sandbox/wire/frames";
+import { encodeFrame, FRAME_HEADER_BYTES, FrameReader } from "../executor/sandbox/wire/frames";
 import { readFromSandbox, readToSandbox } from "../executor/sandbox/wire/messages";
 import { SandboxPool } from "../executor/sandbox/host/pool";
 import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits, type RunOwner, type RunResult } from "../executor/sandbox/types";
@@ -59,7 +59,7 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
 
     it("caps each host call's arguments: an over-long argument is refused before the host sees it", async function () {
       const r = await pool.run(request(`async function main() { try { await Lit.Actions.Encrypt({ pkpId: "0x1", message: "m".repeat(2e6) }) } catch (e) { return e.message } }`), host);
-      expect(r.response).to.equal("message is longer than 1048576 characters");
+      expect(r.response).to.equal("message is larger than 1048576 bytes of UTF-8");
       expect(calls).to.deep.equal([]);
     });
 
@@ -126,14 +126,20 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
     it("refuses host call arguments holding more than 256 JSON values before parsing them; the host never sees the call", async function () {
       let seen = 0;
       const channel = new HostChannel(async () => (seen++, "answered"), CID, limitsWith());
-      // Ignored fields would be parsed all the same: 1 M empty arrays are ~50 MB of the relayer's heap out of 3 MB of text.
-      const flood = JSON.stringify({ url: "https://example.com/", method: "GET", headers: {}, x: Array.from({ length: 1e6 }, () => []) });
+      // Ignored fields would be parsed all the same: 1 M empty arrays are ~50 MB of the relayer's heap out of 3 MB of text
+      // (now past a fetch's bound on its arguments' length, checked first); within it, 60 K of them would still be 3 MB.
+      const flood = JSON.stringify({ url: "https://example.com/", method: "GET", headers: {}, x: Array.from({ length: 6e4 }, () => []) });
       expect(await channel.answer("fetch", flood)).to.deep.equal({ ok: false, message: "fetch: the arguments hold more than 256 JSON values" });
+      const huge = JSON.stringify({ url: "https://example.com/", method: "GET", headers: {}, x: Array.from({ length: 1e6 }, () => []) });
+      expect(await channel.answer("fetch", huge)).to.deep.equal({ ok: false, message: "fetch: the arguments are too large" });
       const headers = JSON.stringify({ url: "https://example.com/", method: "GET", headers: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`h${i}`, "v"])) });
       expect(await channel.answer("fetch", headers)).to.deep.equal({ ok: false, message: "fetch: the arguments hold more than 256 JSON values" });
       expect(seen).to.equal(0);
       // Long text inside strings is no value: a call within the other caps goes through.
-      expect(await channel.answer("getLitActionWalletAddress", JSON.stringify({ ipfsId: CID, note: "[],".repeat(1e5) }))).to.deep.equal({ ok: true, json: '"answered"' });
+      expect(await channel.answer("getLitActionWalletAddress", JSON.stringify({ ipfsId: CID, note: "[],".repeat(1e3) }))).to.deep.equal({ ok: true, json: '"answered"' });
+      expect(seen).to.equal(1);
+      // Each operation has its own bound on its arguments, checked on the length before anything is parsed.
+      expect(await channel.answer("getLitActionWalletAddress", JSON.stringify({ ipfsId: CID, note: "[],".repeat(1e5) }))).to.deep.equal({ ok: false, message: "getLitActionWalletAddress: the arguments are too large" });
       expect(seen).to.equal(1);
     });
 
@@ -240,12 +246,36 @@ describe("sandbox bounds: one bounded channel in, one out (issue 15)", function 
       expect(got).to.have.length(3);
     });
 
-    it("carries the code as base64 and reads it back only when it is strict base64", function () {
+    it("carries byte fields (the code, a call's or an answer's bulk) as bytes after the JSON, and reads back only what its list states", function () {
       const code = new Uint8Array([0xef, 0xbb, 0xbf, 0x31, 0x00, 0xff]);
-      const frame = JSON.parse(encodeFrame({ type: "run", code }).subarray(FRAME_HEADER_BYTES).toString("utf8"));
-      expect(frame.code).to.equal(Buffer.from(code).toString("base64"));
-      expect(codeFromFrame(frame.code)).to.deep.equal(code);
-      for (const bad of ["7_-_", "abc", "a b=", 42, null]) expect(codeFromFrame(bad), String(bad)).to.equal(undefined);
+      const body = Buffer.alloc(1000, 1);
+      const frame = encodeFrame({ type: "answer", runId: 1, callId: 2, ok: true, json: "{}", body, extra: code });
+      expect(frame.length, "each byte once, not escaped").to.be.below(FRAME_HEADER_BYTES + 200 + body.length + code.length);
+      const got: unknown[] = [];
+      const problems: string[] = [];
+      new FrameReader(() => 1 << 20, (m) => got.push(m), (p) => problems.push(p)).push(frame);
+      expect(problems).to.deep.equal([]);
+      expect(got).to.have.length(1);
+      const m = got[0] as Record<string, unknown>;
+      expect([m.type, m.json, Buffer.from(m.body as Uint8Array).equals(body), Buffer.from(m.extra as Uint8Array).equals(Buffer.from(code)), "$bytes" in m]).to.deep.equal(["answer", "{}", true, true, false]);
+      // A list that does not match the bytes (lengths, names) is a broken frame.
+      const forged = (json: string, bytes: Buffer) => {
+        const text = Buffer.from(json);
+        const header = Buffer.alloc(FRAME_HEADER_BYTES);
+        header.writeUInt32BE(text.length + bytes.length, 0);
+        header.writeUInt32BE(text.length, 4);
+        const seen: string[] = [];
+        new FrameReader(() => 1 << 20, () => seen.push("message"), (p) => seen.push(p)).push(Buffer.concat([header, text, bytes]));
+        return seen;
+      };
+      expect(forged('{"type":"ready"}', Buffer.alloc(0))).to.deep.equal(["message"]);
+      expect(forged('{"type":"ready"}', Buffer.alloc(3))).to.deep.equal(["a frame's bytes are not listed"]);
+      expect(forged('{"type":"ready","$bytes":{"a":4}}', Buffer.alloc(3))).to.deep.equal(["a frame's bytes do not match their list"]);
+      expect(forged('{"type":"ready","$bytes":{"a":2}}', Buffer.alloc(3))).to.deep.equal(["a frame's bytes do not match their list"]);
+      expect(forged('{"type":"ready","$bytes":{"type":3}}', Buffer.alloc(3))).to.deep.equal(["a frame's bytes do not match their list"]);
+      expect(forged('{"type":"ready","$bytes":{"__proto__":3}}', Buffer.alloc(3))).to.deep.equal(["a frame's bytes do not match their list"]);
+      expect(forged('{"type":"ready","$bytes":[3]}', Buffer.alloc(3))).to.deep.equal(["a frame's bytes are not listed"]);
+      expect(() => encodeFrame({ type: "x", $bytes: {} })).to.throw(TypeError);
     });
 
     it("refuses malformed messages from the pool", function () {

@@ -281,3 +281,60 @@ describe("action fetch: connects only to the address it checked", function () {
     expect(victim.connections).to.equal(1);
   });
 });
+
+describe("action fetch: what one fetch may cost its run (host/fetch.ts)", function () {
+  let target: Awaited<ReturnType<typeof countingServer>>;
+  let bodies = 0;
+  before(async () => {
+    target = await countingServer((req, res) => {
+      req.on("data", (chunk: Buffer) => (bodies += chunk.length));
+      req.on("end", () => {
+        const url = new URL(req.url!, "http://x");
+        const n = Number(/^\/r\/(\d+)$/.exec(url.pathname)?.[1] ?? -1);
+        if (url.pathname === "/hold") return; // never answers
+        if (n > 0) return res.writeHead(Number(url.searchParams.get("status") ?? 307), { location: `/r/${n - 1}${url.search}` }).end();
+        res.end("done");
+      });
+    });
+  });
+  after(() => target.close());
+  const post = (path: string, method = "POST") => ({ op: "fetch" as const, url: `http://127.0.0.1:${target.port}${path}`, method, headers: {}, body: "x".repeat(1000) });
+  const opts = { allowPrivateNetworks: true }; // the target stands in for a public host
+
+  for (const status of [307, 308]) {
+    it(`a ${status} that sends the body again is one more fetch of the run; past the run's fetches, the redirect is not followed`, async () => {
+      let left = 2;
+      const countFetch = () => (left > 0 ? (left--, true) : false);
+      bodies = 0;
+      await expect(hostFetch(post(`/r/5?status=${status}`), DEFAULT_LIMITS, { ...opts, countFetch })).to.be.rejectedWith(
+        "fetch limit exceeded: at most 50 fetches per run (maxFetches): a redirect that sends the body again is one more fetch",
+      );
+      expect(bodies, "the body was sent 3 times: the fetch, then 2 hops the run could pay for").to.equal(3000);
+      const err = await hostFetch(post(`/r/1?status=${status}`), DEFAULT_LIMITS, { ...opts, countFetch: () => false }).catch((e: Error & { limit?: string }) => e);
+      expect((err as Error & { limit?: string }).limit).to.equal("maxFetches");
+    });
+  }
+
+  it("a redirect that sends no body again (303, or 302 after a POST) is not counted; a PUT through a 302 is", async () => {
+    let counted = 0;
+    const countFetch = () => (counted++, true);
+    expect((await hostFetch(post("/r/3?status=303"), DEFAULT_LIMITS, { ...opts, countFetch })).body).to.equal("done");
+    expect((await hostFetch(post("/r/3?status=302"), DEFAULT_LIMITS, { ...opts, countFetch })).body).to.equal("done");
+    expect(counted).to.equal(0);
+    expect((await hostFetch(post("/r/3?status=302", "PUT"), DEFAULT_LIMITS, { ...opts, countFetch })).body).to.equal("done");
+    expect(counted).to.equal(3);
+  });
+
+  it("the run's end aborts the request and closes its connection; a fetch after the end is never sent", async () => {
+    const ended = new AbortController();
+    const connections = target.connections;
+    const pending = hostFetch({ ...post("/hold"), method: "GET" }, DEFAULT_LIMITS, { ...opts, signal: ended.signal });
+    while (target.connections === connections) await new Promise((resolve) => setTimeout(resolve, 10));
+    const started = Date.now();
+    ended.abort();
+    await expect(pending).to.be.rejectedWith("fetch: the run has ended");
+    expect(Date.now() - started).to.be.below(1000);
+    await expect(hostFetch(post("/r/0"), DEFAULT_LIMITS, { ...opts, signal: ended.signal })).to.be.rejectedWith("fetch: the run has ended");
+    expect(target.connections).to.equal(connections + 1);
+  });
+});

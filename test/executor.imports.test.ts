@@ -7,10 +7,21 @@ import { MAX_IMPORT_DEPTH, MAX_MODULES_PER_RUN, resolveImport, type ImportSource
 import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits, type RunResult } from "../executor/sandbox/types";
 import { countCall, toHostCall, type CallCounts } from "../executor/sandbox/host/call-checks";
 import { ModuleCache } from "../executor/sandbox/host/module-cache";
+import { outsideGraph, outsideGraphName } from "../executor/sandbox/process/module-graph";
+import { getQuickJS } from "quickjs-emscripten";
 import { countingServer, stubResolver } from "./helpers/network";
 import { JS_HEADERS as JS, zodBundle } from "./helpers/cdn";
 
 const sri = (bytes: string | Buffer, alg = "sha384") => `${alg}-${crypto.createHash(alg).update(bytes).digest("base64")}`;
+
+/** Resolves once `check()` holds (polled every 20 ms); fails after `ms`. */
+async function waitFor(check: () => boolean, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) expect.fail(`not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /**
  * A CDN double on loopback: each path answers a module (or a failure), and every request is
@@ -19,6 +30,30 @@ const sri = (bytes: string | Buffer, alg = "sha384") => `${alg}-${crypto.createH
 async function cdnDouble(zod: string) {
   const hits = new Map<string, number>();
   const mutable = { body: "export const v = 'first';" };
+  /** Bytes of body the double has written for the slow routes, and their responses still open. */
+  const slow = { written: 0, open: 0 };
+  /** A module of `size` bytes, written 16 KB every 20 ms (with its length declared, or not), until the client goes away. */
+  const dribble = (res: http.ServerResponse, size: number, declared: boolean) => {
+    const body = Buffer.from(`export const s = "${"x".repeat(size - 21)}";\n`);
+    res.writeHead(200, { ...JS, ...(declared ? { "content-length": String(body.length) } : {}) });
+    let at = 0;
+    let closed = false;
+    slow.open++;
+    res.on("close", () => {
+      closed = true;
+      slow.open--;
+    });
+    const tick = () => {
+      if (closed) return;
+      if (at >= body.length) return void res.end();
+      const chunk = body.subarray(at, at + 16 * 1024);
+      at += chunk.length;
+      slow.written += chunk.length;
+      res.write(chunk);
+      setTimeout(tick, 20);
+    };
+    tick();
+  };
   const modules: Record<string, string> = {
     "/npm/zod@3.22.4/+esm": zod,
     "/npm/a@1.0.0/+esm": 'import { b } from "/npm/b@1.0.0/+esm"; export const a = "a" + b;',
@@ -34,6 +69,9 @@ async function cdnDouble(zod: string) {
     "/npm/many@1.0.0/+esm": Array.from({ length: MAX_MODULES_PER_RUN + 5 }, (_, i) => `import "./m${i}.js";`).join("\n"),
     "/zod@3.22.4": 'export * from "/v135/zod@3.22.4/es2022/zod.mjs";',
     "/v135/zod@3.22.4/es2022/zod.mjs": zod,
+    "/npm/tagged@latest/+esm": "export const t = 'mutable';",
+    "/npm/tagger@1.0.0/+esm": 'export { t } from "/npm/tagged@latest/+esm";',
+    "/npm/tagger@1.0.0/rel.js": 'export { t } from "../tagged@latest/+esm";',
   };
   const server = await countingServer((req, res) => {
     const url = req.url ?? "";
@@ -44,6 +82,9 @@ async function cdnDouble(zod: string) {
       return res.writeHead(200, JS).end(n > 0 ? `export { v } from "./${n - 1}.js";` : "export const v = 'bottom';");
     }
     if (/^\/npm\/many@1\.0\.0\/m\d+\.js$/.test(url)) return res.writeHead(200, JS).end("export {};");
+    if (/^\/npm\/big@1\.0\.0\/\d+\.js$/.test(url)) return dribble(res, 600 * 1024, true);
+    if (/^\/npm\/stream@1\.0\.0\/\d+\.js$/.test(url)) return dribble(res, 600 * 1024, false);
+    if (/^\/npm\/mid@1\.0\.0\/\d+\.js$/.test(url)) return res.writeHead(200, JS).end(`export const s = "${"m".repeat(200 * 1024)}";`);
     if (url === "/npm/mutable@1.0.0/+esm") return res.writeHead(200, JS).end(mutable.body);
     if (url === "/npm/html@1.0.0/+esm") return res.writeHead(200, { "content-type": "text/html" }).end("<html>export const x = 1</html>");
     if (url === "/npm/binary@1.0.0/+esm") return res.writeHead(200, JS).end(Buffer.from([0x65, 0x78, 0xff, 0xfe]));
@@ -55,7 +96,7 @@ async function cdnDouble(zod: string) {
     res.writeHead(200, JS).end(body);
   });
   const victim = await countingServer((req, res) => res.end("secret"));
-  return { server, victim, hits, mutable, base: `http://127.0.0.1:${server.port}/npm/`, root: `http://127.0.0.1:${server.port}/` };
+  return { server, victim, hits, mutable, slow, base: `http://127.0.0.1:${server.port}/npm/`, root: `http://127.0.0.1:${server.port}/` };
 }
 
 describe("executor sandbox: imports from the CDN", function () {
@@ -170,6 +211,16 @@ async function main() {
       expect(other.imports).to.deep.equal([`${cdn.base}b@1.0.0/+esm`]);
     });
 
+    it("an import() the resolver refuses says which specifier and why (QuickJS loses a normalizer's error: it named the module \"\")", async () => {
+      const r = await run(`import { b } from "b@1.0.0"; async function main() { return Promise.all(["zod@latest", "./local.js", "node:fs"].map((s) => import(s).then(() => "loaded", (e) => e.name + ": " + e.message))) }`);
+      expect(r.response, r.logs).to.deep.equal([
+        'TypeError: import "zod@latest": name a package with an exact version (zod@3.22.4, @scope/name@1.2.3, name@1.2.3/path/file.js) or a URL under ' + cdn.base,
+        'TypeError: import "./local.js": an action has no URL to resolve a relative path against; import a package by name and exact version (zod@3.22.4)',
+        `TypeError: import "node:fs": only modules on the import CDN (${cdn.base}) can be imported`,
+      ]);
+      expect(r.imports).to.deep.equal([`${cdn.base}b@1.0.0/+esm`]);
+    });
+
     it("a script (no import or export) runs as before: no host call, import() a clear error, the word import in strings and comments harmless", async () => {
       const r = await run('// import { z } from "zod@3.22.4"\nasync function main() { const s = "import x from \'y\'"; return [s.length, await import("zod@3.22.4").catch((e) => e.name)] }');
       expect([r.hasError, r.response], r.logs).to.deep.equal([false, [17, "TypeError"]]);
@@ -262,6 +313,24 @@ async function main() {
       });
     }
 
+    it("a full URL, a root-relative or a relative path that names a tag is refused as the bare name@tag is (also inside a CDN module, and by the relayer)", async () => {
+      const tag = `a module URL names a package with an exact version (${cdn.base}name@1.2.3/...): tagged@latest is not an exact version (a range or a tag may name other content tomorrow)`;
+      const direct = await run(`import { t } from "${cdn.base}tagged@latest/+esm"; async function main() { return t }`);
+      failed(direct, `TypeError: import "${cdn.base}tagged@latest/+esm": ${tag}`);
+      expect(direct.calls).to.deep.equal([]);
+      failed(await run(`import { t } from "tagger@1.0.0"; async function main() { return t }`), `TypeError: import "/npm/tagged@latest/+esm": ${tag} (imported by ${cdn.base}tagger@1.0.0/+esm)`);
+      failed(await run(`import { t } from "tagger@1.0.0/rel.js"; async function main() { return t }`), `TypeError: import "../tagged@latest/+esm": ${tag} (imported by ${cdn.base}tagger@1.0.0/rel.js)`);
+      const connections = cdn.server.connections;
+      for (const url of [`${cdn.base}tagged@latest/+esm`, `${cdn.base}tagged/+esm`, `${cdn.base}tagged%40latest/+esm`]) {
+        await fetcher.load(url, [], Date.now() + 1000).then(
+          () => expect.fail(`fetched ${url}`),
+          (err: Error) => expect(err.message).to.match(/is not a module URL on the import CDN$/),
+        );
+      }
+      expect(cdn.server.connections).to.equal(connections);
+      expect(cdn.hits.get("/npm/tagged@latest/+esm") ?? 0).to.equal(0);
+    });
+
     it("the relayer refuses a module URL off the CDN even if a sandbox asked for it (it never connects)", async () => {
       const connections = cdn.victim.connections;
       for (const url of ["http://169.254.169.254/latest/meta-data/", `http://127.0.0.1:${cdn.victim.port}/npm/x@1.0.0/+esm`, `${cdn.base}a@1.0.0/+esm#x`, `${cdn.base}../steal`]) {
@@ -302,6 +371,63 @@ async function main() {
       const perRun = newFetcher({ maxRunBytes: Buffer.byteLength(zod) + 10 });
       const r = await run('import { z } from "zod@3.22.4"; import { a } from "a@1.0.0"; async function main() { return 1 }', {}, { modules: perRun });
       failed(r, /^TypeError: import limit exceeded: the modules of one run are at most \d+ bytes in all \(VESTA_IMPORT_MAX_RUN_BYTES\)/);
+    });
+
+    it("a run's bytes are reserved before the bodies are read: a declared length past the run's budget stops its downloads at once", async () => {
+      // 10 modules of 600 KB (each written over ~0.8 s) against a budget of 1 MB: the second declared length passes it.
+      const modules = newFetcher({ maxModuleBytes: 1024 * 1024, maxRunBytes: 1024 * 1024 });
+      const written = cdn.slow.written;
+      const started = Date.now();
+      const r = await run(`${Array.from({ length: 10 }, (_, i) => `import "big@1.0.0/${i}.js";`).join("\n")}\nasync function main() { return 1 }`, {}, { modules });
+      const ms = Date.now() - started;
+      failed(r, /^TypeError: import limit exceeded: the modules of one run are at most 1048576 bytes in all \(VESTA_IMPORT_MAX_RUN_BYTES\)/);
+      await waitFor(() => cdn.slow.open === 0, 2000);
+      console.log(`      failed in ${ms} ms; the CDN wrote ${cdn.slow.written - written} bytes of the 6 MB asked for`);
+      expect(cdn.slow.written - written).to.be.below(512 * 1024); // before: all of it (6 MB), read to the end, then refused
+      expect(modules.stats().entries, "nothing of a run over its budget is cached").to.equal(0);
+    });
+
+    it("without a declared length, a run stops reading when its budget is passed", async () => {
+      const modules = newFetcher({ maxModuleBytes: 1024 * 1024, maxRunBytes: 1024 * 1024 });
+      const written = cdn.slow.written;
+      const r = await run(`import "stream@1.0.0/0.js"; import "stream@1.0.0/1.js"; import "stream@1.0.0/2.js"; async function main() { return 1 }`, {}, { modules });
+      failed(r, /^TypeError: import limit exceeded: the modules of one run are at most 1048576 bytes in all/);
+      await waitFor(() => cdn.slow.open === 0, 2000);
+      console.log(`      the CDN wrote ${cdn.slow.written - written} bytes of the 1.8 MB asked for (budget 1 MB)`);
+      expect(cdn.slow.written - written).to.be.below(1024 * 1024 + 3 * 64 * 1024);
+      expect(modules.stats().entries).to.equal(0);
+    });
+
+    it("a run over its budget evicts nothing of what others cached; one run fills at most a quarter of the cache", async () => {
+      const modules = newFetcher({ maxModuleBytes: 1024 * 1024, maxRunBytes: 1024 * 1024, cacheBytes: 2 * 1024 * 1024 });
+      const victim = 'import { b } from "b@1.0.0"; async function main() { return b }';
+      const hits = () => cdn.hits.get("/npm/b@1.0.0/+esm") ?? 0;
+      expect((await run(victim, {}, { modules })).response).to.equal("b");
+      const h0 = hits();
+      const attack = await run(`${Array.from({ length: 10 }, (_, i) => `import "big@1.0.0/${10 + i}.js";`).join("\n")}\nasync function main() { return 1 }`, {}, { modules });
+      expect(attack.hasError).to.equal(true);
+      expect((await run(victim, {}, { modules })).response).to.equal("b");
+      expect(hits() - h0, "the victim's module is still cached").to.equal(0);
+      // A run within its budget: 3 modules of 200 KB in a cache of 1 MB (a quarter: 256 KB) leave one of them cached.
+      const small = newFetcher({ cacheBytes: 1024 * 1024 });
+      const r = await run('import "mid@1.0.0/0.js"; import "mid@1.0.0/1.js"; import "mid@1.0.0/2.js"; async function main() { return 1 }', {}, { modules: small });
+      expect([r.hasError, small.stats().entries], r.logs).to.deep.equal([false, 1]);
+    });
+
+    it("a module URL with a query string or a fragment is refused (each would be another URL, fetched and cached again, of the same module)", async () => {
+      for (const spec of [`${cdn.base}b@1.0.0/+esm?1`, `${cdn.base}b@1.0.0/+esm?`]) {
+        const r = await run(`import { b } from ${JSON.stringify(spec)}; async function main() { return b }`);
+        failed(r, `TypeError: import ${JSON.stringify(spec)}: a module URL has no query string or fragment (each would be another URL of the same module, fetched and cached again)`);
+        expect(r.calls).to.deep.equal([]);
+      }
+      const connections = cdn.server.connections;
+      for (const url of [`${cdn.base}b@1.0.0/+esm?1`, `${cdn.base}b@1.0.0/+esm?`, `${cdn.base}b@1.0.0/+esm#1`]) {
+        await fetcher.load(url, [], Date.now() + 1000).then(
+          () => expect.fail(`fetched ${url}`),
+          (err: Error) => expect(err.message).to.match(/is not a module URL on the import CDN$/),
+        );
+      }
+      expect(cdn.server.connections).to.equal(connections);
     });
 
     it("a CDN that never answers costs the run its time limit, no more", async () => {
@@ -408,6 +534,39 @@ describe("the relayer's module cache", function () {
   });
 });
 
+describe("QuickJS's module normalizer and loader (process/module-graph.ts)", function () {
+  /** A runtime wired as a run wires it (process/context.ts, run.ts): `normalize` and `load` answer QuickJS. */
+  async function importError(normalize: (base: string, requested: string) => string | { error: Error }, load: (name: string) => string | { error: Error }, specifier: string) {
+    const qjs = await getQuickJS();
+    const rt = qjs.newRuntime();
+    rt.setModuleLoader(load, normalize);
+    const ctx = rt.newContext();
+    try {
+      const r = ctx.evalCode(`var out; import(${JSON.stringify(specifier)}).then(() => out = "loaded", (e) => out = e.name + ": " + e.message);`, "action.js");
+      (r.error ?? r.value).dispose();
+      rt.executePendingJobs();
+      return ctx.getProp(ctx.global, "out").consume((h) => ctx.dump(h));
+    } finally {
+      ctx.dispose();
+      rt.dispose();
+    }
+  }
+
+  it("quickjs-emscripten drops a normalizer's error (the module is named \"\"): a refusal travels in the name, and the loader throws it", async () => {
+    expect(await importError((_, requested) => outsideGraph(requested), outsideGraph, "zod@3.22.4")).to.equal(
+      `TypeError: import "": not in the action's static imports; import() can load only modules the action imports statically`,
+    );
+    // a script's import(): what run.ts's normalizer answers with outsideGraphName
+    expect(await importError((_, requested) => outsideGraphName(requested), outsideGraph, "zod@3.22.4")).to.equal(
+      `TypeError: import "zod@3.22.4": not in the action's static imports; import() can load only modules the action imports statically`,
+    );
+    // a specifier shaped like a refused name is still only a specifier
+    expect(await importError((_, requested) => outsideGraphName(requested), outsideGraph, "vesta:refused:hello")).to.equal(
+      `TypeError: import "vesta:refused:hello": not in the action's static imports; import() can load only modules the action imports statically`,
+    );
+  });
+});
+
 describe("import specifiers (sandbox/imports.ts)", function () {
   const source = { base: "https://cdn.jsdelivr.net/npm/", entry: "/+esm" };
   it("resolves as Chipotle's loader does", () => {
@@ -441,6 +600,53 @@ describe("import specifiers (sandbox/imports.ts)", function () {
       ["https://user:pw@cdn.jsdelivr.net/npm/zod@3.22.4/+esm", "action.js"],
     ]) {
       expect(() => resolveImport(source, spec, referrer), spec).to.throw();
+    }
+  });
+
+  it("refuses a tag, a range or no version in any CDN URL, whatever form names it (full URL, root-relative, relative)", () => {
+    const mod = "https://cdn.jsdelivr.net/npm/pkg@1.0.0/lib/index.js";
+    for (const [spec, referrer, why] of [
+      ["https://cdn.jsdelivr.net/npm/zod@latest/+esm", "action.js", "zod@latest is not an exact version"],
+      ["https://cdn.jsdelivr.net/npm/zod/+esm", "action.js", "it names zod without a version"],
+      ["https://cdn.jsdelivr.net/npm/zod@3/+esm", "action.js", "zod@3 is not an exact version"],
+      ["https://cdn.jsdelivr.net/npm/zod@^3.22.0/+esm", "action.js", "zod@^3.22.0 is not an exact version"],
+      ["https://cdn.jsdelivr.net/npm/zod%40latest/+esm", "action.js", "zod@latest is not an exact version"],
+      ["https://cdn.jsdelivr.net/npm/@noble/hashes@latest/+esm", "action.js", "@noble/hashes@latest is not an exact version"],
+      ["https://cdn.jsdelivr.net/npm/@noble/hashes/+esm", "action.js", "it names @noble/hashes without a version"],
+      ["https://cdn.jsdelivr.net/npm/", "action.js", "its path does not start with a package"],
+      ["/npm/zod@latest/+esm", mod, "zod@latest is not an exact version"],
+      ["/npm/zod/+esm", mod, "it names zod without a version"],
+      ["../../zod@next/+esm", mod, "zod@next is not an exact version"],
+      ["../../../npm/zod@1.x/+esm", mod, "zod@1.x is not an exact version"],
+      ["/npm/v135/zod@3.22.4/+esm", mod, "it names v135 without a version"], // esm.sh's build prefix means nothing under jsDelivr's /npm/
+      ["/npm/zod@3.22.4/+esm?v=2", mod, "no query string"],
+    ] as const) {
+      expect(() => resolveImport(source, spec, referrer), spec).to.throw(why);
+    }
+    const esm = { base: "https://esm.sh/", entry: "" };
+    for (const spec of ["/v135/zod@latest/es2022/zod.mjs", "/zod", "/v135/zod/es2022/zod.mjs", "/stable/react@18/es2022/react.mjs"]) {
+      expect(() => resolveImport(esm, spec, "https://esm.sh/zod@3.22.4"), spec).to.throw(/exact version/);
+    }
+  });
+
+  it("keeps every form that names an exact version: files, scoped packages, prereleases, esm.sh's build paths", () => {
+    const mod = "https://cdn.jsdelivr.net/npm/pkg@1.0.0/lib/index.js";
+    const cases: [string, string, string][] = [
+      ["https://cdn.jsdelivr.net/npm/@scope/pkg@2.0.0/dist/x.js", "action.js", "https://cdn.jsdelivr.net/npm/@scope/pkg@2.0.0/dist/x.js"],
+      ["@scope/pkg@2.0.0/dist/x.js", "action.js", "https://cdn.jsdelivr.net/npm/@scope/pkg@2.0.0/dist/x.js"],
+      ["next@14.0.0-canary.1", "action.js", "https://cdn.jsdelivr.net/npm/next@14.0.0-canary.1/+esm"],
+      ["../x@2/y.js", mod, "https://cdn.jsdelivr.net/npm/pkg@1.0.0/x@2/y.js"], // a file inside pkg@1.0.0: its own name is the package's
+      ["/npm/pkg@1.0.0/node_modules/dep/index.js", mod, "https://cdn.jsdelivr.net/npm/pkg@1.0.0/node_modules/dep/index.js"],
+    ];
+    for (const [spec, referrer, url] of cases) expect(resolveImport(source, spec, referrer).url, spec).to.equal(url);
+    const esm = { base: "https://esm.sh/", entry: "" };
+    for (const [spec, url] of [
+      ["zod@3.22.4", "https://esm.sh/zod@3.22.4"],
+      ["/v135/zod@3.22.4/es2022/zod.mjs", "https://esm.sh/v135/zod@3.22.4/es2022/zod.mjs"],
+      ["/stable/react@18.2.0/es2022/react.mjs", "https://esm.sh/stable/react@18.2.0/es2022/react.mjs"],
+      ["/v135/@types/react@18.2.0/index.d.ts", "https://esm.sh/v135/@types/react@18.2.0/index.d.ts"],
+    ]) {
+      expect(resolveImport(esm, spec, spec.startsWith("/") ? "https://esm.sh/zod@3.22.4" : "action.js").url, spec).to.equal(url);
     }
   });
 });

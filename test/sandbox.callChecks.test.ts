@@ -103,6 +103,16 @@ describe("host call checks (host/call-checks.ts)", function () {
       expect(thrown(() => toHostCall("decrypt", { pkpId: "p" }, IPFS, limits))).to.deep.equal(["TypeError", "ciphertext must be a string"]);
     });
 
+    it("encrypt: the message is bounded in UTF-8 bytes, so that Decrypt takes back every ciphertext Encrypt gives", function () {
+      const euros = "€".repeat(Math.floor(MAX_CRYPTO_MESSAGE_CHARS / 3)); // 3 bytes each: just under the bound
+      expect((toHostCall("encrypt", { pkpId: "p", message: euros }, IPFS, limits) as Extract<HostCall, { op: "encrypt" }>).message).to.equal(euros);
+      expect(thrown(() => toHostCall("encrypt", { pkpId: "p", message: `${euros}€` }, IPFS, limits))).to.deep.equal(["RangeError", `message is larger than ${MAX_CRYPTO_MESSAGE_CHARS} bytes of UTF-8`]);
+      // 1 M characters of "€" were accepted, and their ciphertext (base64 of 3 MB) is past what Decrypt takes
+      expect(thrown(() => toHostCall("encrypt", { pkpId: "p", message: "€".repeat(MAX_CRYPTO_MESSAGE_CHARS) }, IPFS, limits))[0]).to.equal("RangeError");
+      const ciphertextChars = 4 * Math.ceil((MAX_CRYPTO_MESSAGE_CHARS + 28) / 3); // iv + data + tag, base64
+      expect(toHostCall("decrypt", { pkpId: "p", ciphertext: "c".repeat(ciphertextChars) }, IPFS, limits)).to.have.property("op", "decrypt");
+    });
+
     it("fetch: an upper-case method of at most 16 letters, an http(s) URL of at most 8192 characters, a body within maxFetchBytes", function () {
       const ok = (args: Record<string, unknown>) => toHostCall("fetch", { method: "GET", url: "https://example.com/", ...args }, IPFS, limits) as FetchCall;
       expect(ok({})).to.deep.equal({ op: "fetch", url: "https://example.com/", method: "GET", headers: {} });
@@ -120,9 +130,37 @@ describe("host call checks (host/call-checks.ts)", function () {
       expect(thrown(() => ok({ url: `x${"y".repeat(200)}` }))[1]).to.equal(`fetch: only http and https URLs are allowed, got ${JSON.stringify(`x${"y".repeat(99)}`)}`);
       expect(thrown(() => ok({ url: 5 }))).to.deep.equal(["TypeError", "url must be a string"]);
       expect(ok({ body: "b".repeat(100) }).body).to.equal("b".repeat(100));
-      expect(thrown(() => ok({ body: "b".repeat(101) }))).to.deep.equal(["RangeError", "body is longer than 100 characters"]);
+      expect(thrown(() => ok({ body: "b".repeat(101) }))).to.deep.equal(["RangeError", "body is larger than 100 bytes of UTF-8"]);
       expect(thrown(() => ok({ body: null }))).to.deep.equal(["TypeError", "body must be a string"]);
       expect("body" in ok({ body: undefined })).to.equal(false);
+    });
+
+    it("fetch body: bounded by the bytes sent (UTF-8 of a text body, what base64 decodes to), not by characters", function () {
+      const ok = (args: Record<string, unknown>) => toHostCall("fetch", { method: "POST", url: "https://example.com/", ...args }, IPFS, limits) as FetchCall;
+      expect(ok({ body: "€".repeat(33) }).body).to.equal("€".repeat(33)); // 99 bytes
+      expect(thrown(() => ok({ body: "€".repeat(34) }))).to.deep.equal(["RangeError", "body is larger than 100 bytes of UTF-8"]); // 34 characters, 102 bytes
+      expect(thrown(() => ok({ body: "😀".repeat(26) }))).to.deep.equal(["RangeError", "body is larger than 100 bytes of UTF-8"]); // 52 UTF-16 units, 104 bytes
+      expect(ok({ bodyBase64: Buffer.alloc(100).toString("base64") }).bodyBase64).to.have.length(136);
+      expect(thrown(() => ok({ bodyBase64: "A".repeat(136) }))).to.deep.equal(["RangeError", "bodyBase64 is larger than 100 bytes"]); // 136 characters, 102 bytes
+    });
+
+    it("fetch URL: bounded as it is sent, percent-encoded (a \"€\" of the path is 9 bytes), not by characters", function () {
+      const ok = (url: string) => toHostCall("fetch", { method: "GET", url }, IPFS, limits) as FetchCall;
+      const prefix = "http://e.com/";
+      const ascii = `${prefix}${"a".repeat(8192 - prefix.length)}`;
+      expect(ok(ascii).url).to.equal(ascii);
+      const euros = `${prefix}${"€".repeat(900)}`; // 913 characters, 8113 bytes encoded
+      expect(ok(euros).url).to.equal(euros);
+      expect(thrown(() => ok(`${prefix}${"€".repeat(910)}`))).to.deep.equal(["RangeError", "url is longer than 8192 bytes once percent-encoded"]); // 923 characters, 8203 bytes
+      expect(thrown(() => ok(`${prefix}${"€".repeat(8000)}`))).to.deep.equal(["RangeError", "url is longer than 8192 bytes once percent-encoded"]); // 72 KB a request was accepted
+    });
+
+    it("fetch headers: at most 64 KB in all (every redirect hop sends them again)", function () {
+      const ok = (headers: unknown) => toHostCall("fetch", { method: "GET", url: "https://example.com/", headers }, IPFS, limits) as FetchCall;
+      const sized = (n: number, chars: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`h${i}`, "v".repeat(chars - `h${i}`.length)]));
+      expect(Object.keys(ok(sized(8, 8192)).headers)).to.have.length(8); // 64 KB exactly
+      expect(thrown(() => ok({ ...sized(8, 8192), x: "1" }))).to.deep.equal(["RangeError", "fetch headers are at most 65536 bytes in all"]);
+      expect(thrown(() => ok(sized(64, 8191)))).to.deep.equal(["RangeError", "fetch headers are at most 65536 bytes in all"]); // 512 KB were accepted
     });
 
     it("fetch headers: an object of at most 64 string headers, each name and value within 8192 characters", function () {

@@ -12,6 +12,12 @@
  * - inside a module fetched from the CDN, a relative (`./x.js`, `../x.js`) or root-relative
  *   (`/npm/@noble/hashes@1.3.2/+esm`, esm.sh's `/v135/...`) path, joined to that module's URL, that
  *   stays under the base; the action itself has no URL, so it may not import relative paths;
+ * Whatever the form, the module URL it comes to obeys the same rules (`moduleUrlProblem`, which the
+ *   relayer applies again to every URL it is asked to fetch): under the base, no credentials, no
+ *   query string and no fragment (each would make another URL, fetched and cached again, of the
+ *   same module), and its path after the base starts with a package at an exact version
+ *   (`name@1.2.3/...`, `@scope/name@1.2.3/...`; under a base at the host's root, after esm.sh's
+ *   build prefix `v135/` or `stable/`): `<base>zod@latest/+esm` is refused as `zod@latest` is;
  * - `data:text/javascript,...` (or `;base64,`): a module carried in the specifier itself (jsDelivr
  *   inlines small dependencies so); nothing is fetched.
  * Any of them may end with an integrity pin, `#sha384-<base64>` (also sha256, sha512: the forms of
@@ -82,16 +88,60 @@ export function checkedBase(base: string): string {
   return url.href;
 }
 
-/** Whether `url` (absolute, parsed) is a module URL on the CDN: under its base, http(s), no credentials or fragment, bounded. */
+/** Whether `url` (absolute, parsed) lies under the CDN's base: http(s), no credentials, bounded. */
+function underBase(base: string, url: URL): boolean {
+  return (url.protocol === "https:" || url.protocol === "http:") && !url.username && !url.password && url.href.length <= MAX_MODULE_URL_CHARS && url.href.startsWith(base);
+}
+
+const PACKAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
+const EXACT_VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
+/** esm.sh's build prefixes (`/v135/zod@3.22.4/es2022/zod.mjs`), which come before the package under a base at the host's root. */
+const BUILD_PREFIX = /^(?:v\d+|stable)$/;
+
+/**
+ * Why the path of a module URL after the base (`rest`) names no package at an exact version, or
+ * undefined. The path is read as the CDN reads it, percent-decoded (`zod%40latest` is `zod@latest`).
+ */
+function packageProblem(rest: string, rootBase: boolean): string | undefined {
+  let segments: string[];
+  try {
+    segments = decodeURIComponent(rest).split("/");
+  } catch {
+    return "its path is not valid percent-encoding";
+  }
+  if (rootBase && segments.length > 1 && BUILD_PREFIX.test(segments[0])) segments = segments.slice(1);
+  const scoped = segments[0].startsWith("@");
+  if (scoped && !PACKAGE_NAME.test(segments[0].slice(1))) return `${JSON.stringify(segments[0].slice(0, 100))} is not a package scope`;
+  const named = scoped ? segments[1] ?? "" : segments[0];
+  const at = named.indexOf("@");
+  const name = at < 0 ? named : named.slice(0, at);
+  const version = at < 0 ? undefined : named.slice(at + 1);
+  if (!PACKAGE_NAME.test(name)) return "its path does not start with a package (name@1.2.3)";
+  const pkg = (scoped ? `${segments[0]}/${name}` : name).slice(0, 200);
+  if (version === undefined) return `it names ${pkg} without a version`;
+  if (!EXACT_VERSION.test(version)) return `${pkg}@${version.slice(0, 100)} is not an exact version (a range or a tag may name other content tomorrow)`;
+  return undefined;
+}
+
+/**
+ * Why `url` (absolute, parsed) is not a module URL on the CDN, or undefined: under its base,
+ * http(s), no credentials, bounded, no query string or fragment, and a package at an exact version
+ * first in its path (see the rules above). The sandbox process checks each URL it resolves; the
+ * relayer checks again every URL a sandbox asks it to fetch.
+ */
+export function moduleUrlProblem(source: ImportSource, url: URL): string | undefined {
+  const base = checkedBase(source.base);
+  if (!underBase(base, url)) return `only modules on the import CDN (${base}) can be imported`;
+  if (url.search || url.hash || url.href.includes("?") || url.href.includes("#")) {
+    return "a module URL has no query string or fragment (each would be another URL of the same module, fetched and cached again)";
+  }
+  const problem = packageProblem(url.href.slice(base.length), new URL(base).pathname === "/");
+  return problem === undefined ? undefined : `a module URL names a package with an exact version (${base}name@1.2.3/...): ${problem}`;
+}
+
+/** Whether `url` (absolute, parsed) is a module URL on the CDN (moduleUrlProblem finds nothing wrong). */
 export function onCdn(source: ImportSource, url: URL): boolean {
-  return (
-    (url.protocol === "https:" || url.protocol === "http:") &&
-    !url.username &&
-    !url.password &&
-    !url.hash &&
-    url.href.length <= MAX_MODULE_URL_CHARS &&
-    url.href.startsWith(checkedBase(source.base))
-  );
+  return moduleUrlProblem(source, url) === undefined;
 }
 
 function parseUrl(text: string, base?: string): URL | undefined {
@@ -134,11 +184,13 @@ export function resolveImport(source: ImportSource, specifier: string, referrer:
     const packageDir = `${base}${m[1]}@${m[2]}`;
     url = parseUrl(`${packageDir}${m[3] ?? source.entry}`);
     // `zod@3.22.4/../other@latest/x` would leave the package the specifier names.
-    if (url && !(url.href === packageDir || url.href.startsWith(`${packageDir}/`) || url.href.startsWith(`${packageDir}?`))) {
+    if (url && !(url.href === packageDir || url.href.startsWith(`${packageDir}/`))) {
       throw new ImportRefused(`import ${quote(specifier)}: the path leaves ${m[1]}@${m[2]}`);
     }
   }
-  if (!url || !onCdn(source, url)) throw new ImportRefused(`import ${quote(specifier)}: only modules on the import CDN (${base}) can be imported`);
+  if (!url) throw new ImportRefused(`import ${quote(specifier)}: only modules on the import CDN (${base}) can be imported`);
+  const problem = moduleUrlProblem(source, url);
+  if (problem) throw new ImportRefused(`import ${quote(specifier)}: ${problem}`);
   return { kind: "cdn", url: url.href, ...(pin ? { pin } : {}) };
 }
 

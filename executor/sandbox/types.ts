@@ -104,5 +104,20 @@ export type FetchAnswer = { status: number; statusText: string; headers: Record<
 /** An import answer: the module's URL, its SHA-384 (sha384-<base64>), its bytes as base64. */
 export type ModuleAnswer = { url: string; hash: string; base64: string };
 
+/** What the pool hands the Host with each call of a run (host/call-channel.ts). */
+export type HostCallContext = {
+  /**
+   * Aborted when the run ends, however it ends (its result, a failure, its deadline, its sandbox
+   * killed, the pool closed): every network request made for the call stops then, nothing of a
+   * run outlives it.
+   */
+  signal: AbortSignal;
+  /**
+   * Counts one more request of the call against the run's maxFetches (a redirect hop that sends
+   * the body again); false, and nothing counted, when the run has none left.
+   */
+  countFetch(): boolean;
+};
+
 /** The host side of one run: answers HostCalls or throws an Error whose message the action sees. */
-export type Host = (call: HostCall) => Promise<unknown>;
+export type Host = (call: HostCall, context: HostCallContext) => Promise<unknown>;

@@ -4,15 +4,14 @@
  * channel does it on the main thread, before the Host sees the call). The guest API (guest/*.js)
  * validates too, but the action can reach the Host only through these checks.
  */
-import { MAX_CID_CHARS, MAX_CRYPTO_MESSAGE_CHARS, MAX_HOST_CALLS_PER_RUN } from "../wire/bounds";
+import { MAX_CHAIN_CHARS, MAX_CID_CHARS, MAX_CRYPTO_MESSAGE_CHARS, MAX_HEADER_CHARS, MAX_HEADERS, MAX_HEADERS_BYTES, MAX_HOST_CALLS_PER_RUN, MAX_ID_CHARS, MAX_METHOD_CHARS, MAX_URL_CHARS } from "../wire/bounds";
+import { fetchBodyArg, joinCall, stringArg as text, utf8Arg as utf8Text } from "../wire/calls";
 import { isPin, MAX_MODULE_URL_CHARS, MAX_MODULES_PER_RUN } from "../imports";
 import type { HostCall, RunLimits } from "../types";
 
-const MAX_ID_CHARS = 512;
-const MAX_CHAIN_CHARS = 64;
-const MAX_URL_CHARS = 8192;
-const MAX_HEADERS = 64;
-const MAX_HEADER_CHARS = 8192;
+// MAX_HEADERS_BYTES (wire/bounds.ts) bounds all the headers of one fetch (names and values): every
+// redirect hop sends them again, so 64 headers of 8 KB (512 KB) would make each of a run's fetches
+// send 3 MB of headers through 5 redirects. 64 KB is four times what Node's own HTTP server accepts (16 KB).
 
 /** Every call that derives key material: each counts against maxKeyRequests. */
 const KEY_OPS: ReadonlySet<HostCall["op"]> = new Set(["getPrivateKey", "getLitActionPrivateKey", "getLitActionPublicKey", "getLitActionWalletAddress", "encrypt", "decrypt"]);
@@ -21,6 +20,17 @@ const KEY_OPS: ReadonlySet<HostCall["op"]> = new Set(["getPrivateKey", "getLitAc
 const FETCH_OPS: ReadonlySet<HostCall["op"]> = new Set(["fetch", "import"]);
 
 export type CallCounts = { total: number; keys: number; fetches: number; imports: number };
+
+/**
+ * One more request of a fetch already counted (a redirect hop that sends the body again): counted
+ * against maxFetches like a call of its own, so what one run sends in all is at most maxFetches
+ * bodies of maxFetchBytes. False, and nothing counted, when the run has no fetch left.
+ */
+export function countExtraFetch(counts: CallCounts, limits: RunLimits): boolean {
+  if (counts.fetches >= limits.maxFetches) return false;
+  counts.fetches++;
+  return true;
+}
 
 /** Which limit this call would pass, or undefined when it may be sent (then it is counted). */
 export function countCall(call: HostCall, counts: CallCounts, limits: RunLimits): keyof RunLimits | "maxHostCalls" | "maxImports" | undefined {
@@ -35,11 +45,13 @@ export function countCall(call: HostCall, counts: CallCounts, limits: RunLimits)
   return undefined;
 }
 
-function text(args: Record<string, unknown>, name: string, max: number): string {
-  const v = args[name];
-  if (typeof v !== "string") throw new TypeError(`${name} must be a string`);
-  if (v.length > max) throw new RangeError(`${name} is longer than ${max} characters`);
-  return v;
+/** The length of `url` as it is sent (WHATWG-serialized, percent-encoded: ASCII); a URL that does not parse is refused later, by hostFetch. */
+function encodedLength(url: string): number {
+  try {
+    return new URL(url).href.length;
+  } catch {
+    return url.length;
+  }
 }
 
 function headers(value: unknown): Record<string, string> {
@@ -48,15 +60,24 @@ function headers(value: unknown): Record<string, string> {
   const entries = Object.entries(value);
   if (entries.length > MAX_HEADERS) throw new RangeError(`at most ${MAX_HEADERS} fetch headers`);
   const out: Record<string, string> = {};
+  let total = 0;
   for (const [k, v] of entries) {
     if (typeof v !== "string" || k.length + v.length > MAX_HEADER_CHARS) throw new TypeError(`bad fetch header ${k.slice(0, 64)}`);
+    // Header names and values are byte strings (undici refuses a character past U+00FF): characters are bytes.
+    total += k.length + v.length;
     out[k] = v;
   }
+  if (total > MAX_HEADERS_BYTES) throw new RangeError(`fetch headers are at most ${MAX_HEADERS_BYTES} bytes in all`);
   return out;
 }
 
-/** Builds the HostCall for `op`; throws a TypeError/RangeError the action sees on bad input. */
-export function toHostCall(op: string, args: Record<string, unknown>, ipfsId: string, limits: RunLimits): HostCall {
+/**
+ * Builds the HostCall for `op`; throws a TypeError/RangeError the action sees on bad input. `body`:
+ * the call's bulk as it crossed, bytes (wire/calls.ts: a fetch body, an Encrypt message, a Decrypt
+ * ciphertext), put back in the arguments as the string the Host reads, then checked as if given there.
+ */
+export function toHostCall(op: string, given: Record<string, unknown>, ipfsId: string, limits: RunLimits, body?: Uint8Array): HostCall {
+  const args = body === undefined ? given : joinCall(op, given, body, limits);
   switch (op) {
     case "getPrivateKey":
       return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS) };
@@ -66,7 +87,8 @@ export function toHostCall(op: string, args: Record<string, unknown>, ipfsId: st
     case "getLitActionWalletAddress":
       return { op, ipfsId: args.ipfsId === undefined ? ipfsId : text(args, "ipfsId", MAX_CID_CHARS) };
     case "encrypt":
-      return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), message: text(args, "message", MAX_CRYPTO_MESSAGE_CHARS) };
+      // Bytes, as encrypted: the ciphertext of 1 MiB is base64 of 1.4 M characters, which Decrypt takes back (2 M).
+      return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), message: utf8Text(args, "message", MAX_CRYPTO_MESSAGE_CHARS) };
     case "decrypt":
       return { op, pkpId: text(args, "pkpId", MAX_ID_CHARS), ciphertext: text(args, "ciphertext", 2 * MAX_CRYPTO_MESSAGE_CHARS) };
     case "import": {
@@ -79,18 +101,17 @@ export function toHostCall(op: string, args: Record<string, unknown>, ipfsId: st
     case "getRpcUrl":
       return { op, chain: text(args, "chain", MAX_CHAIN_CHARS) };
     case "fetch": {
-      const body = args.body === undefined ? undefined : text(args, "body", limits.maxFetchBytes);
-      const bodyBase64 = args.bodyBase64 === undefined ? undefined : text(args, "bodyBase64", 4 * Math.ceil(limits.maxFetchBytes / 3));
-      if (body !== undefined && bodyBase64 !== undefined) throw new TypeError("fetch: a body is text or base64, not both");
-      if (bodyBase64 !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(bodyBase64)) throw new TypeError("fetch: bodyBase64 is not base64");
-      const method = text(args, "method", 16);
+      const sent = fetchBodyArg(args, limits);
+      const method = text(args, "method", MAX_METHOD_CHARS);
       if (!/^[A-Z]+$/.test(method)) throw new TypeError(`bad fetch method ${method}`);
       const url = text(args, "url", MAX_URL_CHARS);
       const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1].toLowerCase();
       if (scheme !== "http" && scheme !== "https") {
         throw new TypeError(`fetch: only http and https URLs are allowed, got ${scheme ? `${scheme}:` : JSON.stringify(url.slice(0, 100))}`);
       }
-      return { op, url, method, headers: headers(args.headers), ...(body === undefined ? {} : { body }), ...(bodyBase64 === undefined ? {} : { bodyBase64 }) };
+      // What is sent is the URL percent-encoded: a "€" of the path is 9 bytes on the wire (%E2%82%AC), sent again on every hop.
+      if (encodedLength(url) > MAX_URL_CHARS) throw new RangeError(`url is longer than ${MAX_URL_CHARS} bytes once percent-encoded`);
+      return { op, url, method, headers: headers(args.headers), ...sent };
     }
     default:
       throw new TypeError(`unknown host operation ${op.slice(0, 64)}`);

@@ -8,7 +8,13 @@
  * exception: a hop to exactly such a URL may reach its private or loopback address, with a single
  * JSON-RPC request of an allowed method (./rpc-urls.ts). Errors are thrown with the message the
  * action sees; an oversized body throws SandboxLimitError("maxFetchBytes").
+ *
+ * A request never outlives its run: the run's signal (HostCallContext.signal) aborts it, and its
+ * connections close, when the run ends. A redirect hop that sends the body again (307, 308, or a
+ * 301/302 of a method other than POST) is one more fetch of the run (`countFetch`): a run sends at
+ * most maxFetches bodies, each at most maxFetchBytes, however its targets redirect.
  */
+import { isUtf8 } from "node:buffer";
 import { Agent, fetch, type Response } from "undici";
 import { EgressRefused, guardedConnector, type EgressOptions } from "./egress";
 import { rpcRequest, rpcUrlKey } from "./rpc-urls";
@@ -28,7 +34,13 @@ export type HostFetchOptions = EgressOptions & {
   deadline?: number;
   /** The deployment's JSON-RPC URLs (VESTA_ACTION_RPC_URLS): exactly these may be reached at a private or loopback address. */
   rpcUrls?: readonly string[];
+  /** The end of the run (HostCallContext.signal): the request is aborted, its connections closed, when it aborts. */
+  signal?: AbortSignal;
+  /** Counts a redirect hop that sends the body again as a fetch of the run (HostCallContext.countFetch); false when none is left. */
+  countFetch?: () => boolean;
 };
+
+const RUN_ENDED = "fetch: the run has ended";
 
 function httpUrl(raw: string, base?: URL): URL {
   let url: URL;
@@ -49,14 +61,18 @@ function requestHeaders(headers: Record<string, string>): Record<string, string>
 
 /**
  * The body of `res`, at most `maxBytes` (a larger declared or streamed body aborts the request and
- * throws `tooLarge()`): the bytes as they came.
+ * throws `tooLarge()`): the bytes as they came. `progress` (optional) hears the bytes the answer
+ * will hold at least, the declared length before any byte of the body is read, then the bytes read
+ * as they arrive; it may abort `abort` to stop reading.
  */
-export async function readCapped(res: Response, maxBytes: number, abort: AbortController, tooLarge: () => Error): Promise<Buffer> {
+export async function readCapped(res: Response, maxBytes: number, abort: AbortController, tooLarge: () => Error, progress?: (bytes: number) => void): Promise<Buffer> {
   const declared = Number(res.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > maxBytes) {
     abort.abort();
     throw tooLarge();
   }
+  const least = Number.isFinite(declared) && declared > 0 ? declared : 0;
+  if (least > 0) progress?.(least);
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (res.body) {
@@ -67,23 +83,48 @@ export async function readCapped(res: Response, maxBytes: number, abort: AbortCo
         throw tooLarge();
       }
       chunks.push(chunk);
+      if (size > least) progress?.(size);
     }
   }
   return Buffer.concat(chunks);
 }
 
-/** An answer's body as the action gets it: its text when the bytes are UTF-8 (most answers), else base64 (the guest decodes it to the same bytes). */
-function answerBody(bytes: Buffer): { body: string } | { bodyBase64: string } {
-  const text = decodeUtf8(bytes);
-  return text === undefined ? { bodyBase64: bytes.toString("base64") } : { body: text };
+/** The bytes of the bodies of hostFetch's answers (fetchedBytes). */
+const bodies = new WeakMap<object, Buffer>();
+
+/**
+ * The bytes of the body of `answer` when hostFetch made it: the channel sends them to the sandbox as
+ * they are (wire/calls.ts), so the body's text or base64 is never made in the relayer.
+ */
+export const fetchedBytes = (answer: unknown): Buffer | undefined => (answer !== null && typeof answer === "object" ? bodies.get(answer) : undefined);
+
+/**
+ * An answer with its body as the action gets it: its text when the bytes are UTF-8 (most answers),
+ * else base64 (the guest decodes it to the same bytes). The text or base64 is made when `body` or
+ * `bodyBase64` is first read (JSON.stringify reads it; the pool's channel does not: fetchedBytes).
+ */
+function withBody(head: Omit<FetchAnswer, "body" | "bodyBase64">, bytes: Buffer): FetchAnswer {
+  const answer: FetchAnswer = { ...head };
+  const text = isUtf8(bytes);
+  let made: string | undefined;
+  Object.defineProperty(answer, text ? "body" : "bodyBase64", {
+    enumerable: true,
+    configurable: true,
+    get: () => (made ??= text ? bytes.toString("utf8") : bytes.toString("base64")),
+  });
+  bodies.set(answer, bytes);
+  return answer;
 }
 
 export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits: RunLimits, opts: HostFetchOptions = {}): Promise<FetchAnswer> {
   let url = httpUrl(call.url);
+  if (opts.signal?.aborted) throw new Error(RUN_ENDED);
   const remaining = opts.deadline === undefined ? limits.timeoutMs : opts.deadline - Date.now();
   const timeoutMs = Math.max(0, Math.min(MAX_REQUEST_MS, remaining));
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
+  const runEnded = () => abort.abort();
+  opts.signal?.addEventListener("abort", runEnded, { once: true });
   let method = call.method.toUpperCase();
   let body: string | Buffer | undefined = call.bodyBase64 !== undefined ? Buffer.from(call.bodyBase64, "base64") : call.body;
   let headers = requestHeaders(call.headers);
@@ -103,7 +144,12 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
         body = checked.body;
         via = rpcDispatcher ??= new Agent({ connect: guardedConnector({ ...opts, allowPrivateNetworks: true }) });
       }
-      const res = await fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body, redirect: "manual", signal: abort.signal, dispatcher: via });
+      const sent = method === "GET" || method === "HEAD" ? undefined : body;
+      // The first request is the call's own fetch (counted by the channel); each later one that carries the body again is one more.
+      if (hop > 0 && sent !== undefined && opts.countFetch && !opts.countFetch()) {
+        throw new SandboxLimitError("maxFetches", `${limitMessage("maxFetches", limits)}: a redirect that sends the body again is one more fetch`);
+      }
+      const res = await fetch(url, { method, headers, body: sent, redirect: "manual", signal: abort.signal, dispatcher: via });
       const location = res.headers.get("location");
       if (res.status >= 300 && res.status < 400 && location) {
         await res.body?.cancel();
@@ -120,17 +166,19 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
       const answerHeaders: Record<string, string> = {};
       res.headers.forEach((value, key) => (answerHeaders[key] = value));
       const tooLarge = () => new SandboxLimitError("maxFetchBytes", limitMessage("maxFetchBytes", limits));
-      return { status: res.status, statusText: res.statusText, headers: answerHeaders, ...answerBody(await readCapped(res, limits.maxFetchBytes, abort, tooLarge)) };
+      return withBody({ status: res.status, statusText: res.statusText, headers: answerHeaders }, await readCapped(res, limits.maxFetchBytes, abort, tooLarge));
     }
   } catch (err) {
     if (err instanceof SandboxLimitError) throw err;
     const e = err as Error & { cause?: { message?: string } };
     if (e.cause instanceof EgressRefused) throw new Error(e.cause.message);
+    if (opts.signal?.aborted) throw new Error(RUN_ENDED);
     if (abort.signal.aborted) throw new Error(`fetch: ${call.url.slice(0, 200)} timed out after ${timeoutMs} ms`);
     if (e.message?.startsWith("fetch:")) throw e;
     throw new Error(`fetch: ${e.message}${e.cause?.message ? ` (${e.cause.message})` : ""}`);
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", runEnded);
     dispatcher.destroy().catch(() => {});
     rpcDispatcher?.destroy().catch(() => {});
   }

@@ -17,7 +17,9 @@
  *     no abstract unix socket of the host's; Node's permission model has no network control;
  *   - stdin and stdout closed, stderr read by the relayer (bounded), and one socket pair on fd 3
  *     that carries the protocol as bounded frames; no other descriptor is inherited (Node opens
- *     everything close-on-exec);
+ *     everything close-on-exec). The relayer writes to it no faster than the process reads
+ *     (FrameWriter: while the socket's buffer is full, frames wait for 'drain'), and what it holds
+ *     unread for a run is bounded by the calls the run may have open (wire/bounds.ts MAX_OPEN_IO_CALLS);
  *   - a V8 heap limit, besides the WASM memory ceiling of the QuickJS module, and the V8 stack a
  *     worker thread had (deep QuickJS recursion runs on it).
  * `threadLauncher` runs the same code in a worker thread of this process, as the sandbox did
@@ -27,7 +29,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import type { Socket } from "node:net";
 import { Worker } from "node:worker_threads";
-import { encodeFrame, FrameReader } from "../wire/frames";
+import { FrameReader, FrameWriter } from "../wire/frames";
 import type { SandboxConfig, ToSandbox } from "../wire/messages";
 import { networkCommand, probeNetwork, type SandboxNetwork } from "./network";
 import { sandboxFiles } from "./sandbox-files";
@@ -47,8 +49,10 @@ export type SandboxEvents = {
 export interface Sandbox {
   /** The OS process id (undefined for a worker thread). */
   readonly pid: number | undefined;
-  /** Sends one message; throws when it cannot be sent. */
+  /** Sends one message (in order, as the sandbox reads: nothing is written past its socket's buffer until it drains); throws when it cannot be sent. */
   send(msg: ToSandbox): void;
+  /** Bytes the relayer holds for this sandbox that it has not read yet (frames waiting, or in the socket's buffer). */
+  readonly unsentBytes?: number;
   /** Stops it at once (SIGKILL, or terminate); resolves when it is gone. */
   stop(): Promise<void>;
 }
@@ -186,6 +190,7 @@ export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLaunc
       events.problem(problem);
     });
     channel.on("data", (chunk: Buffer) => reader.push(chunk));
+    const writer = new FrameWriter(channel);
     channel.on("error", () => undefined); // the process's end closed: its exit follows
     child.stderr!.setEncoding("utf8");
     let stderrBytes = 0;
@@ -201,7 +206,10 @@ export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLaunc
     child.on("close", (code, signal) => end({ code, signal, outOfMemory: OUT_OF_MEMORY.test(stderr), ...(stderr.trim() ? { detail: stderr.trim() } : {}) }));
     return {
       pid: child.pid,
-      send: (msg) => void channel.write(encodeFrame(msg)),
+      send: (msg) => writer.send(msg, msg.runId, msg.type === "run"),
+      get unsentBytes() {
+        return writer.unsentBytes;
+      },
       stop: () =>
         new Promise<void>((resolve) => {
           if (ended || child.exitCode !== null || child.signalCode !== null) return resolve();

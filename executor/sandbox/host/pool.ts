@@ -14,8 +14,8 @@ import type { Logger } from "pino";
 import { RunRefused } from "../../errors";
 import { limitError, type RunError } from "../errors";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type Host, type RunLimits, type RunOwner, type RunRequest, type RunResult } from "../types";
-import { boundResult, codeText, failedResult, MAX_CID_CHARS, MAX_HOST_CALLS_PER_RUN, paramsProblem, sandboxFrameBytes } from "../wire/bounds";
-import { readFromSandbox, runExtrasProblem, type DoneMessage, type HostAnswer, type ToSandbox } from "../wire/messages";
+import { boundResult, codeText, failedResult, MAX_CID_CHARS, MAX_HOST_CALLS_PER_RUN, MAX_OPEN_IO_CALLS, paramsProblem, sandboxFrameBytes } from "../wire/bounds";
+import { readFromSandbox, runExtrasProblem, type DoneMessage, type ToSandbox, type WireAnswer } from "../wire/messages";
 import { HostChannel } from "./call-channel";
 import { defaultFairShare, FairQueue, type FairShare, type QueueBound } from "./fair-queue";
 import { processLauncher, type Sandbox, type SandboxExit, type SandboxLauncher } from "./launchers";
@@ -47,7 +47,8 @@ export type RunHooks = {
   log?: Logger;
 };
 
-export type SandboxPoolStats = { sandboxes: number; busy: number; queued: number; started: number; replaced: number };
+/** `unsentBytes`: what the relayer holds for its sandboxes that they have not read yet (frames waiting for their sockets). */
+export type SandboxPoolStats = { sandboxes: number; busy: number; queued: number; started: number; replaced: number; unsentBytes: number };
 
 type Job = { req: RunRequest; host: Host; owner: RunOwner; hooks: RunHooks; resolve: (result: RunResult) => void };
 /** A run's place in the fair queue (SandboxPool.admit): run it once, or release it. */
@@ -153,7 +154,9 @@ export class SandboxPool {
 
   stats(): SandboxPoolStats {
     const busy = [...this.slots].filter((s) => s.current).length;
-    return { sandboxes: this.slots.size, busy, queued: this.queue.waiting, started: this.started, replaced: this.replaced };
+    let unsentBytes = 0;
+    for (const s of this.slots) unsentBytes += s.sandbox.unsentBytes ?? 0;
+    return { sandboxes: this.slots.size, busy, queued: this.queue.waiting, started: this.started, replaced: this.replaced, unsentBytes };
   }
 
   /** Who holds the sandboxes now and who waits for one: one owner per run (metrics break them down by account class). */
@@ -302,12 +305,15 @@ export class SandboxPool {
     if (msg.type === "call") {
       // The sandbox itself stops at MAX_HOST_CALLS_PER_RUN (run.ts): more is a flood, not a run.
       if (++current.calls > MAX_HOST_CALLS_PER_RUN) return this.fault(slot, `the sandbox sent more than ${MAX_HOST_CALLS_PER_RUN} host calls in one run`);
+      // It also keeps at most MAX_OPEN_IO_CALLS fetch/import/Encrypt/Decrypt calls open, sending the next when one is answered:
+      // the relayer so holds at most that many of a run's large requests and answers, read or not.
+      if (!current.channel.opens(msg.op)) return this.fault(slot, `the sandbox opened more than ${MAX_OPEN_IO_CALLS} fetch, import, Encrypt or Decrypt calls at once`);
       const { runId, callId } = msg;
-      const reply = (answer: HostAnswer) =>
+      const reply = (answer: WireAnswer) =>
         this.guard(slot, () => {
           if (slot.current?.runId === runId) this.post(slot, { type: "answer", runId, callId, ...answer });
         });
-      current.channel.answer(msg.op, msg.argsJson).then(reply, () => reply({ ok: false, message: "the host call failed" }));
+      current.channel.answer(msg.op, msg.argsJson, msg.body).then(reply, () => reply({ ok: false, message: "the host call failed" }));
       return;
     }
     this.onDone(slot, msg);
@@ -335,6 +341,7 @@ export class SandboxPool {
     const current = slot.current;
     if (current) {
       clearTimeout(current.killTimer);
+      current.channel.close();
       slot.current = undefined;
       this.queue.requeue(current.job);
     }
@@ -399,13 +406,19 @@ export class SandboxPool {
     for (const job of this.queue.drain()) job.resolve(failedResult({ message }, job.req.limits));
   }
 
-  /** Ends the slot's run with `outcome` (a bounded result, or an error of the pool's own). */
+  /**
+   * Ends the slot's run with `outcome` (a bounded result, or an error of the pool's own). Every way
+   * a run ends comes here (its result, a fault, its deadline, its sandbox dying, the pool closing),
+   * and so does its channel's end: the requests its host calls started (fetches, module downloads)
+   * are aborted now, not when they time out.
+   */
   private endRun(slot: Slot, outcome: RunResult | RunError): void {
     const current = slot.current;
     if (!current) return;
     slot.current = undefined;
     slot.lastLog = current.job.hooks.log;
     clearTimeout(current.killTimer);
+    current.channel.close();
     this.queue.finished(current.job);
     const durationMs = performance.now() - current.startedAt;
     this.averageRunMs = 0.9 * this.averageRunMs + 0.1 * durationMs;

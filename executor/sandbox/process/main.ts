@@ -76,7 +76,7 @@ async function runAction(msg: RunMessage): Promise<void> {
   const fresh = context.fresh;
   const imports = msg.importBase !== undefined && msg.importEntry !== undefined ? { base: msg.importBase, entry: msg.importEntry } : undefined;
   const req = { code: code.text, ipfsId: msg.ipfsId, paramsJson: msg.paramsJson, limits, imports, headersJson: msg.headersJson };
-  const run = new ActionRun(fresh, memory, req, (callId, op, argsJson) => post({ type: "call", runId, callId, op, argsJson }));
+  const run = new ActionRun(fresh, memory, req, (callId, op, argsJson, body) => post({ type: "call", runId, callId, op, argsJson, ...(body ? { body } : {}) }));
   current = { runId, run };
   const { result, crashed } = await run.start();
   current = undefined;

@@ -32,10 +32,25 @@ export function errorPosition(stack: string | undefined): number {
   return m ? Number(m[1]) * 1e7 + Number(m[2]) : 0;
 }
 
-/** What QuickJS's loader gets for a module outside the graph (a dynamic import() of another specifier, or any import in a script). */
-export const outsideGraph = (name: string) => ({
-  error: new TypeError(`import ${JSON.stringify(name.slice(0, 200))}: not in the action's static imports; import() can load only modules the action imports statically`),
-});
+/**
+ * The name QuickJS's module normalizer gives a specifier it refuses. A normalizer must not answer
+ * an error: quickjs-emscripten 0.32 drops it, names the module "" and asks the loader for that, so
+ * the action would read `import "": ...`. The refusal travels in the name instead, and the loader
+ * throws it (`outsideGraph`); no refused name is ever loaded as a module.
+ */
+const REFUSED = "vesta:refused:";
+export const refusedName = (error: Error): string => `${REFUSED}${error.message}`;
+
+const notInGraph = (name: string) => `import ${JSON.stringify(name.slice(0, 200))}: not in the action's static imports; import() can load only modules the action imports statically`;
+
+/**
+ * What QuickJS's loader gets for a module outside the graph (a dynamic import() of another
+ * specifier, or any import in a script): the refusal a refused name carries, or this one.
+ */
+export const outsideGraph = (name: string) => ({ error: new TypeError(name.startsWith(REFUSED) ? name.slice(REFUSED.length) : notInGraph(name)) });
+
+/** QuickJS's module normalizer for a run without an import graph (a script): each import() refused, by name. */
+export const outsideGraphName = (requested: string): string => `${REFUSED}${notInGraph(requested)}`;
 
 /** The static imports of `source` as QuickJS reads them (compiled as the module `name`, not run), or its compile error. */
 export function staticImports(qjs: QuickJSWASMModule, source: string, name: string, limits: RunLimits): { specifiers: string[] } | { error: RunError } {
@@ -110,12 +125,12 @@ export class ImportGraph {
     return this.arrived.map((n) => ({ url: n.url, hash: n.hash! }));
   }
 
-  /** QuickJS's module normalizer: the graph's name of `requested` imported by `base`. */
-  normalize(base: string, requested: string): string | { error: Error } {
+  /** QuickJS's module normalizer: the graph's name of `requested` imported by `base` (a refused name when it names none). */
+  normalize(base: string, requested: string): string {
     try {
       return this.resolve(requested, base).url;
     } catch (err) {
-      return { error: err as Error };
+      return refusedName(err as Error);
     }
   }
 

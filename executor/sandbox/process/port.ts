@@ -7,7 +7,7 @@
  */
 import net from "node:net";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
-import { codeFromFrame, encodeFrame, FrameReader, MAX_FRAME_BYTES } from "../wire/frames";
+import { encodeFrame, FrameReader, MAX_FRAME_BYTES } from "../wire/frames";
 import type { FromSandbox, SandboxConfig } from "../wire/messages";
 
 export type HostPort = {
@@ -42,12 +42,10 @@ export function openHostPort(): HostPort {
   const socket = new net.Socket({ fd: 3, readable: true, writable: true });
   let handler: (raw: unknown) => void = () => undefined;
   // The relayer is trusted to send well-formed frames; a broken one ends this process.
+  // Byte fields (the run's code, an answer's bulk) come out of the frame as bytes.
   const reader = new FrameReader(
     () => MAX_FRAME_BYTES,
-    (msg) => {
-      const m = msg as Record<string, unknown> | null;
-      handler(m && m.type === "run" ? { ...m, code: codeFromFrame(m.code) } : msg);
-    },
+    (msg) => handler(msg),
     () => process.exit(EXIT_PROTOCOL),
   );
   socket.on("data", (chunk: Buffer) => reader.push(chunk));

@@ -4,7 +4,8 @@
  * until the action settles.
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten";
-import { boundError, hostMessageChars, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, type WireResult } from "../wire/bounds";
+import { boundError, hostMessageChars, IO_OPS, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, MAX_OPEN_IO_CALLS, type WireResult } from "../wire/bounds";
+import { splitCall, type WireCall } from "../wire/calls";
 import type { FreshContext, ModuleHost } from "./context";
 import { errorPosition, ImportGraph, MODULE_TAIL, outsideGraph, staticImports } from "./module-graph";
 import { ACTION_MODULE, type ImportSource } from "../imports";
@@ -57,13 +58,20 @@ export class ActionRun implements GuestHost, ModuleHost {
   private localChars = 0;
   private readonly timers: GuestTimers;
   private lastCallId = 0;
+  /** Fetch, import, Encrypt and Decrypt calls sent and not answered yet: at most MAX_OPEN_IO_CALLS. */
+  private readonly openIo = new Set<number>();
+  /** Such calls waiting for one of those to be answered, in the order the action made them, and the bytes they hold. */
+  private readonly waiting: { callId: number; op: string; wire: WireCall }[] = [];
+  private waitingBytes = 0;
+  /** Calls refused before they left, rejected at the next host event (refuseSoon). */
+  private readonly refusing = new Set<QuickJSDeferredPromise>();
   private deadlineTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly fresh: FreshContext,
     private readonly memory: WebAssembly.Memory,
     private readonly req: SandboxRunRequest,
-    private readonly send: (callId: number, op: string, argsJson: string) => void,
+    private readonly send: (callId: number, op: string, argsJson: string, body?: Uint8Array) => void,
   ) {
     this.ctx = fresh.ctx;
     this.limits = req.limits;
@@ -198,7 +206,7 @@ export class ActionRun implements GuestHost, ModuleHost {
           return this.finish(undefined, json);
         }
       }
-      if (this.calls.size > 0 || this.internal.size > 0 || this.graph?.busy || this.local.size > 0 || this.timers.size > 0) return;
+      if (this.calls.size > 0 || this.internal.size > 0 || this.refusing.size > 0 || this.graph?.busy || this.local.size > 0 || this.timers.size > 0) return;
       if (this.settled) return this.finish({ message: "the action's promise never settled (nothing left to wait for)" });
       this.finish(undefined);
     } catch (err) {
@@ -207,6 +215,7 @@ export class ActionRun implements GuestHost, ModuleHost {
   }
 
   answer(callId: number, answer: HostAnswer): void {
+    if (this.openIo.delete(callId)) this.sendWaiting();
     const internal = this.internal.get(callId);
     if (internal) {
       this.internal.delete(callId);
@@ -240,8 +249,9 @@ export class ActionRun implements GuestHost, ModuleHost {
 
   /**
    * Sends a host call to the pool, which checks and counts it (host/call-checks.ts) and answers. This
-   * side only bounds what it sends: the size of each message, and how many (a flood of calls
-   * must not reach the main thread).
+   * side bounds what it sends: the size of each message (the call's bulk apart, as bytes:
+   * wire/calls.ts; a bulk past its bound is refused here, as the relayer would, without crossing),
+   * how many (a flood of calls must not reach the relayer), and how many I/O calls are open at once.
    */
   call(op: string, argsJson: string): QuickJSHandle {
     // Nothing of a run that is over may reach the host (its result is sent; a later message would be another run's).
@@ -249,12 +259,17 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.checkCall(op, argsJson);
     const deferred = this.ctx.newPromise();
     const callId = this.nextCallId();
-    if (callId === undefined) {
-      this.ctx.newError({ name: "Error", message: this.marked!.message }).consume((h) => deferred.reject(h));
-      return deferred.handle;
+    let refused = callId === undefined ? this.marked!.message : undefined;
+    if (callId !== undefined) {
+      const wire = this.wireCall(op, argsJson);
+      if ("refused" in wire) refused = wire.refused;
+      else {
+        this.calls.set(callId, deferred);
+        refused = this.dispatch(callId, op, wire);
+        if (refused !== undefined) this.calls.delete(callId);
+      }
     }
-    this.calls.set(callId, deferred);
-    this.send(callId, op, argsJson);
+    if (refused !== undefined) this.refuseSoon(deferred, refused);
     return deferred.handle;
   }
 
@@ -263,13 +278,75 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.checkCall(op, argsJson);
     const callId = this.nextCallId();
     if (callId === undefined) return done({ ok: false, message: this.marked!.message });
+    const wire = this.wireCall(op, argsJson);
+    if ("refused" in wire) return done({ ok: false, message: wire.refused });
     this.internal.set(callId, done);
-    this.send(callId, op, argsJson);
+    const refused = this.dispatch(callId, op, wire);
+    if (refused === undefined) return;
+    this.internal.delete(callId);
+    done({ ok: false, message: refused });
+  }
+
+  /**
+   * A call refused before it leaves is rejected as the relayer's refusal would be: from a later host
+   * event, so that a loop of refused calls still returns to the pump (which checks the deadline)
+   * after each one, as it does when the relayer answers.
+   */
+  private refuseSoon(deferred: QuickJSDeferredPromise, message: string): void {
+    this.refusing.add(deferred);
+    setImmediate(() => {
+      if (this.finished || !this.refusing.delete(deferred)) return; // the run is over: release() frees it
+      try {
+        this.ctx.newError({ name: "Error", message }).consume((h) => deferred.reject(h));
+      } catch (err) {
+        return this.crash(err);
+      } finally {
+        deferred.dispose();
+      }
+      this.pump();
+    });
   }
 
   private checkCall(op: string, argsJson: string): void {
     if (op.length > MAX_OP_CHARS) throw new TypeError("unknown host operation");
     if (argsJson.length > hostMessageChars(this.limits)) throw new RangeError(`${op}: the arguments are too large`);
+  }
+
+  /** The call as it crosses (its bulk apart, as bytes), or why it does not. */
+  private wireCall(op: string, argsJson: string): WireCall | { refused: string } {
+    const split = splitCall(op, argsJson, this.limits);
+    return "tooLarge" in split ? { refused: `${op}: the arguments are too large` } : split;
+  }
+
+  /**
+   * Sends the call, or, an I/O call when MAX_OPEN_IO_CALLS are open, keeps it until one of them is
+   * answered (the run's deadline runs meanwhile). What waits stays within the run's memory: past it,
+   * the call is refused (the message returned) and the run marked with memoryBytes.
+   */
+  private dispatch(callId: number, op: string, wire: WireCall): string | undefined {
+    if (IO_OPS.has(op) && this.openIo.size >= MAX_OPEN_IO_CALLS) {
+      const bytes = wire.argsJson.length + (wire.body?.length ?? 0);
+      if (this.waitingBytes + bytes > this.limits.memoryBytes) {
+        this.marked ??= limitError("memoryBytes", this.limits);
+        return `${op}: the calls waiting for their turn hold too much: ${limitMessage("memoryBytes", this.limits)}`;
+      }
+      this.waitingBytes += bytes;
+      this.waiting.push({ callId, op, wire });
+      return undefined;
+    }
+    if (IO_OPS.has(op)) this.openIo.add(callId);
+    this.send(callId, op, wire.argsJson, wire.body);
+    return undefined;
+  }
+
+  /** An I/O call was answered: the next ones waiting go, unless the run is over. */
+  private sendWaiting(): void {
+    while (!this.finished && this.openIo.size < MAX_OPEN_IO_CALLS && this.waiting.length > 0) {
+      const { callId, op, wire } = this.waiting.shift()!;
+      this.waitingBytes -= wire.argsJson.length + (wire.body?.length ?? 0);
+      this.openIo.add(callId);
+      this.send(callId, op, wire.argsJson, wire.body);
+    }
   }
 
   /** The next call's id, or undefined (the run marked) past MAX_HOST_CALLS_PER_RUN. */
@@ -426,6 +503,10 @@ export class ActionRun implements GuestHost, ModuleHost {
       for (const deferred of this.calls.values()) deferred.dispose();
       this.calls.clear();
       this.internal.clear();
+      this.waiting.length = 0;
+      this.openIo.clear();
+      for (const deferred of this.refusing) deferred.dispose();
+      this.refusing.clear();
       for (const deferred of this.local) deferred.dispose();
       this.local.clear();
       this.settled?.dispose();

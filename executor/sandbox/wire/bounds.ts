@@ -7,6 +7,7 @@
 import { jsonDeeperThan } from "../../../protocol/json";
 import { decodeUtf8, truncateUtf8 } from "../../../protocol/text";
 import { isLimitKey, limitError, type RunError } from "../errors";
+import { MAX_MODULE_URL_CHARS } from "../imports";
 import type { RunLimits, RunResult } from "../types";
 
 export { truncateUtf8 };
@@ -34,21 +35,76 @@ export const MAX_HOST_CALL_VALUES = 256;
 export const MAX_FRAME_VALUES = 64;
 
 /**
- * Characters of JSON in one host call's arguments or one host answer: room for the largest thing
- * a legitimate call carries (a fetch body of maxFetchBytes, or a Decrypt ciphertext), escapes
- * included (a control character takes 6).
+ * Characters of JSON in one host call's arguments as the action writes them, or one host answer:
+ * room for the largest thing a legitimate call carries (a fetch body of maxFetchBytes, or a
+ * Decrypt ciphertext), escapes included (a control character takes 6). The sandbox process refuses
+ * longer arguments before it reads them; what it sends is far smaller (callArgsChars, callBodyBytes).
  */
 export const hostMessageChars = (limits: RunLimits) => 6 * Math.max(limits.maxFetchBytes, 2 * MAX_CRYPTO_MESSAGE_CHARS) + 64 * 1024;
 
+/** Characters of a wallet id (pkpId) in a key call, of a chain name (getRpcUrl). */
+export const MAX_ID_CHARS = 512;
+export const MAX_CHAIN_CHARS = 64;
+/** A fetch: its URL, its headers (how many, each name + value, all of them: every redirect hop sends them again; 64 KB is four times what Node's own HTTP server accepts). */
+export const MAX_URL_CHARS = 8192;
+export const MAX_HEADERS = 64;
+export const MAX_HEADER_CHARS = 8192;
+export const MAX_HEADERS_BYTES = 64 * 1024;
+/** Characters of a fetch method. */
+export const MAX_METHOD_CHARS = 16;
+
 /**
- * Bytes of one frame from a sandbox process (frames.ts): its largest message, a host call's
- * arguments or the end of a run, with every character escaped at worst (6 bytes). Between runs a
- * process has only short things to say.
+ * The calls that may carry or answer megabytes: a fetch (its body, its answer's body), an import
+ * (a module), Encrypt and Decrypt (a message, a ciphertext). At most MAX_OPEN_IO_CALLS of them are
+ * open at once in a run: sent by the sandbox process and not yet answered (process/run.ts queues
+ * the others, in order, within the run's deadline; the pool retires a sandbox that opens more).
+ * The relayer so holds at most that many such calls of a run, their requests and their answers
+ * included, whatever the action starts and whether or not its sandbox reads what it is sent.
+ * Six, as browsers open at most six connections to one host: a run gains little from more (its
+ * fetches mostly go to few hosts), and each open call may hold maxFetchBytes in the relayer.
+ */
+export const MAX_OPEN_IO_CALLS = 6;
+export const IO_OPS: ReadonlySet<string> = new Set(["fetch", "import", "encrypt", "decrypt"]);
+
+/**
+ * Characters of a host call's arguments as they cross (JSON, the call's bulk taken out: a fetch
+ * body, an Encrypt message, a Decrypt ciphertext travel as bytes, callBodyBytes): room for every call
+ * call-checks.ts accepts, each character escaped at worst (6). Checked on the text before it is
+ * parsed, on both sides (the sandbox process refuses a longer call before it leaves).
+ */
+export function callArgsChars(op: string): number {
+  // A fetch: its URL, method and headers (each header's quotes, colon and comma 6 more).
+  if (op === "fetch") return 6 * (MAX_URL_CHARS + MAX_METHOD_CHARS + MAX_HEADERS_BYTES) + 8 * MAX_HEADERS + 256;
+  // The others: an import (a URL of MAX_MODULE_URL_CHARS and at most 8 pins of at most 95 characters,
+  // 13.6 K), a wallet id, a CID or a chain name; 16 K leaves an over-long id the relayer's own message.
+  return Math.max(16 * 1024, 6 * MAX_MODULE_URL_CHARS + 8 * 128 + 256, 6 * MAX_ID_CHARS + 256);
+}
+
+/**
+ * Bytes of a host call's bulk, which crosses as bytes beside its arguments (never JSON-escaped): a
+ * fetch body (maxFetchBytes), an Encrypt message (its UTF-8), a Decrypt ciphertext (base64 text:
+ * as many bytes as characters). Other calls carry none.
+ */
+export function callBodyBytes(op: string, limits: RunLimits): number {
+  if (op === "fetch") return limits.maxFetchBytes;
+  if (op === "encrypt") return MAX_CRYPTO_MESSAGE_CHARS;
+  if (op === "decrypt") return 2 * MAX_CRYPTO_MESSAGE_CHARS;
+  return 0;
+}
+
+/** The largest host call of a run as it crosses: its arguments and its bulk. */
+const largestCall = (limits: RunLimits) => Math.max(...[...IO_OPS].map((op) => 6 * callArgsChars(op) + callBodyBytes(op, limits)));
+
+/**
+ * Bytes of one frame from a sandbox process (frames.ts): its largest legitimate message, a host
+ * call (its arguments, every character escaped at worst, and its bulk as bytes) or the end of a run
+ * (response, logs, error, each character escaped at worst: 6 bytes). A larger frame is refused from
+ * its header, before it is buffered or read. Between runs a process has only short things to say.
  */
 export function sandboxFrameBytes(limits: RunLimits | undefined): number {
   if (!limits) return 64 * 1024;
   const result = limits.maxResponseBytes + limits.maxLogBytes + MAX_ERROR_MESSAGE_BYTES + MAX_ERROR_STACK_BYTES;
-  return 6 * Math.max(hostMessageChars(limits), result) + 64 * 1024;
+  return Math.max(largestCall(limits), 6 * result) + 64 * 1024;
 }
 
 /** An error as it may leave a run: message and stack cut to their caps, `limit` only when it is a RunLimits key. */

@@ -1,11 +1,13 @@
 /**
  * The protocol between SandboxPool (host/, in the relayer) and a sandbox process (process/). Every
- * message is a flat record of strings, numbers, booleans and one byte array (the code): params,
- * arguments, answers and the response travel as JSON text, never as an object graph of the
- * action's making. Between processes each message is one bounded frame (frames.ts). Each side
- * checks what it receives with the readers below and bounds what it sends (bounds.ts).
+ * message is a flat record of strings, numbers, booleans and byte arrays (the code, a call's bulk,
+ * an answer's bulk: calls.ts): params, arguments, answers and the response travel as JSON text,
+ * never as an object graph of the action's making. Between processes each message is one bounded
+ * frame (frames.ts), its byte arrays as bytes. Each side checks what it receives with the readers
+ * below and bounds what it sends (bounds.ts).
  */
-import { hostMessageChars, MAX_CID_CHARS, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES, MAX_OP_CHARS } from "./bounds";
+import { callArgsChars, callBodyBytes, MAX_CID_CHARS, MAX_ERROR_MESSAGE_BYTES, MAX_ERROR_STACK_BYTES, MAX_OP_CHARS } from "./bounds";
+import { joinAnswer, type BodyAs } from "./calls";
 import { isLimitKey, LIMIT_KEYS } from "../errors";
 import { checkedBase, type ImportSource } from "../imports";
 import type { RunLimits } from "../types";
@@ -20,7 +22,11 @@ export type SandboxConfig = {
   guestDir: string;
 };
 
+/** A host call's answer as a run reads it: the JSON the action gets, or a refusal. */
 export type HostAnswer = { ok: true; json: string } | { ok: false; message: string; limit?: keyof RunLimits };
+
+/** An answer as it crosses: its bulk (calls.ts splitAnswer) apart as bytes, which the sandbox process puts back (joinAnswer). */
+export type WireAnswer = { ok: true; json: string; body?: Uint8Array; bodyAs?: BodyAs } | { ok: false; message: string; limit?: keyof RunLimits };
 
 /**
  * A run: its code and params, and (optional) where its imports come from (`importBase`,
@@ -65,7 +71,9 @@ export function runExtrasProblem(imports: ImportSource | undefined, headers: Rec
   return undefined;
 }
 
-export type ToSandbox = RunMessage | ({ type: "answer"; runId: number; callId: number } & HostAnswer);
+export type ToSandbox = RunMessage | ({ type: "answer"; runId: number; callId: number } & WireAnswer);
+/** A message from the pool as the sandbox process reads it: an answer's bulk back in its JSON. */
+export type ReadToSandbox = RunMessage | ({ type: "answer"; runId: number; callId: number } & HostAnswer);
 
 /** The end of a run, as the sandbox process reports it (bounded by bounds.ts before it is sent). */
 export type DoneMessage = {
@@ -84,7 +92,8 @@ export type DoneMessage = {
 
 export type FromSandbox =
   | { type: "ready" }
-  | { type: "call"; runId: number; callId: number; op: string; argsJson: string }
+  /** `body`: the call's bulk as bytes (calls.ts splitCall), its arguments without it. */
+  | { type: "call"; runId: number; callId: number; op: string; argsJson: string; body?: Uint8Array }
   | DoneMessage
   /** Freeing the last run's runtime failed after its result was sent: replace this process. */
   | { type: "poisoned"; diagnostic?: string };
@@ -105,9 +114,13 @@ export function readFromSandbox(raw: unknown, limits: RunLimits | undefined): Fr
       return { type: "ready" };
     case "poisoned":
       return { type: "poisoned", ...(str(m.diagnostic, DIAGNOSTIC_CHARS) ? { diagnostic: m.diagnostic } : {}) };
-    case "call":
-      if (!limits || !id(m.runId) || !id(m.callId) || !str(m.op, MAX_OP_CHARS) || !str(m.argsJson, hostMessageChars(limits))) return undefined;
-      return { type: "call", runId: m.runId, callId: m.callId, op: m.op, argsJson: m.argsJson };
+    case "call": {
+      // Each operation's own bounds, on the lengths (the arguments are parsed later, the bytes never).
+      if (!limits || !id(m.runId) || !id(m.callId) || !str(m.op, MAX_OP_CHARS) || !str(m.argsJson, callArgsChars(m.op))) return undefined;
+      const maxBody = callBodyBytes(m.op, limits);
+      if (m.body !== undefined && !(maxBody > 0 && m.body instanceof Uint8Array && m.body.byteLength <= maxBody)) return undefined;
+      return { type: "call", runId: m.runId, callId: m.callId, op: m.op, argsJson: m.argsJson, ...(m.body !== undefined ? { body: m.body as Uint8Array } : {}) };
+    }
     case "done": {
       if (!limits || !id(m.runId) || typeof m.wasmBytes !== "number" || typeof m.poisoned !== "boolean") return undefined;
       // Sizes are cut by boundResult; here only shapes, and lengths far past any cap, are refused.
@@ -138,8 +151,10 @@ function readLimits(v: unknown): RunLimits | undefined {
   return Object.fromEntries(LIMIT_KEYS.map((k) => [k, l[k]])) as RunLimits;
 }
 
-/** A message from the pool, checked, or undefined. */
-export function readToSandbox(raw: unknown): ToSandbox | undefined {
+const BODY_AS: ReadonlySet<unknown> = new Set(["text", "base64", "string"]);
+
+/** A message from the pool, checked (an answer's bulk put back in its JSON), or undefined. */
+export function readToSandbox(raw: unknown): ReadToSandbox | undefined {
   const m = record(raw);
   if (!m || !id(m.runId)) return undefined;
   if (m.type === "run") {
@@ -159,7 +174,11 @@ export function readToSandbox(raw: unknown): ToSandbox | undefined {
     };
   }
   if (m.type === "answer" && id(m.callId)) {
-    if (m.ok === true && typeof m.json === "string") return { type: "answer", runId: m.runId, callId: m.callId, ok: true, json: m.json };
+    if (m.ok === true && typeof m.json === "string" && m.body === undefined && m.bodyAs === undefined) return { type: "answer", runId: m.runId, callId: m.callId, ok: true, json: m.json };
+    if (m.ok === true && typeof m.json === "string" && m.body instanceof Uint8Array && BODY_AS.has(m.bodyAs)) {
+      const json = joinAnswer(m.json, m.body, m.bodyAs as BodyAs);
+      return json === undefined ? undefined : { type: "answer", runId: m.runId, callId: m.callId, ok: true, json };
+    }
     if (m.ok === false && typeof m.message === "string") {
       return { type: "answer", runId: m.runId, callId: m.callId, ok: false, message: m.message, ...(isLimitKey(m.limit) ? { limit: m.limit } : {}) };
     }
