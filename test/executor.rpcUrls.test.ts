@@ -88,6 +88,21 @@ describe("the deployment's RPC URLs: reachable from actions although loopback, a
     expect(internet.attempts.map((a) => a.hostname)).to.deep.equal(["127.0.0.1"]);
   });
 
+  it("a redirect into the RPC URL is not followed: only a fetch of the RPC URL itself reaches it (and waits its turn among the run's chain requests)", async () => {
+    const redirector = http.createServer((_req, res) => res.writeHead(307, { location: rpcUrl }).end());
+    await new Promise<void>((resolve) => redirector.listen(0, "127.0.0.1", resolve));
+    try {
+      const before = seen.node;
+      // the redirecting server stands for a public host (the test's is on loopback: private networks allowed for it)
+      const from = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/`;
+      await expect(hostFetch(post(from), DEFAULT_LIMITS, { rpcUrls: [rpcUrl], allowPrivateNetworks: true })).to.be.rejectedWith(/a redirect to the deployment's RPC URL is not followed/);
+      expect(seen.node).to.equal(before);
+    } finally {
+      redirector.closeAllConnections();
+      await new Promise((r) => redirector.close(r));
+    }
+  });
+
   it("a redirect from the RPC URL elsewhere is refused: to another loopback port, and to another path of its origin", async () => {
     for (const path of ["/rpc/to-other", "/rpc/to-path"]) {
       const url = rpcUrl.replace("/rpc", path);

@@ -138,6 +138,9 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
     for (let hop = 0; ; hop++) {
       let via = dispatcher;
       if (rpcUrls.has(rpcUrlKey(url))) {
+        // Only a fetch of the RPC URL itself reaches it: it waits its turn among the run's chain
+        // requests (host.ts, rpc-slots.ts), which a public server redirecting there would skip.
+        if (hop > 0) throw new Error("fetch: a redirect to the deployment's RPC URL is not followed (fetch the RPC URL itself)");
         // (a JSON-RPC request is JSON text: bytes that are not UTF-8 are no request, and are refused as such)
         const checked = rpcRequest(method, typeof body === "string" || body === undefined ? body : (decodeUtf8(body) ?? "\u0000"));
         if ("refused" in checked) throw new Error(`fetch: ${checked.refused}`);
