@@ -13,7 +13,7 @@ import * as ethers from "ethers";
 import { decodeCounts } from "../executor/sandbox/process/abi-decode-cost";
 import { callEthers } from "../executor/sandbox/process/ethers-calls";
 import { checkEthersCall } from "../executor/sandbox/process/ethers-bounds";
-import { decodeTagged } from "../executor/sandbox/process/tagged-json";
+import { decodeTagged, MAX_BIGINT_CHARS } from "../executor/sandbox/process/tagged-json";
 import { SandboxPool } from "../executor/sandbox/host/pool";
 import { DEFAULT_LIMITS, type Host, type RunLimits } from "../executor/sandbox/types";
 
@@ -141,6 +141,15 @@ describe("ethers calls whose cost is not their arguments' size", function () {
   });
 
   describe("the counts, against ethers itself", function () {
+    it("restores at most MAX_BIGINT_CHARS digits of bigints per call, refused before V8 reads them (8 M digits took 5 s)", function () {
+      const big = (n: number) => JSON.stringify({ $bigint: "9".repeat(n) });
+      expect(decodeTagged(`[${big(1000)}]`)).to.deep.equal([BigInt("9".repeat(1000))]);
+      const started = performance.now();
+      expect(() => decodeTagged(`[${big(MAX_BIGINT_CHARS + 1)}]`)).to.throw(RangeError, /at most 1048576 digits of bigints/);
+      expect(() => decodeTagged(`[${Array.from({ length: 3 }, () => big(MAX_BIGINT_CHARS / 2)).join(",")}]`)).to.throw(RangeError); // in all, not each
+      expect(performance.now() - started).to.be.below(1000);
+    });
+
     it("the decode walk ends where ethers' decode ends, on valid, corrupted and truncated data", function () {
       const rnd = random(7);
       const pick = <T>(items: T[]) => items[Math.floor(rnd() * items.length)];

@@ -19,10 +19,22 @@ export const isHexBytes = (text: string): boolean => text.length % 2 === 0 && te
 const bytesOf = (hex: string): Uint8Array => (isHexBytes(hex) ? new Uint8Array(Buffer.from(hex.slice(2), "hex")) : getBytes(hex));
 const hexOf = (bytes: Uint8Array): string => "0x" + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 
+/**
+ * Characters of the bigints one decode restores, in all: V8 reads a decimal bigint in more than
+ * linear time (8 M digits took 5 s, before any bound of the helper it is for could look at it); a
+ * million digits is ~0.1 s, and more than any helper needs (Intl formats at most that many digits).
+ */
+export const MAX_BIGINT_CHARS = 1 << 20;
+
 /** Tagged JSON text → its value (bigint and Uint8Array restored). */
 export function decodeTagged(json: string): unknown {
+  let bigintChars = 0;
   return JSON.parse(json, (_k, v) => {
-    if (tagged(v) && typeof v.$bigint === "string") return BigInt(v.$bigint);
+    if (tagged(v) && typeof v.$bigint === "string") {
+      bigintChars += v.$bigint.length;
+      if (bigintChars > MAX_BIGINT_CHARS) throw new RangeError(`at most ${MAX_BIGINT_CHARS} digits of bigints cross into the sandbox process in one call`);
+      return BigInt(v.$bigint);
+    }
     if (tagged(v) && typeof v.$bytes === "string") return bytesOf(v.$bytes);
     return v;
   });
