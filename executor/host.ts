@@ -113,7 +113,8 @@ export function createHost(deps: HostDeps, who: Who, cid: string, limits: RunLim
         // Chipotle's format: 0x + the 33-byte compressed SEC1 key.
         return SigningKey.computePublicKey((await actionWallet(call.ipfsId)).publicKey, true);
       case "getLitActionWalletAddress":
-        return (await actionWallet(call.ipfsId)).address;
+        // Chipotle's format: 0x + 40 lowercase hex digits (not the checksummed form).
+        return (await actionWallet(call.ipfsId)).address.toLowerCase();
       case "encrypt":
         if (typeof call.message !== "string") throw new Refused("message must be a string");
         return encrypt(await encryptionKey(call.pkpId), call.message);

@@ -251,12 +251,13 @@ describe("executor over HTTP (execution flow of spec 1)", function () {
     const keys = LocalKeyProvider.open(path.join(stack.relayerConfig.dataDir, "root-secret"), pino({ level: "silent" }));
     const expectedA = await deriveWallet(keys, paths.action(cidA));
     const expectedB = await deriveWallet(keys, paths.action(cidB));
-    expect(a.body.response).to.deep.include({ address: expectedA.address, own: expectedA.address, pub: new ethers.SigningKey(expectedA.privateKey).compressedPublicKey });
-    expect(b.body.response).to.deep.include({ address: expectedB.address, own: expectedB.address });
+    // getLitActionWalletAddress answers as Chipotle: lowercase hex
+    expect(a.body.response).to.deep.include({ address: expectedA.address, own: expectedA.address.toLowerCase(), pub: new ethers.SigningKey(expectedA.privateKey).compressedPublicKey });
+    expect(b.body.response).to.deep.include({ address: expectedB.address, own: expectedB.address.toLowerCase() });
     expect(expectedB.address).to.not.equal(expectedA.address);
     // another action's identity is public (its address and public key), never its private key
     const peek = await run(stack, apiKey, { code: code("peek"), js_params: { self: cidA } });
-    expect(peek.body.response.own).to.equal(expectedA.address);
+    expect(peek.body.response.own).to.equal(expectedA.address.toLowerCase());
     expect(peek.body.response.address).to.equal((await deriveWallet(keys, paths.action(await computeCid(code("peek"))))).address);
   });
 

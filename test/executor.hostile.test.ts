@@ -257,7 +257,7 @@ describe("execution path under attack (issue 15)", function () {
 
     it("derives once per run what is asked twice (the answers are cached)", async function () {
       const { r, derived } = await derivationsOf(
-        `async function main() { const a = await Lit.Actions.getLitActionWalletAddress(); const b = await Lit.Actions.getLitActionPublicKey(); const k = await Lit.Actions.getLitActionPrivateKey(); return new ethers.Wallet(k).address === a && ethers.computeAddress(b) === a }`,
+        `async function main() { const a = await Lit.Actions.getLitActionWalletAddress(); const b = await Lit.Actions.getLitActionPublicKey(); const k = await Lit.Actions.getLitActionPrivateKey(); return new ethers.Wallet(k).address.toLowerCase() === a && ethers.computeAddress(b).toLowerCase() === a }`,
       );
       expect([r.body.has_error, r.body.response]).to.deep.equal([false, true]);
       expect(derived).to.equal(1);

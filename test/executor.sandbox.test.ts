@@ -40,7 +40,7 @@ function testHost(limits: RunLimits) {
       case "getLitActionPublicKey":
         return new SigningKey(ACTION_KEY).compressedPublicKey;
       case "getLitActionWalletAddress":
-        return computeAddress(ACTION_KEY);
+        return computeAddress(ACTION_KEY).toLowerCase(); // as executor/host.ts answers it (Chipotle's form)
       case "encrypt":
         return `enc:${Buffer.from(call.message).toString("base64")}`;
       case "decrypt":
@@ -162,7 +162,7 @@ describe("executor sandbox", function () {
       const r = await run(example("action-wallet.js"), { to, chainId: 1 });
       const wallet = new Wallet(ACTION_KEY);
       const signedTx = await wallet.signTransaction({ to, value: ethers.parseEther("0.01"), nonce: 0, gasLimit: 21000, maxFeePerGas: 30_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, chainId: 1, type: 2 });
-      expect(r.response).to.deep.equal({ address: wallet.address, publicKey: wallet.signingKey.compressedPublicKey, matches: true, signedTx });
+      expect(r.response).to.deep.equal({ address: wallet.address.toLowerCase(), publicKey: wallet.signingKey.compressedPublicKey, matches: true, signedTx });
     });
   });
 

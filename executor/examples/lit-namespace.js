@@ -18,7 +18,7 @@ LitActions.setResponse({
     frozen: Object.isFrozen(Lit) && Object.isFrozen(LitActions),
     assignmentThrew,
     compressed: /^0x0[23][0-9a-f]{64}$/.test(publicKey),
-    matchesAddress: ethers.computeAddress(publicKey) === address,
+    matchesAddress: ethers.computeAddress(publicKey).toLowerCase() === address, // Chipotle answers the address in lowercase hex
     imports: Lit.Actions.showImportDetails(),
   }),
 });
