@@ -7,7 +7,7 @@ import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quic
 import { boundError, hostMessageChars, IO_OPS, MAX_HOST_CALLS_PER_RUN, MAX_OP_CHARS, MAX_OPEN_IO_CALLS, type WireResult } from "../wire/bounds";
 import { splitCall, type WireCall } from "../wire/calls";
 import type { FreshContext, ModuleHost } from "./context";
-import { errorPosition, ImportGraph, MODULE_TAIL, outsideGraph, staticImports } from "./module-graph";
+import { errorPosition, ImportGraph, MODULE_TAIL, outsideGraph, outsideGraphName, staticImports } from "./module-graph";
 import { ACTION_MODULE, type ImportSource } from "../imports";
 import { limitError, limitMessage, SandboxLimitError, type RunError } from "../errors";
 import { callEthers, clearEthersCaches } from "./ethers-calls";
@@ -365,7 +365,8 @@ export class ActionRun implements GuestHost, ModuleHost {
   }
 
   normalizeModule(base: string, requested: string): string | { error: Error } {
-    return this.graph ? this.graph.normalize(base, requested) : outsideGraph(requested);
+    // quickjs-emscripten drops a normalizer's error and asks the loader for "": the refusal travels in the name.
+    return this.graph ? this.graph.normalize(base, requested) : outsideGraphName(requested);
   }
 
   loadModule(name: string): string | { error: Error } {
