@@ -381,7 +381,7 @@ describe("ethers v5 in the sandbox, against the real ethers v5", function () {
       const r = await run(`const abi = []; for (let i = 0; i < 200000; i++) abi.push("function f" + i + "(uint256 a, address b) view returns (uint256)");
         try { new u.Interface(abi); return "parsed"; } catch (e) { return e.message; }`, { memoryBytes: 32 * 1024 * 1024 });
       expect(r.response).to.match(/^new Interface: memory limit exceeded/);
-      expect([r.hasError, r.error?.limit]).to.deep.equal([true, "memoryBytes"]);
+      expect([r.hasError, r.error?.limit]).to.deep.equal([false, undefined]); // caught: the run does not fail for it
     });
 
     it("ABI types nested 10,000 deep are refused before ethers recurses into them (a RangeError); 64 levels are fine", async () => {

@@ -101,8 +101,8 @@ describe("ethers calls whose cost is not their arguments' size", function () {
         const r = await run(`${PRELUDE}\nasync function main() { try { ${call}; return "answered"; } catch (e) { return e.name + ": " + e.message; } }`);
         const ms = Date.now() - started;
         expect(r.response, JSON.stringify(r.error)).to.match(expected);
-        if (expected === MEMORY) expect(r.error).to.deep.equal({ message: "memory limit exceeded: the action may use at most 64 MB (memoryBytes)", limit: "memoryBytes" });
-        else expect(r.hasError, r.logs).to.equal(false);
+        // the action caught the refusal: the run does not fail for it (as on Chipotle, whose ops reject and the action may catch)
+        expect([r.hasError, r.error], r.logs).to.deep.equal([false, undefined]);
         expect(ms, "well under the run's 20 s").to.be.below(5000);
         expect(pool.stats().replaced, "the sandbox process lives").to.equal(before.replaced);
         expect(pool.stats().started).to.equal(before.started);

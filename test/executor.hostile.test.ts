@@ -210,8 +210,8 @@ describe("execution path under attack (issue 15)", function () {
       const t = Date.now();
       const r = await run(apiKey, { code });
       expect(Date.now() - t, "refused before any allocation").to.be.below(5000);
-      expect([r.status, r.body.has_error, r.body.response]).to.deep.equal([422, true, "ethers.zeroPadValue: memory limit exceeded: the action may use at most 64 MB (memoryBytes)"]);
-      expect(r.body.error).to.equal("memory limit exceeded: the action may use at most 64 MB (memoryBytes)");
+      // refused before allocating; the action caught it, so the run does not fail for it (as on Chipotle)
+      expect([r.status, r.body.has_error, r.body.response]).to.deep.equal([200, false, "ethers.zeroPadValue: memory limit exceeded: the action may use at most 64 MB (memoryBytes)"]);
       expect(process.memoryUsage().rss - rss, "the relayer's own memory").to.be.below(200 * 1024 * 1024);
       await stillServing();
     });
@@ -228,10 +228,10 @@ describe("execution path under attack (issue 15)", function () {
         return out;
       }`;
       const r = await run(apiKey, { code });
-      expect(r.body.has_error).to.equal(true);
       const limit = "key request limit exceeded: at most 10 key requests per run (maxKeyRequests)";
+      // the action caught the refusals: the run does not fail for them (as on Chipotle), and it was refused the 11th and 12th
+      expect([r.status, r.body.has_error]).to.deep.equal([200, false]);
       expect(r.body.response).to.deep.equal([...Array(10).fill("ok"), limit, limit]);
-      expect(r.body.error).to.equal(limit);
     });
 
     /** Runs `code` and answers its reply and how many keys the key provider derived meanwhile. */

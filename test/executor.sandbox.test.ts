@@ -302,20 +302,24 @@ describe("executor sandbox", function () {
       expect(r.ms).to.be.below(2000);
     });
 
-    it("fetch: over maxFetches rejects and marks the run; the host sees only the allowed fetches", async () => {
+    it("fetch: over maxFetches rejects (the action may catch it, and then the run does not fail for it, as on Chipotle; uncaught, it fails the run with the limit); the host sees only the allowed fetches", async () => {
       const code = `async function main({ url }) { const out = []; for (let i = 0; i < 5; i++) { try { out.push((await fetch(url)).status) } catch (e) { out.push(e.message) } } return out }`;
       const r = await run(code, { url: `${base}/json` }, { maxFetches: 3 });
-      expectLimit(r, "maxFetches", /^fetch limit exceeded: at most 3 fetches per run/);
-      expect(r.response).to.deep.equal([200, 200, 200, r.error!.message, r.error!.message]);
+      const refused = "fetch limit exceeded: at most 3 fetches per run (maxFetches)";
+      expect([r.hasError, r.response]).to.deep.equal([false, [200, 200, 200, refused, refused]]);
       expect(r.calls.filter((c) => c.op === "fetch")).to.have.length(3);
+      const uncaught = await run(`async function main({ url }) { for (let i = 0; i < 5; i++) await fetch(url) }`, { url: `${base}/json` }, { maxFetches: 3 });
+      expectLimit(uncaught, "maxFetches", /fetch limit exceeded: at most 3 fetches per run/);
     });
 
-    it("keys: over maxKeyRequests rejects and marks the run; the host sees only the allowed requests", async () => {
+    it("keys: over maxKeyRequests rejects (caught: the run does not fail for it; uncaught: it fails with the limit); the host sees only the allowed requests", async () => {
       const code = `async function main({ pkpId }) { const out = []; for (let i = 0; i < 4; i++) { try { out.push((await Lit.Actions.getPrivateKey({ pkpId })).length) } catch (e) { out.push(e.message) } } return out }`;
       const r = await run(code, { pkpId: PKP_ID }, { maxKeyRequests: 2 });
-      expectLimit(r, "maxKeyRequests", /^key request limit exceeded: at most 2 key requests per run/);
-      expect(r.response).to.deep.equal([66, 66, r.error!.message, r.error!.message]);
+      const refused = "key request limit exceeded: at most 2 key requests per run (maxKeyRequests)";
+      expect([r.hasError, r.response]).to.deep.equal([false, [66, 66, refused, refused]]);
       expect(r.calls).to.have.length(2);
+      const uncaught = await run(`async function main({ pkpId }) { for (let i = 0; i < 4; i++) await Lit.Actions.getPrivateKey({ pkpId }) }`, { pkpId: PKP_ID }, { maxKeyRequests: 2 });
+      expectLimit(uncaught, "maxKeyRequests", /key request limit exceeded: at most 2 key requests per run/);
     });
 
     it("code and params: sizes over the limits; big code still runs", async () => {
@@ -601,10 +605,10 @@ describe("executor sandbox", function () {
         "NotSupportedError",
         "crypto.subtle.importKey: memory limit exceeded: the action may use at most 8 MB (memoryBytes)",
       ]);
-      expect([r.hasError, r.error?.limit]).to.deep.equal([true, "memoryBytes"]);
+      expect([r.hasError, r.error?.limit]).to.deep.equal([false, undefined]); // each refusal caught: the run does not fail for them
     });
 
-    it("bounds what the crypto.subtle operations under way hold in all (the run's memory), marking the run", async () => {
+    it("bounds what the crypto.subtle operations under way hold in all (the run's memory): the action may catch the refusals", async () => {
       const r = await run(`async function main() {
         const data = new Uint8Array(300 * 1024);
         const ops = [];
@@ -613,7 +617,7 @@ describe("executor sandbox", function () {
       }`, {}, { memoryBytes: 4 * 1024 * 1024, timeoutMs: 20_000 });
       const refused = "crypto.subtle.digest: the operations under way hold too much: memory limit exceeded: the action may use at most 4 MB (memoryBytes)";
       expect(r.response, JSON.stringify(r.error)).to.deep.equal([32, 32, 32, 32, 32, 32, refused, refused, refused, refused]);
-      expect([r.hasError, r.error?.limit]).to.deep.equal([true, "memoryBytes"]);
+      expect([r.hasError, r.error?.limit]).to.deep.equal([false, undefined]);
     });
 
     it("bounds URL: inputs longer than 64 KB are a RangeError; an invalid URL is a TypeError", async () => {
@@ -678,10 +682,9 @@ describe("executor sandbox", function () {
       await expect(hostFetch({ op: "fetch", url: "file:///etc/passwd", method: "GET", headers: {} }, limitsWith())).to.be.rejectedWith(refused.error);
     });
 
-    it("caps the response body at maxFetchBytes and marks the run", async () => {
+    it("caps the response body at maxFetchBytes: the fetch rejects, the action may catch it", async () => {
       const r = await run(code, { url: `${base}/big` });
-      expectLimit(r, "maxFetchBytes", /^fetch response too large: at most 1 MB per response/);
-      expect(r.response).to.deep.equal({ error: r.error!.message });
+      expect([r.hasError, r.response]).to.deep.equal([false, { error: "fetch response too large: at most 1 MB per response (maxFetchBytes)" }]);
     });
 
     it("times out a request at what is left of the run", async () => {

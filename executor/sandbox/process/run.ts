@@ -22,6 +22,9 @@ import { MAX_TIMEOUT_MS, type RunLimits } from "../types";
 /** One run as the sandbox process sees it: the code as text (decoded from the bytes its CID names), params as JSON. */
 export type SandboxRunRequest = { code: string; ipfsId: string; paramsJson: string; limits: RunLimits; imports?: ImportSource; headersJson?: string };
 
+/** Why a call past MAX_HOST_CALLS_PER_RUN is refused. */
+const HOST_CALL_LIMIT = `host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run`;
+
 /** crypto.subtle operations one run may have under way at once. */
 export const MAX_PENDING_SUBTLE = 16;
 
@@ -44,8 +47,12 @@ export class ActionRun implements GuestHost, ModuleHost {
   private readonly logs: LogBuffer;
   /** Ends the run at the next interrupt check. */
   private fatal?: RunError;
-  /** A limit the action survived (e.g. a rejected fetch it caught): the run still has hasError. */
-  private marked?: RunError;
+  /**
+   * The first limit a call of the run met (the call refused, the action told): a run that then fails
+   * fails with it (an uncaught rejection, or a library's error around it). A run whose action caught
+   * it and went on is not failed for it, as on Chipotle (whose ops reject, and the action may catch).
+   */
+  private metLimit?: RunError;
   private responseJson?: string;
   private readonly calls = new Map<number, QuickJSDeferredPromise>();
   /** Host calls the sandbox process makes for the run itself (the modules of its imports), not for the action. */
@@ -234,7 +241,7 @@ export class ActionRun implements GuestHost, ModuleHost {
       if (answer.ok) {
         this.ctx.newString(answer.json).consume((h) => deferred.resolve(h));
       } else {
-        if (answer.limit) this.marked ??= { message: answer.message, limit: answer.limit };
+        if (answer.limit) this.metLimit ??= { message: answer.message, limit: answer.limit };
         this.ctx.newError({ name: "Error", message: answer.message }).consume((h) => deferred.reject(h));
       }
     } catch (err) {
@@ -259,7 +266,7 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.checkCall(op, argsJson);
     const deferred = this.ctx.newPromise();
     const callId = this.nextCallId();
-    let refused = callId === undefined ? this.marked!.message : undefined;
+    let refused = callId === undefined ? HOST_CALL_LIMIT : undefined;
     if (callId !== undefined) {
       const wire = this.wireCall(op, argsJson);
       if ("refused" in wire) refused = wire.refused;
@@ -277,7 +284,7 @@ export class ActionRun implements GuestHost, ModuleHost {
   private callInternal(op: string, argsJson: string, done: (answer: HostAnswer) => void): void {
     this.checkCall(op, argsJson);
     const callId = this.nextCallId();
-    if (callId === undefined) return done({ ok: false, message: this.marked!.message });
+    if (callId === undefined) return done({ ok: false, message: HOST_CALL_LIMIT });
     const wire = this.wireCall(op, argsJson);
     if ("refused" in wire) return done({ ok: false, message: wire.refused });
     this.internal.set(callId, done);
@@ -321,13 +328,13 @@ export class ActionRun implements GuestHost, ModuleHost {
   /**
    * Sends the call, or, an I/O call when MAX_OPEN_IO_CALLS are open, keeps it until one of them is
    * answered (the run's deadline runs meanwhile). What waits stays within the run's memory: past it,
-   * the call is refused (the message returned) and the run marked with memoryBytes.
+   * the call is refused (the message returned) and memoryBytes is the run's limit met.
    */
   private dispatch(callId: number, op: string, wire: WireCall): string | undefined {
     if (IO_OPS.has(op) && this.openIo.size >= MAX_OPEN_IO_CALLS) {
       const bytes = wire.argsJson.length + (wire.body?.length ?? 0);
       if (this.waitingBytes + bytes > this.limits.memoryBytes) {
-        this.marked ??= limitError("memoryBytes", this.limits);
+        this.metLimit ??= limitError("memoryBytes", this.limits);
         return `${op}: the calls waiting for their turn hold too much: ${limitMessage("memoryBytes", this.limits)}`;
       }
       this.waitingBytes += bytes;
@@ -349,13 +356,9 @@ export class ActionRun implements GuestHost, ModuleHost {
     }
   }
 
-  /** The next call's id, or undefined (the run marked) past MAX_HOST_CALLS_PER_RUN. */
+  /** The next call's id, or undefined past MAX_HOST_CALLS_PER_RUN (the call is refused with HOST_CALL_LIMIT). */
   private nextCallId(): number | undefined {
-    if (this.lastCallId >= MAX_HOST_CALLS_PER_RUN) {
-      this.marked ??= { message: `host call limit exceeded: at most ${MAX_HOST_CALLS_PER_RUN} host calls per run` };
-      return undefined;
-    }
-    return ++this.lastCallId;
+    return this.lastCallId >= MAX_HOST_CALLS_PER_RUN ? undefined : ++this.lastCallId;
   }
 
   info(what: string): string {
@@ -394,14 +397,14 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.fatal ??= boundError({ message, stack: actionStack(stack) });
   }
 
-  /** A call past what the run may handle throws its limit to the action (which may catch it) and marks the run with it. */
+  /** A call past what the run may handle throws its limit to the action (which may catch it); the limit is the run's limit met (metLimit). */
   ethers(name: string, argsJson: string): string {
-    return this.marking(() => callEthers(name, argsJson, this.limits));
+    return this.limited(() => callEthers(name, argsJson, this.limits));
   }
 
-  /** A synchronous web platform helper; a call past what the run may handle throws its limit and marks the run, like ethers. */
+  /** A synchronous web platform helper; a call past what the run may handle throws its limit, like ethers. */
   web(name: string, argsJson: string): string {
-    return this.marking(() => callWeb(name, argsJson, this.limits));
+    return this.limited(() => callWeb(name, argsJson, this.limits));
   }
 
   /**
@@ -412,7 +415,7 @@ export class ActionRun implements GuestHost, ModuleHost {
     if (this.local.size >= MAX_PENDING_SUBTLE) throw new RangeError(`crypto.subtle: at most ${MAX_PENDING_SUBTLE} operations may be under way at once`);
     // Their arguments live in this process's heap until they settle: all of them together within the run's memory.
     if (this.localChars + argsJson.length > this.limits.memoryBytes) {
-      this.marked ??= limitError("memoryBytes", this.limits);
+      this.metLimit ??= limitError("memoryBytes", this.limits);
       throw new SandboxLimitError("memoryBytes", `crypto.subtle.${op}: the operations under way hold too much: ${limitMessage("memoryBytes", this.limits)}`);
     }
     const chars = argsJson.length;
@@ -429,7 +432,7 @@ export class ActionRun implements GuestHost, ModuleHost {
     work.then(
       (json) => this.settleLocal(deferred, () => this.ctx.newString(json).consume((h) => deferred.resolve(h))),
       (err: Error) => {
-        if (err instanceof SandboxLimitError) this.marked ??= limitError(err.limit, this.limits);
+        if (err instanceof SandboxLimitError) this.metLimit ??= limitError(err.limit, this.limits);
         const name = err instanceof TypeError ? "TypeError" : /^[A-Z][A-Za-z]{0,40}Error$/.test(err?.name) && !(err instanceof SandboxLimitError) ? err.name : "Error";
         this.settleLocal(deferred, () => this.ctx.newError({ name, message: String(err?.message).slice(0, 2048) }).consume((h) => deferred.reject(h)));
       },
@@ -449,11 +452,11 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.pump();
   }
 
-  private marking<T>(fn: () => T): T {
+  private limited<T>(fn: () => T): T {
     try {
       return fn();
     } catch (err) {
-      if (err instanceof SandboxLimitError) this.marked ??= limitError(err.limit, this.limits);
+      if (err instanceof SandboxLimitError) this.metLimit ??= limitError(err.limit, this.limits);
       throw err;
     }
   }
@@ -465,7 +468,7 @@ export class ActionRun implements GuestHost, ModuleHost {
     thrown.dispose();
     // A limit the run met and then failed (an uncaught rejection of the call over it, or an error of a
     // library around it, such as an ethers provider's SERVER_ERROR): the run ends with that limit.
-    if (!error.limit && this.marked?.limit) error = { ...error, limit: this.marked.limit };
+    if (!error.limit && this.metLimit?.limit) error = { ...error, limit: this.metLimit.limit };
     this.finish(error);
   }
 
@@ -474,7 +477,7 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.finished = true;
     this.clearTimers();
     // What main returned wins over setResponse's, as on Chipotle (its runtime calls setResponse with it after main).
-    const result = buildResult(this.logs, this.limits, mainJson ?? this.responseJson, error ?? this.marked);
+    const result = buildResult(this.logs, this.limits, mainJson ?? this.responseJson, error);
     this.resolveDone({ result, crashed: false });
   }
 
