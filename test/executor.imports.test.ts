@@ -621,6 +621,11 @@ describe("import specifiers (sandbox/imports.ts)", function () {
       ["../../../npm/zod@1.x/+esm", mod, "zod@1.x is not an exact version"],
       ["/npm/v135/zod@3.22.4/+esm", mod, "it names v135 without a version"], // esm.sh's build prefix means nothing under jsDelivr's /npm/
       ["/npm/zod@3.22.4/+esm?v=2", mod, "no query string"],
+      // review finding: an encoded / (or \) that a CDN decodes, then resolves, names another package or version
+      ["https://cdn.jsdelivr.net/npm/zod@3.22.4%2F..%2Fzod@latest/+esm", "action.js", "an encoded / or \\"],
+      ["https://cdn.jsdelivr.net/npm/zod@3.22.4/x%2F..%2F..%2F..%2Fgh%2Fattacker%2Frepo@main%2Fevil.js", "action.js", "an encoded / or \\"],
+      ["https://cdn.jsdelivr.net/npm/zod@3.22.4/x%5C..%5Cy.js", "action.js", "an encoded / or \\"],
+      ["/npm/zod@3.22.4%2f..%2fzod@latest/+esm", mod, "an encoded / or \\"],
     ] as const) {
       expect(() => resolveImport(source, spec, referrer), spec).to.throw(why);
     }

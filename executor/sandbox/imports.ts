@@ -103,12 +103,17 @@ const BUILD_PREFIX = /^(?:v\d+|stable)$/;
  * undefined. The path is read as the CDN reads it, percent-decoded (`zod%40latest` is `zod@latest`).
  */
 function packageProblem(rest: string, rootBase: boolean): string | undefined {
+  // The exact version is read from the path as the CDN will read it: an encoded / or \ (which a CDN
+  // may decode, then resolve "..") or a dot segment would make the checked name another one
+  // (review finding: `zod@3.22.4%2F..%2Fzod@latest/+esm` passed as zod@3.22.4).
+  if (/%(2f|5c)/i.test(rest)) return "its path has an encoded / or \\ (%2F, %5C): a CDN may decode it into another path";
   let segments: string[];
   try {
     segments = decodeURIComponent(rest).split("/");
   } catch {
     return "its path is not valid percent-encoding";
   }
+  if (segments.some((segment) => segment === "." || segment === "..")) return "its path has a dot segment";
   if (rootBase && segments.length > 1 && BUILD_PREFIX.test(segments[0])) segments = segments.slice(1);
   const scoped = segments[0].startsWith("@");
   if (scoped && !PACKAGE_NAME.test(segments[0].slice(1))) return `${JSON.stringify(segments[0].slice(0, 100))} is not a package scope`;
