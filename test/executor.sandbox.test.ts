@@ -172,6 +172,9 @@ describe("executor sandbox", function () {
       const r = await run("async function main() { Actions.setResponse({ response: 'set' }); return Lit.Actions === Actions ? 'returned' : 'bad' }");
       expect(r).to.deep.include({ response: "returned", hasError: false });
       expect((await run("async function main() { Lit.Actions.setResponse({ response: 'set' }) }")).response).to.equal("set");
+      // setResponse answers null, as Chipotle's op does (its runtime test async_await logs [ "456", null ])
+      const both = await run("async function main() { console.log(await Promise.all([Promise.resolve('456'), Lit.Actions.setResponse({ response: 'OK' })])) }");
+      expect([both.response, both.logs]).to.deep.equal(["OK", '[ "456", null ]\n']);
       expect((await run("async function main() { Lit.Actions.setResponse({ response: 'set' }); return undefined }")).response).to.equal("set");
       expect((await run("async function main() { Lit.Actions.setResponse({ response: 'set' }); return null }")).response).to.equal(null);
       // a string that parses as JSON is that JSON, any other string itself

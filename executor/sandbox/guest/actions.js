@@ -51,6 +51,7 @@
     setResponse(arg) {
       const wrapped = arg !== null && typeof arg === "object" && !Array.isArray(arg) && Object.prototype.hasOwnProperty.call(arg, "response");
       host.setResponse(responseJson(wrapped ? arg.response : arg));
+      return null; // what Chipotle's op answers (its runtime test logs [ "456", null ] for Promise.all of a Decrypt and a setResponse)
     },
     // The JSON-RPC URL of a chain the deployment is configured for (Datil's getRpcUrl; the names: GET /get_node_chain_config's chain_name and VESTA_ACTION_RPC_URLS).
     async getRpcUrl(o) {
