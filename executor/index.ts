@@ -20,6 +20,7 @@ import type { FairShare } from "./sandbox/host/fair-queue";
 import type { KeyProvider } from "./keys/provider";
 import { hex32 } from "../protocol/usageKeyShape";
 import type { RunLimits, RunResult } from "./sandbox/types";
+import { wasmBytesFor } from "./sandbox/wasm-memory";
 
 const NO_RPC_URLS: ReadonlyMap<string, string> = new Map();
 
@@ -108,7 +109,14 @@ export class Executor {
       opts.logger.warn({ reason: why }, "sandbox processes share the relayer's network: code that escaped QuickJS could open sockets past the fetch egress policy (see Security model in the README)");
     }
     this.modules = new ModuleFetcher(opts.imports, { allowPrivateNetworks: opts.fetchAllowPrivate ?? false });
-    this.pool = new SandboxPool({ size: opts.workers, logger: opts.logger, fairShare: opts.fairShare, launcher: processLauncher({ user, memoryMb: opts.sandboxMemoryMb, network }) });
+    this.pool = new SandboxPool({
+      size: opts.workers,
+      logger: opts.logger,
+      fairShare: opts.fairShare,
+      // Each process's WASM maximum holds what a run of the configured memory limit grows to (a fixed 1 GiB failed every run past ~670 MB).
+      wasmMaxBytes: wasmBytesFor(opts.limits.memoryBytes),
+      launcher: processLauncher({ user, memoryMb: opts.sandboxMemoryMb, network }),
+    });
   }
 
   /** Opens the action code store (migrating it), then follows the chain's permission events until `signal`. */

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import { getAddress, isHexString, Wallet } from "ethers";
 import { z } from "zod";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type RunLimits } from "../executor/sandbox/types";
+import { MAX_RUN_MEMORY_MB } from "../executor/sandbox/wasm-memory";
 import type { FairShare } from "../executor/sandbox/host/fair-queue";
 import { DEFAULT_SANDBOX_MEMORY_MB, defaultSandboxUser, type SandboxUser } from "../executor/sandbox/host/launchers";
 import { chooseSandboxNetwork, probeNetwork, SANDBOX_NETWORKS, type SandboxNetwork } from "../executor/sandbox/host/network";
@@ -62,7 +63,12 @@ const EnvSchema = z
     VESTA_REPLICAS: z.coerce.number().int("VESTA_REPLICAS must be a whole number").min(1, "VESTA_REPLICAS must be at least 1").max(MAX_REPLICAS, `VESTA_REPLICAS is at most ${MAX_REPLICAS}`).default(1),
     VESTA_EIP712_DOMAIN_NAME: z.string().min(1).max(128).default(DEFAULT_DOMAIN_NAME),
     VESTA_ACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(MAX_TIMEOUT_MS, `VESTA_ACTION_TIMEOUT_MS is at most ${MAX_TIMEOUT_MS} (15 min)`).default(DEFAULT_LIMITS.timeoutMs),
-    VESTA_ACTION_MEMORY_MB: z.coerce.number().int().min(8).max(4096).default(DEFAULT_LIMITS.memoryBytes / 1024 / 1024),
+    VESTA_ACTION_MEMORY_MB: z.coerce
+      .number()
+      .int()
+      .min(8)
+      .max(MAX_RUN_MEMORY_MB, `VESTA_ACTION_MEMORY_MB is at most ${MAX_RUN_MEMORY_MB}: a run's WASM memory (1.5 times it, plus 32 MB) must fit the 2 GiB the sandbox's QuickJS build can hold`)
+      .default(DEFAULT_LIMITS.memoryBytes / 1024 / 1024),
     VESTA_ACTION_MAX_FETCHES: z.coerce.number().int().min(0).max(10_000).default(DEFAULT_LIMITS.maxFetches),
     VESTA_ACTION_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxResponseBytes),
     VESTA_ACTION_MAX_LOG_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxLogBytes),

@@ -78,13 +78,15 @@ export const slotUser = (first: SandboxUser, slot: number): SandboxUser => ({ ui
 
 /** Default OS memory ceiling of a sandbox process, in MB: room for the WASM ceiling (1 GiB), the V8 heap (256 MB) and Node itself. */
 export const DEFAULT_SANDBOX_MEMORY_MB = 2048;
+/** What a sandbox process needs besides its WASM memory, in MB: the V8 heap (256 MB) and Node itself. */
+const BESIDES_WASM_MB = 512;
 
 export type ProcessLauncherOptions = {
   /** The user of slot 0 (slot i: slotUser(user, i)); default FIRST_SANDBOX_USER when the relayer runs as root, else the relayer's own (it cannot switch). */
   user?: SandboxUser;
   /** V8 heap limit of each process, in MB (default 256). */
   heapMb?: number;
-  /** OS memory ceiling (RLIMIT_DATA) of each process, in MB (default DEFAULT_SANDBOX_MEMORY_MB). */
+  /** OS memory ceiling (RLIMIT_DATA) of each process, in MB (default DEFAULT_SANDBOX_MEMORY_MB, or more when the process's WASM maximum needs it). */
   memoryMb?: number;
   /** Another script to start the same way (tests: probes and misbehaving sandboxes). */
   entry?: string;
@@ -147,11 +149,11 @@ export function sandboxArgs(entry: string, config: SandboxConfig, heapMb: number
 export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLauncher {
   const first = opts.user ?? defaultSandboxUser();
   const heapMb = opts.heapMb ?? 256;
-  const memoryMb = opts.memoryMb ?? DEFAULT_SANDBOX_MEMORY_MB;
   const network = opts.network ?? probeNetwork(process.env.PATH, first);
   const files = sandboxFiles(); // built now (at the relayer's start), not on the first run's path
   return ({ wasmMaxBytes, slot }, frameBytes, events) => {
     const config: SandboxConfig = { wasmMaxBytes, wasmFile: files.wasmFile, guestDir: files.guestDir };
+    const memoryMb = opts.memoryMb ?? Math.max(DEFAULT_SANDBOX_MEMORY_MB, Math.ceil(wasmMaxBytes / (1024 * 1024)) + BESIDES_WASM_MB);
     const user = first && slotUser(first, slot);
     // unshare (isolated network) switches to the user itself, after it made the namespace; else spawn does.
     const command = networkCommand(network, user, ceilingCommand(memoryMb, process.execPath, sandboxArgs(opts.entry ?? files.entry, config, heapMb)));

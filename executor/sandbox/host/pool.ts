@@ -14,6 +14,7 @@ import type { Logger } from "pino";
 import { RunRefused } from "../../errors";
 import { limitError, type RunError } from "../errors";
 import { DEFAULT_LIMITS, MAX_TIMEOUT_MS, type Host, type RunLimits, type RunOwner, type RunRequest, type RunResult } from "../types";
+import { wasmBytesFor } from "../wasm-memory";
 import { boundResult, codeText, failedResult, MAX_CID_CHARS, MAX_HOST_CALLS_PER_RUN, MAX_OPEN_IO_CALLS, paramsProblem, sandboxFrameBytes } from "../wire/bounds";
 import { readFromSandbox, runExtrasProblem, type DoneMessage, type ToSandbox, type WireAnswer } from "../wire/messages";
 import { HostChannel } from "./call-channel";
@@ -27,9 +28,18 @@ export type SandboxPoolOptions = {
   logger?: Logger;
   /** How a sandbox starts (default: processLauncher(), an isolated OS process). */
   launcher?: SandboxLauncher;
-  /** Hard ceiling of each sandbox's WASM memory (default 1 GiB); caps memoryBytes in effect. */
+  /**
+   * Hard ceiling of each sandbox's WASM memory (default 1 GiB; the build holds at most
+   * WASM_LIMIT_BYTES, 2 GiB): a run's memory ceiling never passes it, so it caps memoryBytes in
+   * effect. `wasmBytesFor(memoryBytes)` (wasm-memory.ts) is what runs of a memory limit need: the
+   * executor gives that of its limits.
+   */
   wasmMaxBytes?: number;
-  /** A sandbox whose WASM memory grew past this (it never shrinks) is replaced after its run (default 256 MB). */
+  /**
+   * A sandbox whose WASM memory grew past this (it never shrinks) and past what its last run needed
+   * (wasmBytesFor its memoryBytes: each process grows to that before its first run) is replaced
+   * after that run (default 256 MB).
+   */
   recycleWasmBytes?: number;
   /** Time past a run's deadline before its sandbox is killed (default 500 ms). */
   graceMs?: number;
@@ -324,7 +334,7 @@ export class SandboxPool {
     const log = this.logOf(slot);
     this.backoff.succeeded();
     this.endRun(slot, boundResult(msg, limits));
-    if (msg.poisoned || msg.wasmBytes > this.recycleWasmBytes) {
+    if (msg.poisoned || msg.wasmBytes > Math.max(this.recycleWasmBytes, wasmBytesFor(limits.memoryBytes))) {
       log?.info({ wasmBytes: msg.wasmBytes, poisoned: msg.poisoned, diagnostic: msg.diagnostic }, "sandbox: replacing a sandbox");
       void this.retire(slot);
     }

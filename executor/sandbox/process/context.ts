@@ -16,8 +16,10 @@
  * makes to read its imports (module-graph.ts) are made and freed within the run.
  */
 import type { QuickJSContext, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten";
+import { WASM_LIMIT_BYTES } from "../wasm-memory";
 import { installGuestApi, type GuestApi, type GuestHost, type GuestSources } from "./guest-bindings";
-import { heapTop, MemorySnapshot, staticEnd, type Allocator, type MemoryLayout } from "./snapshot";
+import { ModuleGuard } from "./module-guard";
+import { heapTop, MemorySnapshot, staticEnd, type MemoryLayout } from "./snapshot";
 
 /** What reserve() leaves below the asked size: malloc's own overhead and Emscripten's 64 KiB steps. */
 const RESERVE_MARGIN_BYTES = 1024 * 1024;
@@ -40,8 +42,12 @@ export type FreshContext = {
   bind(host: GuestHost & ModuleHost): void;
   /** The WASM memory's size when the copy was taken: what a run's memory ceiling is counted from. */
   baseBytes: number;
+  /** The most the WASM memory may hold (its maximum): no run's ceiling is past it. */
+  maxBytes: number;
+  /** The module's malloc as this process's own code meets it, its growth refused past the bound run's ceiling (module-guard.ts). */
+  guard: ModuleGuard;
   /**
-   * Grows the WASM memory to about `bytes` (never past it) before a run, through the module's own
+   * Grows the WASM memory to about `bytes` (never past it, nor past maxBytes) before a run, through the module's own
    * malloc (so Emscripten updates its views), and answers its size then. A run never grows the
    * memory itself: quickjs-emscripten reads some results of a call into the module (the context of
    * a promise job, a new promise's resolvers) through views made before the call, which a growth
@@ -56,10 +62,14 @@ export class WarmContext {
 
   /**
    * Builds the runtime and context and copies the memory. `memory` is the QuickJS module's, which
-   * must have run nothing else since it started (its static data is measured now).
+   * must have run nothing else since it started (its static data is measured now); `maxBytes` its
+   * maximum.
    */
-  constructor(qjs: QuickJSWASMModule, sources: GuestSources, memory: WebAssembly.Memory, layout: MemoryLayout) {
+  constructor(qjs: QuickJSWASMModule, sources: GuestSources, memory: WebAssembly.Memory, layout: MemoryLayout, maxBytes = WASM_LIMIT_BYTES) {
     const statics = staticEnd(memory, layout);
+    // quickjs-emscripten keeps its Emscripten module (with malloc and free) in a protected field.
+    const guard = new ModuleGuard((qjs as unknown as { module: unknown }).module, memory);
+    const allocator = guard.raw; // the sandbox's own measures get 0 for no room, not a throw
     const rt = qjs.newRuntime();
     rt.setMaxStackSize(STACK_BYTES);
     let bound: (GuestHost & ModuleHost) | undefined;
@@ -85,22 +95,22 @@ export class WarmContext {
       web: (name, args) => host().web(name, args),
       subtle: (op, args) => host().subtle(op, args),
       info: (what) => host().info(what),
+      // The guest modules compiled before the copy are loaded with no run bound: nothing to measure against.
+      room: (text, what) => bound?.room(text, what),
     };
     const api = installGuestApi(ctx, forward, sources);
     void ctx.global; // quickjs-emscripten makes this handle on first use: before the copy, not in a run
     seal(rt, ctx);
-    // quickjs-emscripten keeps its Emscripten module (with malloc and free) in a protected field.
-    const allocator = (qjs as unknown as { module: Allocator }).module;
     this.snapshot = new MemorySnapshot(memory, layout, statics, heapTop(allocator, layout, memory));
     const reserve = (bytes: number): number => {
-      const missing = bytes - memory.buffer.byteLength - RESERVE_MARGIN_BYTES;
+      const missing = Math.min(bytes, maxBytes) - memory.buffer.byteLength - RESERVE_MARGIN_BYTES;
       if (missing > 0) {
         const block = allocator._malloc(missing); // from the top of the heap: the memory grows by about that much
         if (block !== 0) allocator._free(block); // malloc keeps the space; the memory keeps its size
       }
       return memory.buffer.byteLength;
     };
-    this.fresh = { qjs, rt, ctx, api, bind: (run) => (bound = run), baseBytes: memory.buffer.byteLength, reserve };
+    this.fresh = { qjs, rt, ctx, api, bind: (run) => (bound = run), baseBytes: memory.buffer.byteLength, maxBytes, guard, reserve };
   }
 
   /** Bytes put back after each run. */

@@ -13,8 +13,10 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten";
+import { SandboxLimitError } from "../errors";
 import { MAX_HOST_ERROR_BYTES, truncateUtf8 } from "../wire/bounds";
 import { clearIntlCaches } from "./intl-calls";
+import { WasmAllocationError } from "./module-guard";
 
 /** The guest modules' sources (guest/*.js), read once per process. */
 export type GuestSources = { track: string; globals: string; random: string; locale: string; modules: ReadonlyMap<string, string> };
@@ -105,6 +107,8 @@ export interface GuestHost {
   subtle(op: string, argsJson: string): QuickJSHandle;
   /** What the run knows of itself, as JSON: "headers" (Lit.Headers), "imports" (showImportDetails). */
   info(what: string): string;
+  /** Throws the run's memory limit (a SandboxLimitError) when `text` (`what`) cannot be made a QuickJS string now. */
+  room(text: string, what: string): void;
 }
 
 export type GuestApi = {
@@ -171,10 +175,21 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
         if (err instanceof GuestException) return { error: err.handle };
         const e = err instanceof Error ? err : new Error(String(err));
         // Web platform errors keep their DOMException name (QuotaExceededError, ...); the rest is TypeError, RangeError or Error.
-        const name = e instanceof TypeError ? "TypeError" : e instanceof RangeError ? "RangeError" : /^[A-Z][A-Za-z]{0,40}Error$/.test(e.name) && e.name !== "SandboxLimitError" ? e.name : "Error";
-        return { error: ctx.newError({ name, message: truncateUtf8(e.message, MAX_HOST_ERROR_BYTES) }) };
+        const name = e instanceof TypeError ? "TypeError" : e instanceof RangeError ? "RangeError" : /^[A-Z][A-Za-z]{0,40}Error$/.test(e.name) && !(e instanceof SandboxLimitError) ? e.name : "Error";
+        try {
+          return { error: ctx.newError({ name, message: truncateUtf8(e.message, MAX_HOST_ERROR_BYTES) }) };
+        } catch (again) {
+          // No room for the error either: the run is over (its memory limit) and stops at the next interrupt check; QuickJS gets undefined, which takes no memory.
+          if (again instanceof WasmAllocationError) return undefined;
+          throw again;
+        }
       }
     };
+  /** A string of this process handed to the guest: refused (the run's memory limit) when the run's memory has no room for it. */
+  const hostString = (text: string, what: string): QuickJSHandle => {
+    host.room(text, what);
+    return ctx.newString(text);
+  };
 
   // What is made here (raw, its functions, track, findMain) lives as long as the process: no run frees it.
   quoters.set(ctx, unwrap(ctx.evalCode("(() => { const quote = JSON.stringify; return (s) => quote(s); })()", "vesta:quote", { type: "global" })));
@@ -187,6 +202,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     if (cached) return cached;
     const source = sources.modules.get(name);
     if (source === undefined) throw new TypeError("unknown guest module");
+    host.room(source, `loading the sandbox's ${name} module`);
     const factory = unwrap(ctx.evalCode(source, `vesta:${name}`, { type: "global" }));
     try {
       const exports = unwrap(ctx.callFunction(factory, ctx.undefined, name === "lib" ? raw : load("lib")));
@@ -204,10 +220,16 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     sleep: (id, ms) => host.sleep(num(id, "id"), num(ms, "ms")),
     cancel: (id) => void host.cancel(num(id, "id")),
     fail: (message, stack) => void host.fail(text(message, "message"), text(stack, "stack")),
-    ethers: (name, args) => ctx.newString(host.ethers(str(name, "name"), str(args, "args"))),
-    web: (name, args) => ctx.newString(host.web(str(name, "name"), str(args, "args"))),
+    ethers: (name, args) => {
+      const fn = str(name, "name");
+      return hostString(host.ethers(fn, str(args, "args")), `ethers.${fn.slice(0, 64)}`);
+    },
+    web: (name, args) => {
+      const fn = str(name, "name");
+      return hostString(host.web(fn, str(args, "args")), fn.slice(0, 64));
+    },
     subtle: (op, args) => host.subtle(str(op, "op"), str(args, "args")),
-    info: (what) => ctx.newString(host.info(str(what, "what"))),
+    info: (what) => hostString(host.info(str(what, "what")), "the run's information"),
     load: (name) => load(str(name, "name")).dup(),
     // A 32-bit word from Node's CSPRNG, for the seed of the run's Math.random (guest/random.js).
     seed: () => ctx.newNumber(crypto.randomBytes(4).readUInt32LE(0)),

@@ -8,6 +8,7 @@
  */
 import fs from "node:fs";
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from "quickjs-emscripten";
+import { WASM_INITIAL_BYTES, WASM_LIMIT_BYTES, WASM_PAGE_BYTES } from "../wasm-memory";
 import { boundError, codeText, paramsProblem } from "../wire/bounds";
 import { readToSandbox, type FromSandbox, type RunMessage } from "../wire/messages";
 import { WarmContext } from "./context";
@@ -16,10 +17,6 @@ import { DEFAULT_TIME_ZONE, warmIntl } from "./intl-calls";
 import { openHostPort } from "./port";
 import { ActionRun } from "./run";
 import { layoutOf } from "./snapshot";
-
-const PAGE_BYTES = 64 * 1024;
-/** Emscripten's INITIAL_MEMORY for this build (16 MB); the imported memory may not start smaller. */
-const INITIAL_PAGES = 256;
 
 // The sandbox's time zone, never the host's (/etc/localtime): QuickJS's local time (Emscripten asks
 // this process's Date) and Intl's default, before the QuickJS module starts (the empty environment,
@@ -30,10 +27,9 @@ warmIntl();
 const port = openHostPort();
 const { config } = port;
 const guest = readGuestSources(config.guestDir);
-const memory = new WebAssembly.Memory({
-  initial: INITIAL_PAGES,
-  maximum: Math.max(INITIAL_PAGES * 2, Math.floor(config.wasmMaxBytes / PAGE_BYTES)),
-});
+// The imported memory may not start smaller than Emscripten's INITIAL_MEMORY; its glue never grows it past WASM_LIMIT_BYTES.
+const maxBytes = Math.min(WASM_LIMIT_BYTES, Math.max(2 * WASM_INITIAL_BYTES, Math.floor(config.wasmMaxBytes / WASM_PAGE_BYTES) * WASM_PAGE_BYTES));
+const memory = new WebAssembly.Memory({ initial: WASM_INITIAL_BYTES / WASM_PAGE_BYTES, maximum: maxBytes / WASM_PAGE_BYTES });
 /** Emscripten's stderr (e.g. a failed QuickJS assertion when a runtime is freed), for the pool's log. */
 let diagnostic: string | undefined;
 // printErr is an Emscripten Module option the quickjs-emscripten types do not list.
@@ -44,23 +40,15 @@ const wasm = fs.readFileSync(config.wasmFile);
 const wasmBinary = wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength);
 const quickjs = newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, wasmBinary, emscriptenModule }));
 // Built before anything else runs in the module (the snapshot measures its static data as it started).
-const warm = quickjs.then((qjs) => new WarmContext(qjs, guest, memory, layoutOf(wasm)));
+// It guards the module's malloc and memory growth: each run refuses growth past its ceiling, which
+// makes malloc fail right there (QuickJS throws "out of memory"; module-guard.ts), and also catches
+// the allocations QuickJS's own memory limit does not count (large strings).
+const warm = quickjs.then((qjs) => new WarmContext(qjs, guest, memory, layoutOf(wasm), maxBytes));
 let current: { runId: number; run: ActionRun } | undefined;
 /** The last run whose result was sent (a failure after it may not send a second one). */
 let answered = 0;
 /** The QuickJS module may be corrupt: run nothing more (the pool replaces this process). */
 let poisoned = false;
-
-// Emscripten grows the heap through memory.grow() (its sbrk). Refusing a growth past the run's
-// ceiling makes malloc fail right there (QuickJS throws "out of memory"), which also catches the
-// allocations QuickJS's own memory limit does not count (large strings).
-const nativeGrow = memory.grow.bind(memory);
-memory.grow = (pages: number): number => {
-  if (current && !current.run.allowGrowth(memory.buffer.byteLength + pages * PAGE_BYTES)) {
-    throw new RangeError("sandbox: WASM memory ceiling of the run reached");
-  }
-  return nativeGrow(pages);
-};
 
 const post = (msg: FromSandbox) => port.send(msg);
 

@@ -11,7 +11,7 @@
  * an error that says so. Bounded: MAX_MODULES_PER_RUN modules, MAX_IMPORT_DEPTH levels.
  */
 import type { QuickJSWASMModule } from "quickjs-emscripten";
-import type { RunError } from "../errors";
+import { limitError, type RunError } from "../errors";
 import { ACTION_MODULE, dataModuleText, ImportRefused, MAX_IMPORT_DEPTH, MAX_MODULES_PER_RUN, pinChecker, resolveImport, type ImportSource } from "../imports";
 import type { RunLimits } from "../types";
 import type { HostAnswer } from "../wire/messages";
@@ -52,9 +52,17 @@ export const outsideGraph = (name: string) => ({ error: new TypeError(name.start
 /** QuickJS's module normalizer for a run without an import graph (a script): each import() refused, by name. */
 export const outsideGraphName = (requested: string): string => `${REFUSED}${notInGraph(requested)}`;
 
+/**
+ * The C pointer behind a quickjs-emscripten runtime or context (a protected field): 0 when QuickJS
+ * had no memory to make it. quickjs-emscripten does not check; using or freeing it would write
+ * near address 0.
+ */
+const pointerOf = (made: unknown, field: "rt" | "ctx"): number => (made as Record<typeof field, { value: number }>)[field].value;
+
 /** The static imports of `source` as QuickJS reads them (compiled as the module `name`, not run), or its compile error. */
 export function staticImports(qjs: QuickJSWASMModule, source: string, name: string, limits: RunLimits): { specifiers: string[] } | { error: RunError } {
   const rt = qjs.newRuntime();
+  if (pointerOf(rt, "rt") === 0) return { error: limitError("memoryBytes", limits) }; // never used nor freed
   try {
     rt.setMemoryLimit(limits.memoryBytes);
     rt.setMaxStackSize(SCAN_STACK_BYTES);
@@ -68,6 +76,7 @@ export function staticImports(qjs: QuickJSWASMModule, source: string, name: stri
       },
     );
     const ctx = rt.newContext();
+    if (pointerOf(ctx, "ctx") === 0) return { error: limitError("memoryBytes", limits) }; // never used nor freed; the runtime is
     try {
       const compiled = ctx.evalCode(source, name, { type: "module", compileOnly: true });
       if (compiled.error) {

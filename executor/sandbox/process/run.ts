@@ -14,10 +14,12 @@ import { callEthers, clearEthersCaches } from "./ethers-calls";
 import { callSubtle } from "./subtle-calls";
 import { callWeb } from "./web-calls";
 import { GuestException, type GuestHost } from "./guest-bindings";
+import { WasmAllocationError, type GuardedRun } from "./module-guard";
 import type { HostAnswer } from "../wire/messages";
 import { actionStack, buildResult, describeThrown, LogBuffer, readString } from "./run-output";
 import { GuestTimers } from "./timers";
 import { MAX_TIMEOUT_MS, type RunLimits } from "../types";
+import { wasmAllowance } from "../wasm-memory";
 
 /** One run as the sandbox process sees it: the code as text (decoded from the bytes its CID names), params as JSON. */
 export type SandboxRunRequest = { code: string; ipfsId: string; paramsJson: string; limits: RunLimits; imports?: ImportSource; headersJson?: string };
@@ -28,13 +30,19 @@ const HOST_CALL_LIMIT = `host call limit exceeded: at most ${MAX_HOST_CALLS_PER_
 /** crypto.subtle operations one run may have under way at once. */
 export const MAX_PENDING_SUBTLE = 16;
 
-/** WASM growth allowed beyond memoryBytes (allocator overhead, Emscripten's over-growth). */
-const wasmAllowance = (memoryBytes: number) => Math.ceil(memoryBytes * 1.5) + 16 * 1024 * 1024;
+/**
+ * Memory of the run's ceiling held back from the action for the sandbox's own code: freed when the
+ * module's memory is exhausted (an allocation of the sandbox found no room, or the run is being
+ * stopped for its memory), so that the errors and values that end the run can still be made.
+ */
+const HEADROOM_BYTES = 256 * 1024;
+/** Strings up to this many characters are handed to QuickJS unmeasured (the headroom covers them); longer ones are measured first (room). */
+const MEASURED_STRING_CHARS = 4096;
 
 /** `crashed`: a host-side exception (a WASM trap) left the QuickJS module possibly corrupt. */
 export type RunOutcome = { result: WireResult; crashed: boolean };
 
-export class ActionRun implements GuestHost, ModuleHost {
+export class ActionRun implements GuestHost, ModuleHost, GuardedRun {
   readonly done: Promise<RunOutcome>;
   private resolveDone!: (outcome: RunOutcome) => void;
   private finished = false;
@@ -73,6 +81,10 @@ export class ActionRun implements GuestHost, ModuleHost {
   /** Calls refused before they left, rejected at the next host event (refuseSoon). */
   private readonly refusing = new Set<QuickJSDeferredPromise>();
   private deadlineTimer?: NodeJS.Timeout;
+  /** The headroom block (HEADROOM_BYTES), until it is freed. */
+  private headroom = 0;
+  /** The sandbox's own code found no room in the module's memory with WASM frames under it: the process runs nothing more. */
+  private retire = false;
 
   constructor(
     private readonly fresh: FreshContext,
@@ -83,7 +95,7 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.ctx = fresh.ctx;
     this.limits = req.limits;
     this.deadline = Date.now() + Math.min(req.limits.timeoutMs, MAX_TIMEOUT_MS);
-    this.wasmCeiling = fresh.baseBytes + wasmAllowance(req.limits.memoryBytes);
+    this.wasmCeiling = Math.min(fresh.baseBytes + wasmAllowance(req.limits.memoryBytes), fresh.maxBytes);
     this.logs = new LogBuffer(req.limits.maxLogBytes);
     this.timers = new GuestTimers(this.ctx, this.deadline, (err) => (err ? this.crash(err) : this.pump()));
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
@@ -97,6 +109,8 @@ export class ActionRun implements GuestHost, ModuleHost {
       // the next ones find it): during the run, every growth is refused (allowGrowth), which is where
       // QuickJS's allocations fail with its out of memory (see FreshContext.reserve for why).
       this.wasmCeiling = this.fresh.reserve(this.wasmCeiling);
+      this.headroom = this.fresh.guard.raw._malloc(HEADROOM_BYTES);
+      this.fresh.guard.run = this;
       this.fresh.bind(this);
       this.fresh.rt.setMemoryLimit(this.limits.memoryBytes);
       this.fresh.rt.setInterruptHandler(() => this.shouldInterrupt());
@@ -183,6 +197,8 @@ export class ActionRun implements GuestHost, ModuleHost {
     }
   }
 
+  // ---- GuardedRun: the module's memory (module-guard.ts) ---------------------------------
+
   /** Asked before the WASM memory grows to `bytes`; a refusal ends the run with the memory limit. */
   allowGrowth(bytes: number): boolean {
     if (bytes <= this.wasmCeiling) return true;
@@ -190,8 +206,49 @@ export class ActionRun implements GuestHost, ModuleHost {
     return false;
   }
 
+  /** An allocation of the sandbox found no room: the memory is exhausted, the run ends with its limit; the headroom goes to what ends it. */
+  makeRoom(): boolean {
+    this.fatal ??= limitError("memoryBytes", this.limits);
+    return this.freeHeadroom();
+  }
+
+  /** No room even after the headroom: the allocation throws. Under WASM frames the module may be left mid-call: the process is replaced after the run. */
+  exhausted(insideWasm: boolean): void {
+    this.fatal ??= limitError("memoryBytes", this.limits);
+    if (insideWasm) this.retire = true;
+  }
+
+  private freeHeadroom(): boolean {
+    if (this.headroom === 0) return false;
+    this.fresh.guard.raw._free(this.headroom);
+    this.headroom = 0;
+    return true;
+  }
+
+  /**
+   * Why `text` cannot be made a QuickJS string now (the run's limit met), or undefined: its UTF-8
+   * copy and QuickJS's string (a byte a character when ASCII, else up to three bytes of UTF-8 while
+   * QuickJS widens it) must fit the memory left, measured by malloc itself (module-guard.ts fits).
+   */
+  private noRoomFor(text: string, what: string): string | undefined {
+    if (text.length <= MEASURED_STRING_CHARS) return undefined;
+    const utf8 = Buffer.byteLength(text, "utf8");
+    if (this.fresh.guard.fits(utf8 + 1, (utf8 === text.length ? 1 : 3) * utf8 + 64)) return undefined;
+    this.metLimit ??= limitError("memoryBytes", this.limits);
+    return `${what}: no room for its ${utf8} bytes in the run's memory: ${limitMessage("memoryBytes", this.limits)}`;
+  }
+
+  /** Throws the run's memory limit (the action may catch it) when `text` cannot be made a QuickJS string now. */
+  room(text: string, what: string): void {
+    const refused = this.noRoomFor(text, what);
+    if (refused !== undefined) throw new SandboxLimitError("memoryBytes", refused);
+  }
+
   private shouldInterrupt(): boolean {
-    if (this.fatal) return true;
+    if (this.fatal) {
+      this.freeHeadroom(); // QuickJS unwinds the action, and the sandbox reads its error: with room to do it
+      return true;
+    }
     if (Date.now() > this.deadline) this.fatal = limitError("timeoutMs", this.limits);
     else if (this.memory.buffer.byteLength > this.wasmCeiling) this.fatal = limitError("memoryBytes", this.limits);
     return this.fatal !== undefined;
@@ -238,11 +295,13 @@ export class ActionRun implements GuestHost, ModuleHost {
     if (!deferred || this.finished) return;
     this.calls.delete(callId);
     try {
-      if (answer.ok) {
+      // An answer that does not fit what is left of the run's memory is refused (the run's limit met), not written.
+      const refused = answer.ok ? this.noRoomFor(answer.json, "the host's answer") : answer.message;
+      if (answer.ok && refused === undefined) {
         this.ctx.newString(answer.json).consume((h) => deferred.resolve(h));
       } else {
-        if (answer.limit) this.metLimit ??= { message: answer.message, limit: answer.limit };
-        this.ctx.newError({ name: "Error", message: answer.message }).consume((h) => deferred.reject(h));
+        if (!answer.ok && answer.limit) this.metLimit ??= { message: answer.message, limit: answer.limit };
+        this.ctx.newError({ name: "Error", message: refused ?? "" }).consume((h) => deferred.reject(h));
       }
     } catch (err) {
       return this.crash(err);
@@ -373,7 +432,9 @@ export class ActionRun implements GuestHost, ModuleHost {
   }
 
   loadModule(name: string): string | { error: Error } {
-    return this.graph ? this.graph.load(name) : outsideGraph(name);
+    const source = this.graph ? this.graph.load(name) : outsideGraph(name);
+    const refused = typeof source === "string" ? this.noRoomFor(source, `import ${JSON.stringify(name.slice(0, 200))}`) : undefined;
+    return refused === undefined ? source : { error: new RangeError(refused) };
   }
 
   log(line: string): void {
@@ -430,7 +491,12 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.local.add(deferred);
     void work.finally(() => (this.localChars -= chars)).catch(() => {});
     work.then(
-      (json) => this.settleLocal(deferred, () => this.ctx.newString(json).consume((h) => deferred.resolve(h))),
+      (json) =>
+        this.settleLocal(deferred, () => {
+          const refused = this.noRoomFor(json, `crypto.subtle.${op}`);
+          if (refused === undefined) this.ctx.newString(json).consume((h) => deferred.resolve(h));
+          else this.ctx.newError({ name: "Error", message: refused }).consume((h) => deferred.reject(h));
+        }),
       (err: Error) => {
         if (err instanceof SandboxLimitError) this.metLimit ??= limitError(err.limit, this.limits);
         const name = err instanceof TypeError ? "TypeError" : /^[A-Z][A-Za-z]{0,40}Error$/.test(err?.name) && !(err instanceof SandboxLimitError) ? err.name : "Error";
@@ -464,7 +530,14 @@ export class ActionRun implements GuestHost, ModuleHost {
   // ---- the end of a run -----------------------------------------------------------------
 
   private finishThrown(thrown: QuickJSHandle): void {
-    let error = this.fatal ?? describeThrown(this.ctx, thrown, this.limits);
+    let error: RunError;
+    try {
+      error = this.fatal ?? describeThrown(this.ctx, thrown, this.limits);
+    } catch (err) {
+      // No room to read what was thrown (start() calls this from its own catch): the memory limit, which the refusal set.
+      if (!(err instanceof WasmAllocationError)) throw err;
+      error = this.fatal ?? limitError("memoryBytes", this.limits);
+    }
     thrown.dispose();
     // A limit the run met and then failed (an uncaught rejection of the call over it, or an error of a
     // library around it, such as an ethers provider's SERVER_ERROR): the run ends with that limit.
@@ -478,12 +551,18 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.clearTimers();
     // What main returned wins over setResponse's, as on Chipotle (its runtime calls setResponse with it after main).
     const result = buildResult(this.logs, this.limits, mainJson ?? this.responseJson, error);
-    this.resolveDone({ result, crashed: false });
+    this.resolveDone({ result, crashed: this.retire });
   }
 
-  /** A host-side exception (a WASM trap, V8 stack exhaustion): the module may be corrupt. */
+  /**
+   * A host-side exception (a WASM trap, V8 stack exhaustion): the module may be corrupt. An
+   * allocation of the sandbox's own code refused where no WASM frame lay under it (an answer, a
+   * timer, the pump) wrote nothing and left the module between two calls: the run ends with its
+   * memory limit, and the process goes on.
+   */
   private crash(err: unknown): void {
     if (this.finished) return;
+    if (err instanceof WasmAllocationError && !this.retire) return this.finish(this.fatal ?? limitError("memoryBytes", this.limits));
     this.finished = true;
     const e = err instanceof Error ? err : new Error(String(err));
     const error = this.fatal ?? (/call stack/i.test(e.message) ? { message: "InternalError: stack overflow" } : { message: `the sandbox failed: ${e.message}` });
@@ -491,9 +570,11 @@ export class ActionRun implements GuestHost, ModuleHost {
     this.resolveDone({ result: buildResult(this.logs, this.limits, this.responseJson, error), crashed: true });
   }
 
+  /** The run is over: its timers stop, and the module's memory serves it no more. */
   private clearTimers(): void {
     clearTimeout(this.deadlineTimer);
     this.timers.stop();
+    if (this.fresh.guard.run === this) this.fresh.guard.run = undefined;
   }
 
   /**
