@@ -213,6 +213,25 @@ describe("what a run may make the relayer hold and read (backpressure, I/O calls
       }
     });
 
+    it(`a sandbox that opens new I/O calls as the host answers the old ones, reading none of the answers, is cut off: the relayer holds at most ${OPEN} answers for it`, async function () {
+      // Review finding: the relayer counted a call open until the host answered, not until the answer
+      // left it: 5 calls at a time, every 300 ms, made it hold 50 answers of 1 MB (~50 MB) for one run.
+      const double = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE }) });
+      const answer = { status: 200, statusText: "OK", headers: {}, body: "\u0001".repeat(MB) };
+      let held = 0;
+      let seen = 0;
+      const sampler = setInterval(() => (held = Math.max(held, double.stats().unsentBytes)), 5);
+      try {
+        const r = await double.run(request("x", { mode: "ioPaced", batch: OPEN - 1, batches: 10, pauseMs: 200 }), async () => (seen++, answer));
+        expect(r.error?.message, JSON.stringify(r.response)).to.equal(`the sandbox opened more than ${OPEN} fetch, import, Encrypt or Decrypt calls at once`);
+        expect(seen, "calls the host answered").to.be.at.most(OPEN);
+        expect(held, "what the relayer held unread at most").to.be.at.most(OPEN * (MB + 64 * 1024));
+      } finally {
+        clearInterval(sampler);
+        await double.close();
+      }
+    });
+
     it(`a sandbox that opens more than ${OPEN} I/O calls at once is cut off; the host sees no more than ${OPEN}`, async function () {
       const double = new SandboxPool({ size: 1, launcher: processLauncher({ entry: DOUBLE }) });
       let seen = 0;

@@ -8,8 +8,12 @@
  * Never throws: every failure becomes a refusal the action sees.
  *
  * At most MAX_OPEN_IO_CALLS fetch, import, Encrypt and Decrypt calls of the run are open at once
- * (the sandbox process queues the others until one is answered): `opens` says whether the sandbox
- * kept to it; the pool retires one that does not.
+ * (the sandbox process queues the others until it has read an answer): `opens` says whether the
+ * sandbox kept to it; the pool retires one that does not. A call is open here until its answer has
+ * left the relayer (`delivered`, once the answer's frame is written to the sandbox's socket), not
+ * until the host answered: a sandbox that reads nothing cannot make the relayer hold more than that
+ * many answers by opening new calls as the host answers the old ones (review finding: ~50 MB of
+ * 1 MB answers waited unsent for one run).
  *
  * The channel lives as long as its run: `close()` (the pool calls it however the run ends) aborts
  * the signal every host call received, so the requests they make stop with the run, and no call
@@ -46,7 +50,7 @@ const RUN_ENDED = "the run has ended";
 
 export class HostChannel {
   private readonly counts: CallCounts = { total: 0, keys: 0, fetches: 0, imports: 0 };
-  /** Fetch, import, Encrypt and Decrypt calls received and not answered yet. */
+  /** Fetch, import, Encrypt and Decrypt calls received whose answer has not left the relayer yet. */
   private openIo = 0;
   private readonly ended = new AbortController();
   private readonly context: HostCallContext = {
@@ -88,12 +92,17 @@ export class HostChannel {
 
   /**
    * Answers one call `op(argsJson)`, its bulk `body` as bytes (wire/calls.ts); resolves a bounded
-   * answer for every outcome. An I/O call is open (counted against MAX_OPEN_IO_CALLS) until then.
+   * answer for every outcome. An I/O call is open (counted against MAX_OPEN_IO_CALLS) from now
+   * until `delivered(op)` says its answer left the relayer.
    */
   answer(op: string, argsJson: string, body?: Uint8Array): Promise<WireAnswer> {
-    if (!IO_OPS.has(op)) return this.answerOf(op, argsJson, body);
-    this.openIo++;
-    return this.answerOf(op, argsJson, body).finally(() => this.openIo--);
+    if (IO_OPS.has(op)) this.openIo++;
+    return this.answerOf(op, argsJson, body);
+  }
+
+  /** The answer to a call of `op` has left the relayer (written to the sandbox's socket, dropped, or the run ended): an I/O call is no longer open. */
+  delivered(op: string): void {
+    if (IO_OPS.has(op)) this.openIo--;
   }
 
   private async answerOf(op: string, argsJson: string, body: Uint8Array | undefined): Promise<WireAnswer> {

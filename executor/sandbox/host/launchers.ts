@@ -19,7 +19,8 @@
  *     that carries the protocol as bounded frames; no other descriptor is inherited (Node opens
  *     everything close-on-exec). The relayer writes to it no faster than the process reads
  *     (FrameWriter: while the socket's buffer is full, frames wait for 'drain'), and what it holds
- *     unread for a run is bounded by the calls the run may have open (wire/bounds.ts MAX_OPEN_IO_CALLS);
+ *     unread for a run is bounded by the calls the run may have open (wire/bounds.ts MAX_OPEN_IO_CALLS),
+ *     each counted open until its answer has left the relayer;
  *   - a V8 heap limit, besides the WASM memory ceiling of the QuickJS module, and the V8 stack a
  *     worker thread had (deep QuickJS recursion runs on it).
  * `threadLauncher` runs the same code in a worker thread of this process, as the sandbox did
@@ -49,8 +50,13 @@ export type SandboxEvents = {
 export interface Sandbox {
   /** The OS process id (undefined for a worker thread). */
   readonly pid: number | undefined;
-  /** Sends one message (in order, as the sandbox reads: nothing is written past its socket's buffer until it drains); throws when it cannot be sent. */
-  send(msg: ToSandbox): void;
+  /**
+   * Sends one message (in order, as the sandbox reads: nothing is written past its socket's buffer
+   * until it drains); throws when it cannot be sent. `written` is called once the message has left
+   * the relayer (its bytes handed to the OS, or dropped unread): what a run's open I/O calls are
+   * counted by (call-channel.ts).
+   */
+  send(msg: ToSandbox, written?: () => void): void;
   /** Bytes the relayer holds for this sandbox that it has not read yet (frames waiting, or in the socket's buffer). */
   readonly unsentBytes?: number;
   /** Stops it at once (SIGKILL, or terminate); resolves when it is gone. */
@@ -208,7 +214,7 @@ export function processLauncher(opts: ProcessLauncherOptions = {}): SandboxLaunc
     child.on("close", (code, signal) => end({ code, signal, outOfMemory: OUT_OF_MEMORY.test(stderr), ...(stderr.trim() ? { detail: stderr.trim() } : {}) }));
     return {
       pid: child.pid,
-      send: (msg) => writer.send(msg, msg.runId, msg.type === "run"),
+      send: (msg, written) => writer.send(msg, msg.runId, msg.type === "run", written),
       get unsentBytes() {
         return writer.unsentBytes;
       },
@@ -240,7 +246,13 @@ export function threadLauncher(): SandboxLauncher {
     worker.on("exit", (code) => events.exit({ code, signal: null, outOfMemory: failure?.code === "ERR_WORKER_OUT_OF_MEMORY", ...(failure ? { detail: failure.message } : {}) }));
     return {
       pid: undefined,
-      send: (msg) => worker.postMessage(msg),
+      send: (msg, written) => {
+        try {
+          worker.postMessage(msg); // copied at once: nothing of it waits on this side
+        } finally {
+          written?.();
+        }
+      },
       stop: () => worker.terminate().then(() => undefined, () => undefined),
     };
   };

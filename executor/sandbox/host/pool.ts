@@ -318,12 +318,17 @@ export class SandboxPool {
       // It also keeps at most MAX_OPEN_IO_CALLS fetch/import/Encrypt/Decrypt calls open, sending the next when one is answered:
       // the relayer so holds at most that many of a run's large requests and answers, read or not.
       if (!current.channel.opens(msg.op)) return this.fault(slot, `the sandbox opened more than ${MAX_OPEN_IO_CALLS} fetch, import, Encrypt or Decrypt calls at once`);
-      const { runId, callId } = msg;
+      const { runId, callId, op } = msg;
+      const { channel } = current;
+      // The call stays open until its answer has left the relayer (written to the socket, not merely
+      // queued for it): what a sandbox that reads nothing can make the relayer hold is so bounded.
+      const delivered = () => channel.delivered(op);
       const reply = (answer: WireAnswer) =>
         this.guard(slot, () => {
-          if (slot.current?.runId === runId) this.post(slot, { type: "answer", runId, callId, ...answer });
+          if (slot.current?.runId === runId) this.post(slot, { type: "answer", runId, callId, ...answer }, delivered);
+          else delivered();
         });
-      current.channel.answer(msg.op, msg.argsJson, msg.body).then(reply, () => reply({ ok: false, message: "the host call failed" }));
+      channel.answer(op, msg.argsJson, msg.body).then(reply, () => reply({ ok: false, message: "the host call failed" }));
       return;
     }
     this.onDone(slot, msg);
@@ -443,10 +448,10 @@ export class SandboxPool {
     await slot.sandbox.stop().catch(() => undefined);
   }
 
-  /** Sends to the sandbox; a message that cannot be sent is a fault of that run, never a throw. */
-  private post(slot: Slot, msg: ToSandbox): void {
+  /** Sends to the sandbox (`written`: once it has left the relayer); a message that cannot be sent is a fault of that run, never a throw. */
+  private post(slot: Slot, msg: ToSandbox, written?: () => void): void {
     try {
-      slot.sandbox.send(msg);
+      slot.sandbox.send(msg, written);
     } catch (err) {
       this.fault(slot, `the sandbox could not send the run its message (${(err as Error).message})`);
     }

@@ -154,10 +154,12 @@ function attachBytes(message: unknown, bytes: Buffer): unknown {
  * full (write returned false) frames wait here, in order, until it drains. `unsentBytes` is what
  * this side holds that the other side has not taken (waiting here, or in the socket's buffer). A
  * frame marked with an older `runId` than a run frame sent after it is dropped if it still waits:
- * no one reads a finished run's answers.
+ * no one reads a finished run's answers. A frame's `written` callback is called once it has left
+ * this side: all its bytes handed to the OS (the socket's write callback), or dropped, or never to
+ * be sent (the socket failed).
  */
 export class FrameWriter {
-  private readonly waiting: { runId?: number; parts: Buffer[]; bytes: number }[] = [];
+  private readonly waiting: { runId?: number; parts: Buffer[]; bytes: number; written?: () => void }[] = [];
   private waitingBytes = 0;
   private blocked = false;
 
@@ -169,22 +171,34 @@ export class FrameWriter {
     return this.waitingBytes + this.socket.writableLength;
   }
 
-  /** Sends one message (`runId`: the run it belongs to; `startsRun`: a `run` message, which drops what waits of earlier runs). */
-  send(message: Record<string, unknown>, runId?: number, startsRun = false): void {
+  /**
+   * Sends one message (`runId`: the run it belongs to; `startsRun`: a `run` message, which drops
+   * what waits of earlier runs; `written`: called once the frame has left this side).
+   */
+  send(message: Record<string, unknown>, runId?: number, startsRun = false, written?: () => void): void {
     if (startsRun && runId !== undefined) this.drop(runId);
-    const parts = frameParts(message);
+    let parts: Buffer[];
+    try {
+      parts = frameParts(message);
+    } catch (err) {
+      written?.();
+      throw err;
+    }
     if (this.blocked) {
       const bytes = parts.reduce((n, p) => n + p.length, 0);
-      this.waiting.push({ runId, parts, bytes });
+      this.waiting.push({ runId, parts, bytes, written });
       this.waitingBytes += bytes;
-    } else this.write(parts);
+    } else this.write(parts, written);
   }
 
   /** One frame's pieces, written together; a full buffer holds back what comes next until 'drain'. */
-  private write(parts: Buffer[]): void {
+  private write(parts: Buffer[], written?: () => void): void {
     this.socket.cork();
     let ok = true;
-    for (const part of parts) ok = this.socket.write(part);
+    for (let i = 0; i < parts.length; i++) {
+      // On the last piece: the socket calls it back once every byte before it is out (or with the error that ended the socket).
+      ok = written && i === parts.length - 1 ? this.socket.write(parts[i], () => written()) : this.socket.write(parts[i]);
+    }
     this.socket.uncork();
     if (!ok) this.blocked = true;
   }
@@ -195,6 +209,7 @@ export class FrameWriter {
       if (w.runId !== undefined && w.runId < before) {
         this.waiting.splice(i, 1);
         this.waitingBytes -= w.bytes;
+        w.written?.();
       }
     }
   }
@@ -202,9 +217,9 @@ export class FrameWriter {
   private flush(): void {
     this.blocked = false;
     while (!this.blocked && this.waiting.length > 0) {
-      const { parts, bytes } = this.waiting.shift()!;
+      const { parts, bytes, written } = this.waiting.shift()!;
       this.waitingBytes -= bytes;
-      this.write(parts);
+      this.write(parts, written);
     }
   }
 }
