@@ -15,15 +15,16 @@
  * Environment (all optional; the relayer's and the triggers service's own variables apply too, see the README):
  *   VESTA_CHAIN_HOST   interface the JSON-RPC server binds (default 127.0.0.1)
  *   VESTA_CHAIN_PORT   its port (default 8545)
+ *   VESTA_CHAIN_ALLOWED_ORIGINS  web origins besides wallets' whose pages may use it (default none; scripts/start/portPolicy.ts)
  *   VESTA_PAYER_COUNT  number of API payer wallets, random keys of the data directory (default 4; first start only)
  *   VESTA_DATA_DIR     the data directory: chain journal, deployment file, off-chain stores (default .vesta)
  */
 import fs from "node:fs";
 import path from "node:path";
 import hre from "hardhat";
-import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import { readStartEnv } from "./lib/env";
 import { openDurableChain, type DurableChain } from "./start/chain";
+import { createChainServer } from "./start/rpcServer";
 import { writeFileAtomic } from "./start/dataDir";
 import { deployOrReuse } from "./start/deployment";
 import { childEnvs } from "./start/childEnv";
@@ -50,7 +51,8 @@ async function main() {
     stops.push(() => chain.close());
     const r = chain.replayed;
     if (r) log(`replayed the chain journal: ${r.blocks} blocks in ${(r.ms / 1000).toFixed(1)} s${r.resent ? ` (${r.resent} pending transactions sent again)` : ""}`);
-    const server = await hre.run(TASK_NODE_CREATE_SERVER, { hostname: env.chainHost, port: env.chainPort, provider: hre.network.provider });
+    // The port serves what wallets and tools need, never state edits (scripts/start/portPolicy.ts); this process uses chain.provider itself.
+    const server = createChainServer({ hostname: env.chainHost, port: env.chainPort, chain: chain.provider, allowedOrigins: env.chainAllowedOrigins });
     await server.listen().catch((err: NodeJS.ErrnoException) => {
       throw err.code === "EADDRINUSE" ? new Error(`port ${env.chainPort} is in use: set VESTA_CHAIN_PORT to a free port`) : err;
     });

@@ -65,7 +65,7 @@ describe("npm start (scripts/start.ts)", function () {
 
 describe("readStartEnv", function () {
   it("applies the defaults", function () {
-    expect(readStartEnv({})).to.deep.equal({ chainHost: "127.0.0.1", chainPort: 8545, payerCount: 4, dataDir: ".vesta" });
+    expect(readStartEnv({})).to.deep.equal({ chainHost: "127.0.0.1", chainPort: 8545, chainAllowedOrigins: new Set(), payerCount: 4, dataDir: ".vesta" });
   });
 
   it("rejects bad values with one message naming each variable", function () {

@@ -1,4 +1,6 @@
-export type StartEnv = { chainHost: string; chainPort: number; payerCount: number; dataDir: string };
+import { parseAllowedOrigins } from "../start/portPolicy";
+
+export type StartEnv = { chainHost: string; chainPort: number; chainAllowedOrigins: Set<string>; payerCount: number; dataDir: string };
 
 /** Reads and checks the environment of `npm start`; throws one error listing every bad variable. */
 export function readStartEnv(env: NodeJS.ProcessEnv): StartEnv {
@@ -13,9 +15,18 @@ export function readStartEnv(env: NodeJS.ProcessEnv): StartEnv {
     }
     return n;
   };
+  const origins = () => {
+    try {
+      return parseAllowedOrigins(env.VESTA_CHAIN_ALLOWED_ORIGINS);
+    } catch (err) {
+      problems.push((err as Error).message);
+      return new Set<string>();
+    }
+  };
   const result: StartEnv = {
     chainHost: env.VESTA_CHAIN_HOST || "127.0.0.1",
     chainPort: int("VESTA_CHAIN_PORT", 8545, 1, 65535),
+    chainAllowedOrigins: origins(),
     payerCount: int("VESTA_PAYER_COUNT", 4, 1, 19),
     dataDir: env.VESTA_DATA_DIR || ".vesta",
   };

@@ -42,6 +42,9 @@ export type HostFetchOptions = EgressOptions & {
 
 const RUN_ENDED = "fetch: the run has ended";
 
+/** Headers a request to an RPC URL gets from the host, not the action: the body's type (JSON, written again) and no page origin. */
+const RPC_REWRITTEN_HEADERS = new Set(["content-type", "origin"]);
+
 function httpUrl(raw: string, base?: URL): URL {
   let url: URL;
   try {
@@ -145,6 +148,8 @@ export async function hostFetch(call: Extract<HostCall, { op: "fetch" }>, limits
         const checked = rpcRequest(method, typeof body === "string" || body === undefined ? body : (decodeUtf8(body) ?? "\u0000"));
         if ("refused" in checked) throw new Error(`fetch: ${checked.refused}`);
         body = checked.body;
+        // Sent as JSON, as a node expects it (npm start's chain refuses other types: a browser's page sends them without asking first)
+        headers = { ...Object.fromEntries(Object.entries(headers).filter(([k]) => !RPC_REWRITTEN_HEADERS.has(k.toLowerCase()))), "content-type": "application/json" };
         via = rpcDispatcher ??= new Agent({ connect: guardedConnector({ ...opts, allowPrivateNetworks: true }) });
       }
       const sent = method === "GET" || method === "HEAD" ? undefined : body;
