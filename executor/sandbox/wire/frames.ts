@@ -35,23 +35,31 @@ export function encodeFrame(message: Record<string, unknown>): Buffer {
  * each byte field as it is (not copied: a writer sends them one after another).
  */
 export function frameParts(message: Record<string, unknown>): Buffer[] {
-  const fields: Record<string, unknown> = {};
-  const lengths: Record<string, number> = {};
+  let lengths: Record<string, number> | undefined;
   let bytes = 0;
-  for (const [name, value] of Object.entries(message)) {
+  for (const name of Object.keys(message)) {
     if (name === BYTES_KEY) throw new TypeError(`a message may not have a field named ${BYTES_KEY}`);
+    const value = message[name];
     if (value instanceof Uint8Array) {
-      lengths[name] = value.byteLength;
+      (lengths ??= {})[name] = value.byteLength;
       bytes += value.byteLength;
-    } else fields[name] = value;
+    }
   }
-  // In the order the JSON lists them (the reader's order).
-  const parts = Object.keys(lengths).map((name) => {
-    const v = message[name] as Uint8Array;
-    return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-  });
-  if (parts.length > MAX_BYTE_FIELDS) throw new RangeError(`a message has at most ${MAX_BYTE_FIELDS} byte fields`);
-  const json = JSON.stringify(parts.length > 0 ? { ...fields, [BYTES_KEY]: lengths } : fields);
+  const parts: Buffer[] = [];
+  let json: string;
+  if (lengths === undefined) json = JSON.stringify(message);
+  else {
+    // The byte fields leave the JSON, in the order the JSON lists them (the reader's order).
+    const fields: Record<string, unknown> = {};
+    for (const name of Object.keys(message)) {
+      const v = message[name];
+      if (name in lengths) parts.push(Buffer.isBuffer(v) ? v : Buffer.from((v as Uint8Array).buffer, (v as Uint8Array).byteOffset, (v as Uint8Array).byteLength));
+      else fields[name] = v;
+    }
+    if (parts.length > MAX_BYTE_FIELDS) throw new RangeError(`a message has at most ${MAX_BYTE_FIELDS} byte fields`);
+    fields[BYTES_KEY] = lengths;
+    json = JSON.stringify(fields);
+  }
   const jsonBytes = Buffer.byteLength(json, "utf8");
   const length = jsonBytes + bytes;
   if (length > MAX_FRAME_BYTES) throw new RangeError("message too large for one frame");
