@@ -104,7 +104,6 @@ export class ActionRun implements GuestHost, ModuleHost, GuardedRun {
   start(): Promise<RunOutcome> {
     clearEthersCaches(); // nothing of the last run is kept for this one
     try {
-      this.deadlineTimer = setTimeout(() => this.pump(), Math.max(0, this.deadline - Date.now()) + 1);
       // The memory the run may use is there before it starts (the first run of a process grows it;
       // the next ones find it): during the run, every growth is refused (allowGrowth), which is where
       // QuickJS's allocations fail with its out of memory (see FreshContext.reserve for why).
@@ -120,6 +119,9 @@ export class ActionRun implements GuestHost, ModuleHost, GuardedRun {
       if (err instanceof GuestException) this.finishThrown(err.handle);
       else this.crash(err);
     }
+    // Until here the interrupt handler held the deadline; a run that waits (host calls, timers) is
+    // ended by this timer. Most runs are over by now: they make no timer (~10 us of the run's path).
+    if (!this.finished) this.deadlineTimer = setTimeout(() => this.pump(), Math.max(0, this.deadline - Date.now()) + 1);
     return this.done;
   }
 
