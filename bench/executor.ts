@@ -53,17 +53,23 @@ function bare(qjs: QuickJSWASMModule): Side {
   };
 }
 
+/** A sandbox process's QuickJS module and warm context, in this process. */
+async function warmInProcess(): Promise<{ memory: WebAssembly.Memory; warm: WarmContext }> {
+  const { wasmFile, guestDir } = sandboxFiles();
+  const wasm = fs.readFileSync(wasmFile);
+  const memory = new WebAssembly.Memory({ initial: 256, maximum: 16384 });
+  const qjs = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) }));
+  const warm = new WarmContext(qjs, readGuestSources(guestDir), memory, layoutOf(wasm));
+  return { memory, warm };
+}
+
 /**
  * The sandbox process's own work for one run, in this process (no pool, no messages): the run from
  * the warm context (limits, guest API, main(params), result), freeing its handles and putting the
  * memory back, as process/main.ts does after each run.
  */
 async function inProcess(): Promise<Side> {
-  const { wasmFile, guestDir } = sandboxFiles();
-  const wasm = fs.readFileSync(wasmFile);
-  const memory = new WebAssembly.Memory({ initial: 256, maximum: 16384 });
-  const qjs = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) }));
-  const warm = new WarmContext(qjs, readGuestSources(guestDir), memory, layoutOf(wasm));
+  const { memory, warm } = await warmInProcess();
   const req = { code: HELLO, ipfsId: "QmBench", paramsJson: JSON.stringify({ name: "bench" }), limits: DEFAULT_LIMITS };
   return async () => {
     const t0 = performance.now();
@@ -75,6 +81,43 @@ async function inProcess(): Promise<Side> {
     if (result.responseJson !== '"hello bench"') throw new Error(`unexpected result ${JSON.stringify(result)}`);
     return ms;
   };
+}
+
+/**
+ * Actions that use ethers, in process (a run's own work, back to back): code that names `ethers`
+ * starts from the copy with its modules compiled (context.ts prepare); the same code reaching the
+ * global by another name starts from the first copy and compiles them in the run (every run of
+ * ethers code did, before that copy).
+ */
+async function ethersRuns(): Promise<void> {
+  const { memory, warm } = await warmInProcess();
+  const time = async (code: string): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t0 = performance.now();
+      warm.prepare(code);
+      const run = new ActionRun(warm.fresh, memory, { code, ipfsId: "QmBench", paramsJson: "{}", limits: DEFAULT_LIMITS }, () => undefined);
+      const { result } = await run.start();
+      run.release();
+      warm.reset();
+      times.push(performance.now() - t0);
+      if (result.error) throw new Error(`unexpected error ${JSON.stringify(result.error)}`);
+    }
+    return times.sort((a, b) => a - b)[times.length >> 1];
+  };
+  const cases: [string, string][] = [
+    ["v6 keccak256", 'ethers.keccak256("0x01")'],
+    ["v5 utils.keccak256", 'ethers.utils.keccak256("0x01")'],
+    ["v5 BigNumber", "ethers.BigNumber.from(5).add(3).toString()"],
+    ["v5 Interface", 'new ethers.utils.Interface(["function balanceOf(address) view returns (uint256)"]).encodeFunctionData("balanceOf", ["0x' + "11".repeat(20) + '"])'],
+  ];
+  const out: string[] = [];
+  for (const [name, expr] of cases) {
+    const named = await time(`async function main() { return ${expr} }`);
+    const unnamed = await time(`async function main() { const e_ = globalThis["eth" + "ers"]; return ${expr.replaceAll("ethers.", "e_.")} }`);
+    out.push(`${name} ${ms(named)} (compiled in the run ${ms(unnamed)})`);
+  }
+  console.log(`  ethers in a run (own work, in process, median of 200 back to back; ${(warm.ethersSnapshotBytes / 1024).toFixed(0)} KB put back after each, ${(warm.snapshotBytes / 1024).toFixed(0)} KB without ethers)   ${out.join("   ")}`);
 }
 
 /** One run through the pool: round trip to the sandbox, limits, guest API, main(params), result. */
@@ -219,6 +262,7 @@ export async function benchExecutor(): Promise<void> {
     console.log(
       `  a sandbox process's first ${RUNS} runs after it started (before V8 optimized the code on both sides)   idle ${ms(coldProcIdle)} (ratio ${ratio(coldProcIdle, bareIdle)}); the figures above are after ${WARMUP_RUNS} runs of each`,
     );
+    await ethersRuns();
     console.log("  (each run starts from a copy of the warm context's memory, put back after the last run's result was sent: back to back, that copy is on the path)");
   } finally {
     await Promise.all([thread.close(), proc.close(), echo.close()]);

@@ -128,6 +128,33 @@ describe("every run starts from the warm context's copy (issue 18)", function ()
       expect(next).to.deep.include({ hasError: false, response: 28 });
       expect(pool.stats()).to.include({ started: 1, replaced: 0 });
     });
+
+    it("runs of code that names ethers start from the copy that holds its modules, the others from the first: in any order, neither sees what a run of the other kind did", async () => {
+      // The same fingerprint without the word: it reaches the global by another name, and so starts from the first copy (its run compiles the modules).
+      const unnamed = FINGERPRINT.replaceAll("ethers.", 'globalThis["eth" + "ers"].');
+      expect(unnamed).to.not.match(/\bethers\b/);
+      const clean = await run(FINGERPRINT);
+      expect(clean.hasError, JSON.stringify(clean)).to.equal(false);
+      expect(await run(unnamed)).to.deep.include({ hasError: false, response: clean.response });
+      const tamperNamed = 'ethers.utils.keccak256 = () => "0xdead"; ethers.patched = 1; Object.prototype.polluted = 1; globalThis.leak = 1; Lit.Actions.setResponse("named");';
+      const tamperUnnamed = 'const e = globalThis["eth" + "ers"]; e.utils.keccak256 = () => "0xdead"; e.Wallet.prototype.patched = 1; Array.prototype.polluted = 1; var keep = 1; Lit.Actions.setResponse("unnamed");';
+      for (const [tamper, check] of [[tamperNamed, unnamed], [tamperUnnamed, FINGERPRINT], [tamperNamed, FINGERPRINT], [tamperUnnamed, unnamed]]) {
+        expect(await run(tamper)).to.deep.include({ hasError: false });
+        const after = await run(check);
+        expect(after.hasError, JSON.stringify(after)).to.equal(false);
+        expect(after.response).to.deep.equal(clean.response);
+      }
+      // v5 and v6 surfaces, an Interface and a BigNumber, from the copy, run after run.
+      const v5 = `async function main() { const i = new ethers.utils.Interface(["function balanceOf(address) view returns (uint256)"]);
+        return [i.encodeFunctionData("balanceOf", ["0x${"11".repeat(20)}"]), ethers.BigNumber.from(7).mul(6).toString(), ethers.keccak256("0x01")] }`;
+      const first = await run(v5);
+      expect(first.response).to.deep.equal([`0x70a08231${"0".repeat(24)}${"11".repeat(20)}`, "42", keccak256("0x01")]);
+      for (let i = 0; i < 3; i++) {
+        expect(await run(v5)).to.deep.include({ response: first.response });
+        expect(await run("async function main() { return 1 }")).to.deep.include({ response: 1 });
+      }
+      expect(pool.stats()).to.include({ started: 1, replaced: 0 });
+    });
   });
 
   describe("in process: the warm context, its copy and its seal", function () {
@@ -175,6 +202,44 @@ describe("every run starts from the warm context's copy (issue 18)", function ()
         await once("throw new Error('boom')");
       }
       expect(await once(FINGERPRINT)).to.deep.equal(first);
+    });
+
+    it("keeps a second copy with the ethers modules compiled: a run of code that names ethers compiles none of them, and the first copy's runs never get them", async () => {
+      const { memory, warm } = await warmContext();
+      expect(warm.ethersSnapshotBytes).to.be.above(warm.snapshotBytes + 256 * 1024);
+      expect(warm.holdsEthers).to.equal(false);
+      // What each run compiled of the guest modules (ActionRun.room is asked before each compile in a run).
+      const compiled: string[] = [];
+      const room = ActionRun.prototype.room;
+      ActionRun.prototype.room = function (text: string, what: string) {
+        if (what.startsWith("loading the sandbox's")) compiled.push(what.replace("loading the sandbox's ", "").replace(" module", ""));
+        return room.call(this, text, what);
+      };
+      try {
+        const once = async (code: string) => {
+          compiled.length = 0;
+          warm.prepare(code);
+          const run = new ActionRun(warm.fresh, memory, { code, ipfsId: "Qm", paramsJson: "{}", limits: limitsWith({ timeoutMs: 5000 }) }, () => undefined);
+          const { result, crashed } = await run.start();
+          expect(crashed).to.equal(false);
+          expect(run.release()).to.equal(true);
+          warm.reset();
+          return { response: result.responseJson, error: result.error, compiled: [...compiled], ethersCopy: warm.holdsEthers };
+        };
+        const named = 'async function main() { return [ethers.utils.keccak256("0x01"), ethers.BigNumber.from(2).pow(10).toString(), ethers.id("a")] }';
+        const unnamed = 'async function main() { const e = globalThis["eth" + "ers"]; return [e.utils.keccak256("0x01"), e.BigNumber.from(2).pow(10).toString(), e.id("a")] }';
+        const expected = JSON.stringify([keccak256("0x01"), "1024", keccak256(toUtf8Bytes("a"))]);
+        for (let i = 0; i < 3; i++) {
+          const a = await once(named);
+          expect(a).to.deep.include({ response: expected, compiled: [], ethersCopy: true });
+          const b = await once(unnamed);
+          expect(b).to.deep.include({ response: expected, ethersCopy: false });
+          expect(b.compiled).to.include.members(["ethers", "ethers5-utils", "ethers5-bignumber"]);
+          expect(await once("async function main() { return typeof Object.prototype.x }")).to.deep.include({ response: '"undefined"', compiled: [], ethersCopy: false });
+        }
+      } finally {
+        ActionRun.prototype.room = room;
+      }
     });
 
     it("is sealed: no host function, host reference or context can be made once the copy is taken", async () => {

@@ -56,9 +56,16 @@ export type FreshContext = {
   reserve(bytes: number): number;
 };
 
+/** Code that names the ethers global (a run of it starts from the copy that holds the ethers modules). */
+const NAMES_ETHERS = /\bethers\b/;
+
 export class WarmContext {
   readonly fresh: FreshContext;
   private readonly snapshot: MemorySnapshot;
+  /** The same, with the ethers modules compiled (guest-bindings.ts ETHERS_MODULES). */
+  private readonly ethersSnapshot: MemorySnapshot;
+  /** Which copy the memory holds now. */
+  private ethers = false;
 
   /**
    * Builds the runtime and context and copies the memory. `memory` is the QuickJS module's, which
@@ -102,6 +109,11 @@ export class WarmContext {
     void ctx.global; // quickjs-emscripten makes this handle on first use: before the copy, not in a run
     seal(rt, ctx);
     this.snapshot = new MemorySnapshot(memory, layout, statics, heapTop(allocator, layout, memory));
+    // The second copy: the first, and the ethers modules compiled in it (no run is bound: nothing of a run is in it).
+    api.loadEthers();
+    this.ethersSnapshot = new MemorySnapshot(memory, layout, statics, heapTop(allocator, layout, memory));
+    this.snapshot.restore();
+    api.setEthersLoaded(false);
     const reserve = (bytes: number): number => {
       const missing = Math.min(bytes, maxBytes) - memory.buffer.byteLength - RESERVE_MARGIN_BYTES;
       if (missing > 0) {
@@ -113,9 +125,33 @@ export class WarmContext {
     this.fresh = { qjs, rt, ctx, api, bind: (run) => (bound = run), baseBytes: memory.buffer.byteLength, maxBytes, guard, reserve };
   }
 
-  /** Bytes put back after each run. */
+  /** Bytes put back after each run (of code that does not name ethers, and of code that does). */
   get snapshotBytes(): number {
     return this.snapshot.size;
+  }
+
+  get ethersSnapshotBytes(): number {
+    return this.ethersSnapshot.size;
+  }
+
+  /** Whether the memory holds the copy with the ethers modules now. */
+  get holdsEthers(): boolean {
+    return this.ethers;
+  }
+
+  /**
+   * Before a run of `code` (between runs: after reset): the copy that holds the ethers modules when
+   * the code names `ethers`, else the first one, put back unless the memory holds it already (the
+   * copy a run started from is the one put back after it, so runs of one kind in a row copy once).
+   * Code that reaches the global another way (globalThis["eth" + "ers"]) loads the modules in its
+   * run, as every guest module not compiled in the copy it started from.
+   */
+  prepare(code: string): void {
+    const ethers = NAMES_ETHERS.test(code);
+    if (ethers === this.ethers) return;
+    (ethers ? this.ethersSnapshot : this.snapshot).restore();
+    this.ethers = ethers;
+    this.fresh.api.setEthersLoaded(ethers);
   }
 
   /**
@@ -127,7 +163,7 @@ export class WarmContext {
     const { rt, api } = this.fresh;
     api.endRun();
     rt.removeInterruptHandler();
-    this.snapshot.restore();
+    (this.ethers ? this.ethersSnapshot : this.snapshot).restore();
   }
 }
 

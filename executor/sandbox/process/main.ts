@@ -61,6 +61,7 @@ async function runAction(msg: RunMessage): Promise<void> {
     return post({ type: "done", runId, responseJson: null, logs: "", error: boundError(problem ?? { message: "bad code" }), wasmBytes: memory.buffer.byteLength, poisoned: false });
   }
   const context = await warm;
+  context.prepare(code.text);
   const fresh = context.fresh;
   const imports = msg.importBase !== undefined && msg.importEntry !== undefined ? { base: msg.importBase, entry: msg.importEntry } : undefined;
   const req = { code: code.text, ipfsId: msg.ipfsId, paramsJson: msg.paramsJson, limits, imports, headersJson: msg.headersJson };
