@@ -2,16 +2,14 @@ import fs from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { newQuickJSWASMModule, newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from "quickjs-emscripten";
+import { newQuickJSWASMModule, type QuickJSWASMModule } from "quickjs-emscripten";
 import { defaultSandboxUser, processLauncher, threadLauncher, type SandboxLauncher } from "../executor/sandbox/host/launchers";
 import { probeNetwork } from "../executor/sandbox/host/network";
 import { SandboxPool } from "../executor/sandbox/host/pool";
 import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
-import { WarmContext } from "../executor/sandbox/process/context";
-import { readGuestSources } from "../executor/sandbox/process/guest-bindings";
 import { ActionRun } from "../executor/sandbox/process/run";
-import { layoutOf } from "../executor/sandbox/process/snapshot";
 import { DEFAULT_LIMITS, type Host } from "../executor/sandbox/types";
+import { warmInProcess } from "../test/helpers/sandboxes";
 
 const HELLO = 'async function main(params) { return "hello " + params.name; }';
 const RUNS = 300;
@@ -51,16 +49,6 @@ function bare(qjs: QuickJSWASMModule): Side {
     rt.dispose();
     return performance.now() - t0;
   };
-}
-
-/** A sandbox process's QuickJS module and warm context, in this process. */
-async function warmInProcess(): Promise<{ memory: WebAssembly.Memory; warm: WarmContext }> {
-  const { wasmFile, guestDir } = sandboxFiles();
-  const wasm = fs.readFileSync(wasmFile);
-  const memory = new WebAssembly.Memory({ initial: 256, maximum: 16384 });
-  const qjs = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) }));
-  const warm = new WarmContext(qjs, readGuestSources(guestDir), memory, layoutOf(wasm));
-  return { memory, warm };
 }
 
 /**

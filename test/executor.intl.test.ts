@@ -2,20 +2,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import { Wallet, verifyMessage } from "ethers";
-import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from "quickjs-emscripten";
 import { SandboxPool } from "../executor/sandbox/host/pool";
 import { ModuleFetcher } from "../executor/sandbox/host/modules";
-import { sandboxFiles } from "../executor/sandbox/host/sandbox-files";
-import { WarmContext } from "../executor/sandbox/process/context";
-import { readGuestSources } from "../executor/sandbox/process/guest-bindings";
 import { ActionRun } from "../executor/sandbox/process/run";
-import { layoutOf } from "../executor/sandbox/process/snapshot";
 import { callWeb } from "../executor/sandbox/process/web-calls";
 import { clearIntlCaches, intlCacheSize, MAX_CACHED, MAX_LOCALES, MAX_OPTION_CHARS, MAX_SEGMENT_CHARS, MAX_TAG_CHARS, MAX_DIGITS, MAX_CASE_CHARS, SEGMENT_COPY_BUDGET } from "../executor/sandbox/process/intl-calls";
 import { DEFAULT_LIMITS, type Host, type HostCall, type RunLimits, type RunResult } from "../executor/sandbox/types";
 import { JS_HEADERS } from "./helpers/cdn";
 import { DATE_FNS_TZ_SHAPE } from "./helpers/dateFnsTz";
 import { countingServer } from "./helpers/network";
+import { warmInProcess } from "./helpers/sandboxes";
 
 const limitsWith = (overrides: Partial<RunLimits> = {}): RunLimits => ({ ...DEFAULT_LIMITS, timeoutMs: 30_000, ...overrides });
 
@@ -366,11 +362,7 @@ async function main({ zones, instants }) {
 
     it("holds at most MAX_CACHED Intl objects in a run, and none once the run is over", async () => {
       // a run as a sandbox process makes it (process/main.ts), in this process so that its cache can be read
-      const { wasmFile, guestDir } = sandboxFiles();
-      const wasm = fs.readFileSync(wasmFile);
-      const memory = new WebAssembly.Memory({ initial: 256, maximum: 16384 });
-      const qjs = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory, wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) }));
-      const warm = new WarmContext(qjs, readGuestSources(guestDir), memory, layoutOf(wasm));
+      const { memory, warm } = await warmInProcess();
       const code = `async function main() { return Array.from({ length: 300 }, (_, i) => new Intl.NumberFormat("en", { minimumIntegerDigits: (i % 21) + 1, maximumFractionDigits: i % 20 }).format(i)).length; }`;
       const actionRun = new ActionRun(warm.fresh, memory, { code, ipfsId: "QmIntl", paramsJson: "{}", limits: limitsWith() }, () => undefined);
       const { result } = await actionRun.start();
@@ -411,6 +403,60 @@ async function main({ zones, instants }) {
       expect(ok(spoil)).to.deep.equal(["spoiled", "spoiled"]);
       for (let i = 0; i < 3; i++) {
         expect(ok(await run(`async function main() { return [(1234.5).toLocaleString(), new Intl.NumberFormat("de").format(1234.5), "a".localeCompare("b")]; }`))).to.deep.equal(["1,234.5", "1.234,5", -1]);
+      }
+    });
+
+    it("the default collation of printable ASCII is ordered in the guest, as ICU orders it (every pair of its characters, random strings); other strings and collations go to ICU", async () => {
+      // In this process, as a sandbox process runs it, to count the calls into the process's ICU.
+      const { memory, warm } = await warmInProcess();
+      const icuCompares: string[] = [];
+      const web = ActionRun.prototype.web;
+      ActionRun.prototype.web = function (name: string, argsJson: string) {
+        if (name === "intlCall" && argsJson.includes('"compare"')) icuCompares.push(argsJson);
+        return web.call(this, name, argsJson);
+      };
+      const runOnce = async (code: string, params: unknown) => {
+        icuCompares.length = 0;
+        const actionRun = new ActionRun(warm.fresh, memory, { code, ipfsId: "QmIntl", paramsJson: JSON.stringify(params), limits: limitsWith() }, () => undefined);
+        const { result } = await actionRun.start();
+        expect(actionRun.release()).to.equal(true);
+        warm.reset();
+        expect(result.error, JSON.stringify(result.error)).to.equal(undefined);
+        return { response: (JSON.parse(result.responseJson!) as string).split(" "), icu: icuCompares.length };
+      };
+      const compareAll = `async function main({ pairs }) {
+        const c = new Intl.Collator(), en = new Intl.Collator("en"), upper = new Intl.Collator("en", { caseFirst: "upper" });
+        const sign = (x) => (x < 0 ? "<" : x > 0 ? ">" : "=");
+        return pairs.map(([a, b]) => [a.localeCompare(b), c.compare(a, b), en.compare(a, b), upper.compare(a, b)].map(sign).join("")).join(" ");
+      }`;
+      const signs = (rows: number[][]) => rows.map((r) => r.map((x) => (x < 0 ? "<" : x > 0 ? ">" : "=")).join(""));
+      const icu = new Intl.Collator("en-US");
+      const icuUpper = new Intl.Collator("en", { caseFirst: "upper" });
+      try {
+        const chars = Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i));
+        let seed = 7;
+        const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+        const alphabet = " -_'.,!aAbBzZ019~`\"";
+        const word = (n: number, from: string) => Array.from({ length: n }, () => from[Math.floor(next() * from.length)]).join("");
+        const random: [string, string][] = Array.from({ length: 3000 }, (_, k) => {
+          const a = word(Math.floor(next() * 7), k % 2 ? alphabet : chars.join(""));
+          return [a, k % 3 ? a.slice(0, Math.floor(next() * a.length)) + word(Math.floor(next() * 3), alphabet) : a.toUpperCase()];
+        });
+        const pairs: [string, string][] = [...chars.flatMap((a) => chars.map((b): [string, string] => [a, b])), ...random];
+        const { response, icu: calls } = await runOnce(compareAll, { pairs });
+        // caseFirst "upper" is not the default collation: each unequal pair goes to ICU; the default's never does.
+        expect(calls).to.equal(pairs.filter(([a, b]) => a !== b).length);
+        const expected = signs(pairs.map(([a, b]) => [icu.compare(a, b), icu.compare(a, b), icu.compare(a, b), icuUpper.compare(a, b)]));
+        expect(response.length).to.equal(pairs.length);
+        const wrong = response.map((r, i) => [pairs[i], r, expected[i]]).filter(([, r, e]) => r !== e);
+        expect(wrong.slice(0, 5), `${wrong.length} of ${pairs.length} pairs`).to.deep.equal([]);
+        // Control characters (ignorable), accents, ligatures, non-ASCII, and strings past 1,024 characters in all: ICU answers.
+        const others: [string, string][] = [["a\u0001b", "ab"], ["é", "e"], ["ﬀ", "ff"], ["a\u007f", "a"], ["ß", "ss"], ["Å", "A"], ["a", "ä"], ["\u0000", ""], ["x".repeat(600), "x".repeat(599) + "Y"]];
+        const other = await runOnce(compareAll.replace(", upper.compare(a, b)", ""), { pairs: others });
+        expect(other.response).to.deep.equal(signs(others.map(([a, b]) => [icu.compare(a, b), icu.compare(a, b), icu.compare(a, b)])));
+        expect(other.icu).to.equal(others.length * 3);
+      } finally {
+        ActionRun.prototype.web = web;
       }
     });
 

@@ -128,14 +128,17 @@
     {
       compare() {
         const s = slot(this, "Collator", "compare", true);
-        return (
-          s.bound ||
-          (s.bound = (x, y) => {
-            const a = toStr(x);
-            const b = toStr(y);
-            return a === b ? 0 : run(s, "compare", a, b);
-          })
-        );
+        if (s.bound) return s.bound;
+        // en's default collation (ICU's root): printable ASCII is ordered here (intl-core.js asciiCompare), the rest by ICU.
+        const r = parse(s.resolved);
+        const root = (r.locale === "en-US" || r.locale === "en") && r.usage === "sort" && r.sensitivity === "variant" && r.ignorePunctuation === false && r.collation === "default" && r.numeric === false && r.caseFirst === "false";
+        return (s.bound = (x, y) => {
+          const a = toStr(x);
+          const b = toStr(y);
+          if (a === b) return 0;
+          const order = root ? core.asciiCompare(a, b) : undefined;
+          return order !== undefined ? order : run(s, "compare", a, b);
+        });
       },
     },
   );
