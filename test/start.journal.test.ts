@@ -4,10 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import hre from "hardhat";
 import { Transaction, Wallet, HDNodeWallet, keccak256 } from "ethers";
-import type { HardhatNetworkConfig, HardhatRuntimeEnvironment, EthereumProvider } from "hardhat/types";
-import { createProvider } from "hardhat/internal/core/providers/construction";
-import { LazyInitializationProviderAdapter } from "hardhat/internal/core/providers/lazy-initialization";
+import type { HardhatNetworkConfig, EthereumProvider } from "hardhat/types";
 import { frame, JournalError, readJournal } from "../scripts/start/journal";
+import { freshHre, hardhatWallet as wallet } from "./helpers/freshChain";
 import { journalPath, openDurableChain, type DurableChain } from "../scripts/start/chain";
 import { checkContractsUnchanged } from "../scripts/start/dataDir";
 import type { DeploymentRecord, JournalRecord } from "../scripts/start/records";
@@ -20,20 +19,6 @@ const DEPLOYMENT: DeploymentRecord = {
   k: "deployment",
   deployment: { chainId: 31337, accountConfig: "0x0000000000000000000000000000000000000001", appAuth: "0x0000000000000000000000000000000000000002", owner: "0x0000000000000000000000000000000000000003", adminApiPayer: "0x0000000000000000000000000000000000000003", apiPayers: [], deployedAtBlock: 0 },
   codeHashes: {},
-};
-
-/** An hre-shaped object with its own fresh in-process chain (what openDurableChain uses of hre). */
-function freshHre(over: Partial<HardhatNetworkConfig> = {}): HardhatRuntimeEnvironment {
-  const base = hre.config.networks.hardhat;
-  const net = { ...base, ...over, mining: { ...base.mining, ...over.mining } } as HardhatNetworkConfig;
-  const config = { ...hre.config, networks: { ...hre.config.networks, hardhat: net } };
-  const provider = new LazyInitializationProviderAdapter(() => createProvider(config, "hardhat", hre.artifacts));
-  return { network: { name: "hardhat", config: net, provider } } as unknown as HardhatRuntimeEnvironment;
-}
-
-const wallet = (i: number) => {
-  const a = hre.config.networks.hardhat.accounts as { mnemonic: string; path: string };
-  return HDNodeWallet.fromPhrase(a.mnemonic, undefined, `${a.path}/${i}`);
 };
 
 describe("npm start's chain journal (scripts/start)", function () {

@@ -3,31 +3,16 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import hre from "hardhat";
-import { HDNodeWallet, JsonRpcProvider, Transaction, WebSocketProvider } from "ethers";
-import type { EIP1193Provider, HardhatNetworkConfig, HardhatRuntimeEnvironment, RequestArguments } from "hardhat/types";
-import { createProvider } from "hardhat/internal/core/providers/construction";
-import { LazyInitializationProviderAdapter } from "hardhat/internal/core/providers/lazy-initialization";
+import { JsonRpcProvider, Transaction, WebSocketProvider } from "ethers";
+import type { EIP1193Provider, RequestArguments } from "hardhat/types";
 import { ProviderWrapper } from "hardhat/internal/core/providers/wrapper";
+import { freshHre, hardhatWallet as wallet } from "./helpers/freshChain";
 import { journalPath, openDurableChain, type DurableChain } from "../scripts/start/chain";
 import { createChainServer, type ChainServer } from "../scripts/start/rpcServer";
 import { isJsonContentType, originAllowed, parseAllowedOrigins, portRefusal } from "../scripts/start/portPolicy";
 import { estimateWithin } from "../scripts/start/estimateGas";
 import { readStartEnv } from "../scripts/lib/env";
 import { BURNS_EITHER_WAY, creation, LEAST_LIMIT, NEEDS_978K } from "./helpers/gasContracts";
-
-/** An hre-shaped object with its own fresh in-process chain (what openDurableChain uses of hre). */
-function freshHre(): HardhatRuntimeEnvironment {
-  const net = { ...hre.config.networks.hardhat, mining: { ...hre.config.networks.hardhat.mining } } as HardhatNetworkConfig;
-  const config = { ...hre.config, networks: { ...hre.config.networks, hardhat: net } };
-  const provider = new LazyInitializationProviderAdapter(() => createProvider(config, "hardhat", hre.artifacts));
-  return { network: { name: "hardhat", config: net, provider } } as unknown as HardhatRuntimeEnvironment;
-}
-
-const wallet = (i: number) => {
-  const a = hre.config.networks.hardhat.accounts as { mnemonic: string; path: string };
-  return HDNodeWallet.fromPhrase(a.mnemonic, undefined, `${a.path}/${i}`);
-};
 
 /** The chain's provider, recording each request that reaches it (method and gas). */
 class Recorded extends ProviderWrapper {

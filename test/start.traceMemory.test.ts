@@ -2,20 +2,10 @@ import { expect } from "chai";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import hre from "hardhat";
-import type { HardhatNetworkConfig, HardhatRuntimeEnvironment, EthereumProvider } from "hardhat/types";
-import { createProvider } from "hardhat/internal/core/providers/construction";
-import { LazyInitializationProviderAdapter } from "hardhat/internal/core/providers/lazy-initialization";
+import type { EthereumProvider } from "hardhat/types";
+import { freshHre } from "./helpers/freshChain";
 import { openDurableChain } from "../scripts/start/chain";
 import { TraceMemory } from "../scripts/start/traceMemory";
-
-/** An hre-shaped object with its own fresh in-process chain (what openDurableChain uses of hre). */
-function freshHre(): HardhatRuntimeEnvironment {
-  const net = { ...hre.config.networks.hardhat, mining: { ...hre.config.networks.hardhat.mining } } as HardhatNetworkConfig;
-  const config = { ...hre.config, networks: { ...hre.config.networks, hardhat: net } };
-  const provider = new LazyInitializationProviderAdapter(() => createProvider(config, "hardhat", hre.artifacts));
-  return { network: { name: "hardhat", config: net, provider } } as unknown as HardhatRuntimeEnvironment;
-}
 
 /**
  * EDR records every step of each call that executes EVM code and keeps the record in a native
