@@ -234,6 +234,14 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
     }
   };
 
+  /** Compiles `names` (and what they load) with no run bound, and keeps their exports in `into` rather than freeing them at a run's end. */
+  const keepCompiled = (names: readonly string[], into: Map<string, QuickJSHandle>) => {
+    if (exportsOf.size > 0) throw new Error("sandbox: guest modules are kept only when compiled before any run");
+    for (const name of names) load(name);
+    for (const [name, exports] of exportsOf) into.set(name, exports);
+    exportsOf.clear();
+  };
+
   const fns: Record<string, Impl> = {
     call: (op, args) => host.call(str(op, "op"), str(args, "args")),
     log: (line) => void host.log(text(line, "line")),
@@ -294,11 +302,7 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
   // Compiled once, before the copy: QuickJS compiles ~0.1 ms a KB, and console's formatter (inspect, ~45 KB)
   // cost every run that logged an object 5-20 ms. Their exports are the process's; their per-run state
   // (console's counters, timers, groups) lives in the memory the copy puts back.
-  for (const name of PRELOADED) {
-    const exports = load(name);
-    exportsOf.delete(name);
-    preloaded.set(name, exports);
-  }
+  keepCompiled(PRELOADED, preloaded);
 
   const track = unwrap(ctx.evalCode(sources.track, "vesta:track", { type: "global" }));
   // A function of the global scope sees the action's top-level `function main`, `const main` or `let main`.
@@ -312,10 +316,8 @@ export function installGuestApi(ctx: QuickJSContext, host: GuestHost, sources: G
       clearIntlCaches();
     },
     loadEthers: () => {
-      if (ethersPreloaded.size > 0 || exportsOf.size > 0) throw new Error("sandbox: the ethers modules are compiled once, before any run");
-      for (const name of ETHERS_MODULES) load(name);
-      for (const [name, exports] of exportsOf) ethersPreloaded.set(name, exports);
-      exportsOf.clear();
+      if (ethersPreloaded.size > 0) throw new Error("sandbox: the ethers modules are compiled once, before any run");
+      keepCompiled(ETHERS_MODULES, ethersPreloaded);
       ethersLoaded = true;
     },
     setEthersLoaded: (loaded) => {
