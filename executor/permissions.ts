@@ -106,8 +106,22 @@ export class PermissionCache {
     this.timer = setTimeout(tick, this.pollMs);
   }
 
-  /** Reads the logs of the new blocks and drops the decisions of every account they name. */
-  async sync(): Promise<void> {
+  /**
+   * Reads the logs of the new blocks and drops the decisions of every account they name. One sync at
+   * a time: a call made while another runs (the poller's, a caller's) starts after it, from its
+   * cursor, and reads a head at least as new as the chain's when it was called. Two at once read the
+   * same logs, and the slower one dropped again, after the faster one had synced, what lookups had
+   * cached since (a run's key and decision read from the chain again), and could set the cursor back.
+   */
+  sync(): Promise<void> {
+    const next = this.syncing.then(() => this.syncOnce());
+    this.syncing = next.catch(() => undefined);
+    return next;
+  }
+
+  private syncing: Promise<void> = Promise.resolve();
+
+  private async syncOnce(): Promise<void> {
     const head = await this.provider.getBlockNumber();
     if (head < this.cursor) {
       // the chain went back (reorg or a reset local chain): nothing cached can be trusted

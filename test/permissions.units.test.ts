@@ -38,6 +38,10 @@ class FakeChain {
   readonly nullBlocks = new Set<number>();
   head = 10;
   pendingLogs: { topics: string[] }[] = [];
+  /** Logs kept per block: every read of a range that holds the block gets them (pendingLogs are given once). */
+  readonly blockLogs = new Map<number, { topics: string[] }[]>();
+  /** When set, the next getLogs waits for it (once). */
+  holdLogs?: Promise<void>;
   lastLogRange?: [number, number];
   readonly timestamps = new Map<number, number>();
 
@@ -71,7 +75,11 @@ class FakeChain {
     getLogs: async ({ fromBlock, toBlock }: { fromBlock: number; toBlock: number }) => {
       this.calls.logs++;
       this.lastLogRange = [fromBlock, toBlock];
-      return this.pendingLogs.splice(0);
+      const hold = this.holdLogs;
+      this.holdLogs = undefined;
+      await hold;
+      const kept = [...this.blockLogs].filter(([n]) => n >= fromBlock && n <= toBlock).flatMap(([, logs]) => logs);
+      return [...kept, ...this.pendingLogs.splice(0)];
     },
     getBlock: async (n: number) => (this.nullBlocks.has(n) ? null : { timestamp: this.timestamps.get(n) ?? 0 }),
   } as unknown as JsonRpcProvider;
@@ -381,6 +389,27 @@ describe("PermissionCache, rule by rule (chain double)", function () {
     chain.head = 6;
     await c.sync();
     expect(chain.lastLogRange).to.deep.equal([6, 6]);
+  });
+
+  it("sync: one at a time; a sync called while another reads the logs waits for it, so the slower one cannot drop, after the other synced, what lookups cached since (CI finding: a test's sync raced the poller's)", async function () {
+    const c = await started();
+    chain.decisions.set(`${K1}:${CID}:${PKP.toLowerCase()}`, [true, 1n]);
+    chain.head = 11;
+    chain.blockLogs.set(11, [{ topics: [EVENT, topic(A)] }]);
+    const g = gate();
+    chain.holdLogs = g.promise; // the first sync (the poller's) waits at its logs
+    const first = c.sync();
+    const second = c.sync(); // a caller's: events up to now seen when it answers
+    setTimeout(() => g.open(), 30);
+    await second;
+    await c.resolve(K1);
+    expect(await c.allowed(who(K1, A), CID, PKP)).to.equal(true);
+    const reads = { ...chain.calls };
+    await first;
+    await c.resolve(K1);
+    expect(await c.allowed(who(K1, A), CID, PKP)).to.equal(true);
+    expect([chain.calls.resolve, chain.calls.find], "the key and decision cached after the caller's sync stay cached").to.deep.equal([reads.resolve, reads.find]);
+    expect(chain.calls.logs, "block 11's logs read once: the second sync started from the first one's cursor").to.equal(1);
   });
 
   it("a failed sync drops everything and says so; aborting stops following and caching", async function () {
